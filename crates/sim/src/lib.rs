@@ -1,0 +1,30 @@
+//! # burstlab-sim
+//!
+//! A packet-level network simulator whose TCP makes the decisions a current Linux host makes,
+//! built to be fast enough to sweep hundreds of 100 Gbit/s, 200 ms-RTT transfers on a laptop.
+//!
+//! Layers, bottom up:
+//! - [`time`], [`units`]: picosecond time and unit newtypes;
+//! - [`event`]: the pending-event set, ordered by (time, insertion sequence);
+//! - [`packet`]: pooled packet metadata (no payload bytes);
+//! - [`net`]: egress ports and their queues, links, switches, hosts, topology presets;
+//! - [`tcp`]: the TCP endpoints (SACK, RACK-TLP, PRR, RTO, delayed ACK, receive window) and
+//!   [`tcp::cc`], congestion control behind one trait;
+//! - [`app`]: traffic (bulk transfers, constant-rate UDP bursts);
+//! - [`record`]: the columnar output tables;
+//! - [`scenario`]: TOML scenarios with human units;
+//! - [`sim`]: the world and its event loop.
+
+pub mod packet;
+pub mod record;
+pub mod scenario;
+pub mod tcp;
+pub mod net;
+pub mod time;
+pub mod units;
+
+pub use time::Time;
+pub use units::Rate;
+
+/// Version of this crate, stamped into every summary.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,3 @@
+//! The network: ports with queues, links, switches, hosts and topology presets.
+
+pub mod queue;

@@ -1,0 +1,155 @@
+//! Records: the columnar tables every run produces (DESIGN.md "Records"). Engines append to
+//! column builders; the tables cross to Python once, column by column.
+//!
+//! Times are seconds (`f64`) here, at the edge; units are in the column names.
+
+use serde::Serialize;
+
+/// One column of a table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    U64(Vec<u64>),
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+    Bool(Vec<bool>),
+    /// Small tables: plain strings (`None` = null).
+    Str(Vec<Option<String>>),
+    /// Long tables with few distinct strings: codes into `dict`.
+    Dict { codes: Vec<u32>, dict: Vec<String> },
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::U64(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::F64(v) => v.len(),
+            Column::Bool(v) => v.len(),
+            Column::Str(v) => v.len(),
+            Column::Dict { codes, .. } => codes.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A named table of equal-length columns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub name: &'static str,
+    pub columns: Vec<(&'static str, Column)>,
+}
+
+impl Table {
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| c.len())
+    }
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| *n == name).map(|(_, c)| c)
+    }
+}
+
+/// A string column whose values repeat: interns each distinct string once.
+#[derive(Clone, Debug, Default)]
+pub struct DictBuilder {
+    codes: Vec<u32>,
+    dict: Vec<String>,
+}
+
+impl DictBuilder {
+    pub fn intern(&mut self, s: &str) -> u32 {
+        match self.dict.iter().position(|d| d == s) {
+            Some(i) => i as u32,
+            None => {
+                self.dict.push(s.to_owned());
+                (self.dict.len() - 1) as u32
+            }
+        }
+    }
+    #[inline]
+    pub fn push_code(&mut self, code: u32) {
+        debug_assert!((code as usize) < self.dict.len());
+        self.codes.push(code);
+    }
+    pub fn finish(self) -> Column {
+        Column::Dict { codes: self.codes, dict: self.dict }
+    }
+}
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// The queue's byte limit would have been exceeded (tail drop).
+    QueueFull,
+}
+
+impl DropReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::QueueFull => "queue_full",
+        }
+    }
+}
+
+/// The `--json` summary of one run (the schema is part of the CLI contract).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    pub flows: Vec<FlowSummary>,
+    pub ports: Vec<PortSummary>,
+    pub engine: EngineSummary,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowSummary {
+    pub flow_id: u32,
+    pub kind: &'static str,
+    pub cca: Option<String>,
+    pub src: String,
+    pub dst: String,
+    pub size_bytes: u64,
+    pub delivered_bytes: u64,
+    pub start_s: f64,
+    /// First SYN to the last byte delivered to the receiving application; `None` if unfinished.
+    pub fct_s: Option<f64>,
+    /// First SYN to the last byte acknowledged at the sender (iperf3 sender's view).
+    pub sender_done_s: Option<f64>,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub max_cwnd_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PortSummary {
+    pub node: String,
+    pub port: String,
+    pub drops: u64,
+    pub max_queue_bytes: u64,
+    pub ecn_marks: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct EngineSummary {
+    pub events: u64,
+    pub wall_s: f64,
+    pub events_per_s: f64,
+    pub sim_time_s: f64,
+    pub version: String,
+}
+
+/// Everything a run returns.
+#[derive(Clone, Debug)]
+pub struct Output {
+    pub summary: Summary,
+    /// `flows`, `intervals`, `queue`, `drops`, in that order.
+    pub tables: Vec<Table>,
+}
+
+impl Output {
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}

@@ -1,0 +1,136 @@
+//! The typed scenario: what the parser produces and the simulator consumes. Every quantity is
+//! already in engine units (picoseconds, bits per second, bytes).
+
+use crate::time::Time;
+use crate::units::Rate;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub seed: u64,
+    /// Simulated time at which the run ends, whatever is still in flight.
+    pub stop: Time,
+    /// Period of the `intervals` table (iperf3 `-i`), 1 s by default, ≥ 1 ms.
+    pub interval: Time,
+    pub topology: Topology,
+    pub flows: Vec<FlowSpec>,
+    pub bursts: Vec<BurstSpec>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preset {
+    /// Sender hosts — switch A ==bottleneck== switch B — receiver hosts; burst sources on their
+    /// own ports of switch A, fanning in to the bottleneck egress queue.
+    Dumbbell,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Topology {
+    pub preset: Preset,
+    pub bottleneck_rate: Rate,
+    /// Rate of every host NIC and access link.
+    pub host_rate: Rate,
+    /// Rate of the links that bring burst sources into switch A (default: `host_rate`).
+    pub burst_link_rate: Rate,
+    /// Base round-trip propagation time between a sender and its receiver.
+    pub rtt: Time,
+    /// IP MTU of every interface, bytes.
+    pub mtu: u32,
+    /// Bottleneck egress port: scheduler and queues.
+    pub bottleneck: PortSpec,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortSpec {
+    pub scheduler: Scheduler,
+    /// At least one queue. With `Strict`, index 0 is the highest priority.
+    pub queues: Vec<QueueSpec>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    /// One FIFO (only queue 0 is used).
+    Fifo,
+    /// Strict priority: the lowest-index non-empty queue is served first.
+    Strict,
+    /// Deficit round robin (Shreedhar & Varghese 1996) with per-queue quantum in bytes.
+    Drr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueSpec {
+    /// Byte limit of the queue (tail drop above it).
+    pub buffer_bytes: u64,
+    /// DRR quantum in bytes.
+    pub quantum_bytes: u32,
+    /// Classifier: packets whose DSCP is listed go here.
+    pub dscp: Vec<u8>,
+    /// Classifier: packets of these flow ids go here.
+    pub flows: Vec<u32>,
+    pub ecn: Option<EcnSpec>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EcnSpec {
+    /// Mark CE when the instantaneous queue exceeds K bytes.
+    pub threshold_bytes: u64,
+    pub mode: EcnMode,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnMode {
+    /// Compare the queue with K when the packet arrives (DCTCP paper, RFC 8257 §3.1).
+    Enqueue,
+    /// Compare when the packet leaves (Wu et al., CoNEXT 2012).
+    Dequeue,
+}
+
+/// Receive-window model of the receiving host's kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowModel {
+    /// Kernels ≤ 6.5: `tcp_win_from_space()` with `tcp_adv_win_scale`.
+    AdvWinScale(i32),
+    /// Kernels ≥ 6.6: `space * scaling_ratio >> 8`.
+    ScalingRatio(u8),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSpec {
+    pub cca: String,
+    /// Bytes to send (iperf3 `-n`); `None` = send until `stop`.
+    pub size_bytes: Option<u64>,
+    pub start: Time,
+    /// Receiver `net.ipv4.tcp_rmem` (min, default, max), bytes.
+    pub tcp_rmem: [u64; 3],
+    /// Sender `net.ipv4.tcp_wmem` (min, default, max), bytes.
+    pub tcp_wmem: [u64; 3],
+    /// Receiver `net.core.rmem_max`, bytes (bounds the window scale, like `tcp_rmem[2]`).
+    pub rmem_max: u64,
+    pub window_model: WindowModel,
+    /// `ip route … initcwnd` (packets); default `TCP_INIT_CWND` = 10.
+    pub initcwnd: u32,
+    /// `ip route … initrwnd` (packets); 0 = kernel default.
+    pub initrwnd: u32,
+    /// `ip route … rto_min`; default `TCP_RTO_MIN` = 200 ms.
+    pub rto_min: Time,
+    /// `ip route … quickack 1`: the receiver never delays ACKs.
+    pub quickack: bool,
+    /// `net.ipv4.tcp_ecn` negotiated on both ends.
+    pub ecn: bool,
+    /// Kernel `HZ` of the sender (CCAs count jiffies).
+    pub hz: u32,
+    pub dscp: u8,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BurstSpec {
+    /// Number of sources, each on its own port of switch A.
+    pub sources: u32,
+    /// Sending rate of each source (IP bytes).
+    pub rate: Rate,
+    pub start: Time,
+    pub duration: Time,
+    /// IP datagram size, bytes.
+    pub packet_size: u32,
+    pub dscp: u8,
+}

@@ -1,0 +1,1 @@
+//! RTT estimation and the retransmission timeout as Linux computes them. (Being written.)

@@ -1,0 +1,1 @@
+//! The receiver's advertised window as Linux computes it. (Being written.)
