@@ -28,3 +28,9 @@ pub use units::Rate;
 
 /// Version of this crate, stamped into every summary.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub mod app;
+pub mod event;
+pub mod sim;
+
+pub use sim::run;

@@ -1,3 +1,6 @@
-//! The network: ports with queues, links, switches, hosts and topology presets.
+//! The network: egress ports with their queues and links, nodes with static routes, and
+//! topology presets.
 
+pub mod port;
 pub mod queue;
+pub mod topology;

@@ -1,5 +1,52 @@
-//! TCP as Linux runs it.
+//! TCP as Linux runs it: a sender ([`sender`]) and a receiver ([`receiver`]) per flow, the SACK
+//! scoreboard and RACK ([`scoreboard`]), RTT/RTO ([`rtt`]), the receive window ([`rwnd`]) and
+//! congestion control ([`cc`]).
 
 pub mod cc;
+pub mod receiver;
 pub mod rtt;
 pub mod rwnd;
+pub mod scoreboard;
+pub mod sender;
+
+use crate::packet::{IPV4_HEADER_BYTES, TCP_HEADER_BYTES, TCP_TIMESTAMP_OPTION_BYTES};
+
+/// IP + TCP header bytes on every segment with the timestamps option: 52.
+#[inline]
+pub const fn header_bytes() -> u32 {
+    IPV4_HEADER_BYTES + TCP_HEADER_BYTES + TCP_TIMESTAMP_OPTION_BYTES
+}
+
+/// MSS = MTU − 52 with timestamps (Linux `tcp_mtu_to_mss()` minus `TCPOLEN_TSTAMP_ALIGNED`);
+/// 8948 at MTU 9000, 1448 at 1500.
+#[inline]
+pub const fn mss_from_mtu(mtu: u32) -> u32 {
+    mtu - header_bytes()
+}
+
+/// A SYN with MSS, SACK-permitted, timestamps and window-scale options: 20 + 20 + 20 = 60 bytes
+/// (Linux `tcp_syn_options()`).
+pub const SYN_BYTES: u32 = 60;
+
+/// A pure ACK: headers, timestamps, and 2 + 8·n bytes of SACK option padded by two NOPs.
+#[inline]
+pub const fn ack_bytes(sack_blocks: u32) -> u32 {
+    header_bytes() + if sack_blocks > 0 { 4 + 8 * sack_blocks } else { 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mss_is_mtu_minus_52_with_timestamps() {
+        assert_eq!(mss_from_mtu(9000), 8948);
+        assert_eq!(mss_from_mtu(1500), 1448);
+    }
+
+    #[test]
+    fn ack_with_three_sack_blocks_fits_40_option_bytes() {
+        // 12 (timestamps) + 28 (NOP NOP + 3 blocks) = 40, the TCP option maximum (RFC 9293).
+        assert_eq!(ack_bytes(3) - header_bytes() + TCP_TIMESTAMP_OPTION_BYTES, 40);
+    }
+}

@@ -1,0 +1,120 @@
+//! The pending-event set: a binary heap ordered by (time, insertion sequence), so events at
+//! the same picosecond pop in the order they were scheduled and a run is deterministic.
+//!
+//! Events are small `Copy` values; handlers never cancel events — a timer whose deadline moved
+//! is recognised as stale when it pops (lazy cancellation, see `sim.rs`).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::time::Time;
+
+/// Everything that can happen. Indices refer to the world's ports, flows and burst sources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A port finished serializing its current packet.
+    TxDone { port: u32 },
+    /// The head packet of a port's link reached the far end.
+    Arrival { port: u32 },
+    /// A TCP flow opens its connection (sends the SYN).
+    FlowStart { flow: u32 },
+    /// A flow's sender timer (RTO, TLP or RACK reorder) may be due.
+    SenderTimer { flow: u32 },
+    /// A flow's receiver delayed-ACK timer may be due.
+    DelAckTimer { flow: u32 },
+    /// A flow's iperf3-style reporting interval ends.
+    Interval { flow: u32 },
+    /// A burst source emits its next datagram.
+    BurstEmit { source: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    time: Time,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.time == other.time && self.seq == other.seq
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    /// Reversed, so the max-heap pops the earliest (time, seq).
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.time.cmp(&self.time).then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+
+#[derive(Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+    popped: u64,
+}
+
+impl EventQueue {
+    #[inline]
+    pub fn push(&mut self, time: Time, event: Event) {
+        self.heap.push(Entry { time, seq: self.seq, event });
+        self.seq += 1;
+    }
+
+    #[inline]
+    pub fn pop(&mut self) -> Option<(Time, Event)> {
+        let e = self.heap.pop()?;
+        self.popped += 1;
+        Some((e.time, e.event))
+    }
+
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| e.time)
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Events popped so far.
+    pub fn popped(&self) -> u64 {
+        self.popped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pops_in_time_order() {
+        let mut q = EventQueue::default();
+        q.push(Time(30), Event::TxDone { port: 3 });
+        q.push(Time(10), Event::TxDone { port: 1 });
+        q.push(Time(20), Event::TxDone { port: 2 });
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, _)| t.0).collect();
+        assert_eq!(order, vec![10, 20, 30]);
+    }
+
+    #[test]
+    fn equal_times_pop_in_insertion_order() {
+        let mut q = EventQueue::default();
+        for port in 0..100 {
+            q.push(Time(5), Event::TxDone { port });
+        }
+        for port in 0..100 {
+            assert_eq!(q.pop().unwrap().1, Event::TxDone { port });
+        }
+        assert_eq!(q.popped(), 100);
+    }
+}

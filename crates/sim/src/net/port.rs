@@ -1,0 +1,124 @@
+//! An egress port and the link it drives (htsim's `Queue` + `Pipe` in one object).
+//!
+//! The port serializes one packet at a time at the link rate (one `TxDone` event per packet);
+//! finished packets enter the link's in-flight ring in departure order, and only the ring's
+//! head has an `Arrival` event pending — a FIFO link needs no more.
+
+use std::collections::VecDeque;
+
+use crate::net::queue::{Dequeued, PortQueues, Verdict};
+use crate::packet::{NodeId, PacketId, PacketPool};
+use crate::time::Time;
+use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
+
+pub type PortId = u32;
+
+pub struct Port {
+    pub name: String,
+    pub node: NodeId,
+    /// Node at the far end of the link.
+    pub peer: NodeId,
+    pub rate: Rate,
+    /// One-way propagation delay of the link.
+    pub delay: Time,
+    pub queues: PortQueues,
+    /// Packet being serialized, if any.
+    pub in_tx: Option<PacketId>,
+    /// When the current (or last) serialization ends.
+    pub tx_end: Time,
+    /// Packets on the wire, with their arrival time at `peer`, in departure order.
+    pub pipe: VecDeque<(Time, PacketId)>,
+    /// Record this port's occupancy in the `queue` table.
+    pub recorded: bool,
+    pub stats: PortStats,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortStats {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub drops: u64,
+    pub dropped_bytes: u64,
+    pub ecn_marks: u64,
+    pub max_queue_bytes: u64,
+}
+
+/// What the world must do after offering a packet to a port.
+pub enum Offer {
+    /// Queued behind others; nothing to schedule.
+    Queued { queue: usize },
+    /// The port was idle and started serializing it: schedule `TxDone` at the given time.
+    Started { queue: usize, tx_done: Time },
+    Dropped { queue: usize },
+}
+
+impl Port {
+    pub fn new(name: String, node: NodeId, peer: NodeId, rate: Rate, delay: Time, queues: PortQueues) -> Port {
+        Port {
+            name,
+            node,
+            peer,
+            rate,
+            delay,
+            queues,
+            in_tx: None,
+            tx_end: Time::ZERO,
+            pipe: VecDeque::new(),
+            recorded: false,
+            stats: PortStats::default(),
+        }
+    }
+
+    /// Time on the wire for an IP datagram of `ip_bytes`, Ethernet framing included.
+    #[inline]
+    pub fn serialization(&self, ip_bytes: u32) -> Time {
+        self.rate.serialization_time((ip_bytes + ETHERNET_OVERHEAD_BYTES) as u64)
+    }
+
+    /// Offer a packet at `now`: enqueue (or drop), and start serializing if idle.
+    pub fn offer(&mut self, now: Time, pool: &mut PacketPool, id: PacketId) -> Offer {
+        pool.get_mut(id).enqueued_at = now;
+        match self.queues.enqueue(pool, id) {
+            Verdict::Dropped { queue, .. } => {
+                self.stats.drops += 1;
+                self.stats.dropped_bytes += pool.get(id).ip_bytes as u64;
+                Offer::Dropped { queue }
+            }
+            Verdict::Enqueued { queue, ce_marked } => {
+                self.stats.ecn_marks += ce_marked as u64;
+                self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queues.bytes());
+                if self.in_tx.is_none() {
+                    let tx_done = self.start_next(now, pool).expect("a packet was just queued");
+                    Offer::Started { queue, tx_done }
+                } else {
+                    Offer::Queued { queue }
+                }
+            }
+        }
+    }
+
+    /// Take the next packet from the queues and start serializing it; returns when it ends.
+    pub fn start_next(&mut self, now: Time, pool: &mut PacketPool) -> Option<Time> {
+        debug_assert!(self.in_tx.is_none());
+        let Dequeued { id, ce_marked, .. } = self.queues.dequeue(pool)?;
+        self.stats.ecn_marks += ce_marked as u64;
+        // Invariant: a port never starts a packet before the previous one has left.
+        debug_assert!(now >= self.tx_end, "{}: overlapping transmissions", self.name);
+        let ser = self.serialization(pool.get(id).ip_bytes);
+        self.in_tx = Some(id);
+        self.tx_end = now + ser;
+        Some(self.tx_end)
+    }
+
+    /// Serialization of the current packet ended at `now`: put it on the wire. Returns true if
+    /// the pipe was empty (the caller schedules the `Arrival` of this new head).
+    pub fn finish_tx(&mut self, now: Time, pool: &PacketPool) -> bool {
+        let id = self.in_tx.take().expect("TxDone without a packet in transmission");
+        debug_assert_eq!(now, self.tx_end, "{}: dequeue spacing must equal serialization time", self.name);
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += pool.get(id).ip_bytes as u64;
+        let was_empty = self.pipe.is_empty();
+        self.pipe.push_back((now + self.delay, id));
+        was_empty
+    }
+}

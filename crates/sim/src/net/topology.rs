@@ -1,0 +1,123 @@
+//! Topology presets: nodes, ports (one per direction of each link) and static routes.
+
+use crate::net::port::{Port, PortId};
+use crate::net::queue::PortQueues;
+use crate::packet::NodeId;
+use crate::scenario::{Preset, Scenario};
+use crate::time::Time;
+use crate::units::Rate;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Switch,
+}
+
+pub struct Node {
+    pub name: String,
+    pub kind: NodeKind,
+    /// Egress port towards each destination node (static routing), indexed by `NodeId`.
+    pub routes: Vec<Option<PortId>>,
+}
+
+/// A built network and where the scenario's traffic attaches to it.
+pub struct Network {
+    pub nodes: Vec<Node>,
+    pub ports: Vec<Port>,
+    /// The bottleneck egress port (its occupancy is recorded).
+    pub bottleneck: PortId,
+    /// (sender host, receiver host) of each `[[flow]]`.
+    pub flow_hosts: Vec<(NodeId, NodeId)>,
+    /// (source host, its port into the first switch, destination host) of each burst source,
+    /// in `[[burst]]` order, `sources` per burst.
+    pub burst_hosts: Vec<(NodeId, PortId, NodeId)>,
+}
+
+/// A host's own queue (its qdisc + NIC ring): deep enough never to drop what TCP hands it.
+/// Linux bounds it with TCP Small Queues instead; see docs/fidelity.md.
+const HOST_QUEUE_BYTES: u64 = 1 << 40;
+
+struct Builder {
+    nodes: Vec<Node>,
+    ports: Vec<Port>,
+}
+
+impl Builder {
+    fn node(&mut self, name: String, kind: NodeKind) -> NodeId {
+        self.nodes.push(Node { name, kind, routes: Vec::new() });
+        (self.nodes.len() - 1) as NodeId
+    }
+
+    /// A full-duplex link: one egress port at each end. Returns (a→b, b→a).
+    fn link(&mut self, a: NodeId, b: NodeId, rate: Rate, delay: Time, qa: PortQueues, qb: PortQueues) -> (PortId, PortId) {
+        let name_a = format!("{}->{}", self.nodes[a as usize].name, self.nodes[b as usize].name);
+        let name_b = format!("{}->{}", self.nodes[b as usize].name, self.nodes[a as usize].name);
+        self.ports.push(Port::new(name_a, a, b, rate, delay, qa));
+        self.ports.push(Port::new(name_b, b, a, rate, delay, qb));
+        let n = self.ports.len() as PortId;
+        (n - 2, n - 1)
+    }
+
+    fn route(&mut self, at: NodeId, dst: NodeId, port: PortId) {
+        let routes = &mut self.nodes[at as usize].routes;
+        if routes.len() <= dst as usize {
+            routes.resize(dst as usize + 1, None);
+        }
+        routes[dst as usize] = Some(port);
+    }
+}
+
+pub fn build(s: &Scenario) -> Network {
+    match s.topology.preset {
+        Preset::Dumbbell => dumbbell(s),
+    }
+}
+
+/// Sender hosts — switch A ==bottleneck== switch B — receiver hosts. All propagation delay is
+/// on the bottleneck link (rtt/2 each way) so the base RTT is exactly `rtt`. Burst sources sit
+/// on their own ports of switch A and send to a sink behind switch B.
+fn dumbbell(s: &Scenario) -> Network {
+    let t = &s.topology;
+    let mut b = Builder { nodes: Vec::new(), ports: Vec::new() };
+    let sw_a = b.node("swA".into(), NodeKind::Switch);
+    let sw_b = b.node("swB".into(), NodeKind::Switch);
+    let side_buffer = t.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
+    let one_way = t.rtt.div(2);
+    let (bottleneck, reverse) =
+        b.link(sw_a, sw_b, t.bottleneck_rate, one_way, PortQueues::new(&t.bottleneck), PortQueues::fifo(side_buffer));
+
+    let mut flow_hosts = Vec::new();
+    for i in 0..s.flows.len() {
+        let snd = b.node(format!("s{i}"), NodeKind::Host);
+        let rcv = b.node(format!("r{i}"), NodeKind::Host);
+        let (up, down) = b.link(snd, sw_a, t.host_rate, Time::ZERO, PortQueues::fifo(HOST_QUEUE_BYTES), PortQueues::fifo(side_buffer));
+        let (to_rcv, from_rcv) = b.link(sw_b, rcv, t.host_rate, Time::ZERO, PortQueues::fifo(side_buffer), PortQueues::fifo(HOST_QUEUE_BYTES));
+        b.route(snd, rcv, up);
+        b.route(sw_a, rcv, bottleneck);
+        b.route(sw_b, rcv, to_rcv);
+        b.route(rcv, snd, from_rcv);
+        b.route(sw_b, snd, reverse);
+        b.route(sw_a, snd, down);
+        flow_hosts.push((snd, rcv));
+    }
+
+    let mut burst_hosts = Vec::new();
+    if !s.bursts.is_empty() {
+        let sink = b.node("sink".into(), NodeKind::Host);
+        let (to_sink, _) = b.link(sw_b, sink, t.bottleneck_rate, Time::ZERO, PortQueues::fifo(side_buffer), PortQueues::fifo(HOST_QUEUE_BYTES));
+        b.route(sw_a, sink, bottleneck);
+        b.route(sw_b, sink, to_sink);
+        let mut k = 0;
+        for burst in &s.bursts {
+            for _ in 0..burst.sources {
+                let src = b.node(format!("b{k}"), NodeKind::Host);
+                let (up, _) = b.link(src, sw_a, t.burst_link_rate, Time::ZERO, PortQueues::fifo(HOST_QUEUE_BYTES), PortQueues::fifo(side_buffer));
+                b.route(src, sink, up);
+                burst_hosts.push((src, up, sink));
+                k += 1;
+            }
+        }
+    }
+    b.ports[bottleneck as usize].recorded = true;
+    Network { nodes: b.nodes, ports: b.ports, bottleneck, flow_hosts, burst_hosts }
+}

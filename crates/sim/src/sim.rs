@@ -1,0 +1,579 @@
+//! The world and its event loop: one `match` over [`Event`], each arm a small function.
+
+use std::time::Instant;
+
+use crate::app::burst::BurstSource;
+use crate::event::{Event, EventQueue};
+use crate::net::port::{Offer, PortId};
+use crate::net::topology::{self, Network, NodeKind};
+use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
+use crate::record::{
+    Column, DictBuilder, DropReason, EngineSummary, FlowSummary, Output, PortSummary, Summary, Table,
+};
+use crate::scenario::Scenario;
+use crate::tcp::cc::CongestionOps;
+use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::sender::{State, TcpSender};
+use crate::time::Time;
+
+/// One TCP flow: both endpoints and its reporting state.
+struct Flow {
+    snd: TcpSender,
+    rcv: TcpReceiver,
+    start: Time,
+    size: Option<u64>,
+    /// Pending timer events (earliest known), for lazy re-arming.
+    snd_timer_at: Option<Time>,
+    delack_at: Option<Time>,
+    /// Interval reporting: start of the current interval and counters at its start.
+    iv_start: Time,
+    iv_acked: u64,
+    iv_retrans: u64,
+    iv_open: bool,
+}
+
+/// Column builders of the `intervals`, `queue` and `drops` tables.
+#[derive(Default)]
+struct Recorder {
+    iv_flow: Vec<u64>,
+    iv_t0: Vec<f64>,
+    iv_t1: Vec<f64>,
+    iv_bytes: Vec<u64>,
+    iv_bps: Vec<f64>,
+    iv_retrans: Vec<u64>,
+    iv_cwnd: Vec<u64>,
+    iv_srtt: Vec<u64>,
+    q_t: Vec<f64>,
+    q_node: DictBuilder,
+    q_port: DictBuilder,
+    q_queue: Vec<u64>,
+    q_bytes: Vec<u64>,
+    d_t: Vec<f64>,
+    d_node: DictBuilder,
+    d_port: DictBuilder,
+    d_queue: Vec<u64>,
+    d_flow: Vec<u64>,
+    d_bytes: Vec<u64>,
+    d_reason: DictBuilder,
+}
+
+pub struct World<'s> {
+    scn: &'s Scenario,
+    now: Time,
+    events: EventQueue,
+    pool: PacketPool,
+    net: Network,
+    flows: Vec<Flow>,
+    bursts: Vec<BurstSource>,
+    /// Flows and burst sources not finished yet; the run ends when both are zero.
+    active: usize,
+    rec: Recorder,
+    /// Per recorded port and queue: last occupancy written to the `queue` table.
+    q_last: Vec<Vec<u64>>,
+    q_step: u64,
+    port_codes: Vec<(u32, u32)>,
+    out: Vec<Packet>,
+}
+
+/// Run a scenario to its end and return its records.
+pub fn run(scn: &Scenario) -> Output {
+    let wall = Instant::now();
+    let mut w = World::new(scn);
+    w.run_loop();
+    w.check_conservation();
+    w.finish(wall.elapsed().as_secs_f64())
+}
+
+impl<'s> World<'s> {
+    pub fn new(scn: &'s Scenario) -> World<'s> {
+        let net = topology::build(scn);
+        let mtu = scn.topology.mtu;
+        let flows: Vec<Flow> = scn
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let (s, r) = net.flow_hosts[i];
+                Flow {
+                    snd: TcpSender::new(i as u32, s, r, spec, mtu),
+                    rcv: TcpReceiver::new(i as u32, r, s, spec, mtu),
+                    start: spec.start,
+                    size: spec.size_bytes,
+                    snd_timer_at: None,
+                    delack_at: None,
+                    iv_start: spec.start,
+                    iv_acked: 0,
+                    iv_retrans: 0,
+                    iv_open: true,
+                }
+            })
+            .collect();
+        let bursts: Vec<BurstSource> =
+            scn.bursts.iter().flat_map(|b| (0..b.sources).map(move |_| BurstSource::new(b))).collect();
+        let mut rec = Recorder::default();
+        let port_codes = net
+            .ports
+            .iter()
+            .map(|p| (rec.q_node.intern(&net.nodes[p.node as usize].name), rec.q_port.intern(&p.name)))
+            .collect();
+        for p in &net.ports {
+            rec.d_node.intern(&net.nodes[p.node as usize].name);
+            rec.d_port.intern(&p.name);
+        }
+        rec.d_reason.intern(DropReason::QueueFull.as_str());
+        let q_last = net.ports.iter().map(|p| vec![0; p.queues.num_queues()]).collect();
+        let q_step = scn.topology.mtu as u64;
+        let mut w = World {
+            scn,
+            now: Time::ZERO,
+            events: EventQueue::default(),
+            pool: PacketPool::default(),
+            net,
+            active: flows.len() + bursts.len(),
+            flows,
+            bursts,
+            rec,
+            q_last,
+            q_step,
+            port_codes,
+            out: Vec::new(),
+        };
+        for (i, f) in w.flows.iter().enumerate() {
+            w.events.push(f.start, Event::FlowStart { flow: i as u32 });
+            w.events.push(f.start + scn.interval, Event::Interval { flow: i as u32 });
+        }
+        for (i, b) in w.bursts.iter().enumerate() {
+            if let Some(t) = b.next_departure() {
+                w.events.push(t, Event::BurstEmit { source: i as u32 });
+            } else {
+                w.active -= 1;
+            }
+        }
+        w
+    }
+
+    fn run_loop(&mut self) {
+        while self.active > 0 {
+            let Some((t, ev)) = self.events.pop() else { break };
+            if t > self.scn.stop {
+                self.now = self.scn.stop;
+                break;
+            }
+            debug_assert!(t >= self.now, "time went backwards: {t} < {}", self.now);
+            self.now = t;
+            match ev {
+                Event::TxDone { port } => self.tx_done(port),
+                Event::Arrival { port } => self.arrival(port),
+                Event::FlowStart { flow } => self.flow_start(flow),
+                Event::SenderTimer { flow } => self.sender_timer(flow, t),
+                Event::DelAckTimer { flow } => self.delack_timer(flow, t),
+                Event::Interval { flow } => self.interval(flow),
+                Event::BurstEmit { source } => self.burst_emit(source),
+            }
+        }
+    }
+
+    // ---- ports and links ----
+
+    fn tx_done(&mut self, pid: PortId) {
+        let now = self.now;
+        let port = &mut self.net.ports[pid as usize];
+        if port.finish_tx(now, &self.pool) {
+            let head = port.pipe.front().unwrap().0;
+            self.events.push(head, Event::Arrival { port: pid });
+        }
+        if let Some(done) = port.start_next(now, &mut self.pool) {
+            self.events.push(done, Event::TxDone { port: pid });
+        }
+        if port.recorded {
+            self.record_queue(pid);
+        }
+    }
+
+    fn arrival(&mut self, pid: PortId) {
+        let port = &mut self.net.ports[pid as usize];
+        let (t, id) = port.pipe.pop_front().expect("Arrival with an empty pipe");
+        debug_assert_eq!(t, self.now);
+        let peer = port.peer;
+        if let Some(&(next, _)) = port.pipe.front() {
+            self.events.push(next, Event::Arrival { port: pid });
+        }
+        self.deliver(peer, id);
+    }
+
+    /// A packet reached `node`: forward it (switch) or hand it to its endpoint (host).
+    fn deliver(&mut self, node: NodeId, id: PacketId) {
+        if self.net.nodes[node as usize].kind == NodeKind::Switch {
+            let dst = self.pool.get(id).dst;
+            let pid = self.net.nodes[node as usize].routes[dst as usize].expect("static route");
+            self.offer(pid, id);
+            return;
+        }
+        let p = *self.pool.get(id);
+        self.pool.free(id);
+        if p.kind == Kind::Udp {
+            self.bursts[p.flow as usize - self.flows.len()].received += 1;
+            return;
+        }
+        let fi = p.flow as usize;
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        let f = &mut self.flows[fi];
+        if node == f.snd.src {
+            let was_done = f.snd.state == State::Done;
+            f.snd.on_packet(now, &p, &mut out);
+            if !was_done && f.snd.state == State::Done {
+                self.flow_done(fi);
+            }
+        } else {
+            f.rcv.on_packet(now, &p, &mut out);
+            if p.kind == Kind::Data {
+                f.rcv.app_read(now);
+            }
+        }
+        self.send_all(node, &mut out);
+        self.out = out;
+        self.sync_timers(fi);
+    }
+
+    fn offer(&mut self, pid: PortId, id: PacketId) {
+        let now = self.now;
+        let port = &mut self.net.ports[pid as usize];
+        match port.offer(now, &mut self.pool, id) {
+            Offer::Started { tx_done, .. } => self.events.push(tx_done, Event::TxDone { port: pid }),
+            Offer::Queued { .. } => {}
+            Offer::Dropped { queue } => {
+                let p = *self.pool.get(id);
+                self.pool.free(id);
+                let (node_code, port_code) = self.port_codes[pid as usize];
+                let r = &mut self.rec;
+                r.d_t.push(now.as_secs_f64());
+                r.d_node.push_code(node_code);
+                r.d_port.push_code(port_code);
+                r.d_queue.push(queue as u64);
+                r.d_flow.push(p.flow as u64);
+                r.d_bytes.push(p.ip_bytes as u64);
+                r.d_reason.push_code(0);
+            }
+        }
+        if self.net.ports[pid as usize].recorded {
+            self.record_queue(pid);
+        }
+    }
+
+    /// Write a `queue` row when a queue moved by at least one MTU since the last row, or
+    /// emptied: bounded output that still shows every burst's shape and peak to within an MTU.
+    fn record_queue(&mut self, pid: PortId) {
+        let port = &self.net.ports[pid as usize];
+        for q in 0..port.queues.num_queues() {
+            let bytes = port.queues.queue_bytes(q);
+            let last = &mut self.q_last[pid as usize][q];
+            if bytes.abs_diff(*last) >= self.q_step || (bytes == 0 && *last != 0) {
+                *last = bytes;
+                let (n, p) = self.port_codes[pid as usize];
+                self.rec.q_t.push(self.now.as_secs_f64());
+                self.rec.q_node.push_code(n);
+                self.rec.q_port.push_code(p);
+                self.rec.q_queue.push(q as u64);
+                self.rec.q_bytes.push(bytes);
+            }
+        }
+    }
+
+    fn send_all(&mut self, node: NodeId, out: &mut Vec<Packet>) {
+        for p in out.drain(..) {
+            let pid = self.net.nodes[node as usize].routes[p.dst as usize].expect("host route");
+            let id = self.pool.alloc(p);
+            self.offer(pid, id);
+        }
+    }
+
+    // ---- TCP flows ----
+
+    fn flow_start(&mut self, fi: u32) {
+        let fi = fi as usize;
+        let mut out = std::mem::take(&mut self.out);
+        let f = &mut self.flows[fi];
+        f.snd.open(self.now, &mut out);
+        let node = f.snd.src;
+        self.send_all(node, &mut out);
+        self.out = out;
+        self.sync_timers(fi);
+    }
+
+    /// Lazy timers: push an event only when the deadline moved earlier than every pending one;
+    /// a popped event whose deadline moved later re-arms itself.
+    fn sync_timers(&mut self, fi: usize) {
+        let f = &mut self.flows[fi];
+        if let Some(d) = f.snd.timer_deadline() {
+            if f.snd_timer_at.is_none_or(|t| d < t) {
+                f.snd_timer_at = Some(d);
+                self.events.push(d, Event::SenderTimer { flow: fi as u32 });
+            }
+        }
+        if let Some(d) = f.rcv.delack_deadline() {
+            if f.delack_at.is_none_or(|t| d < t) {
+                f.delack_at = Some(d);
+                self.events.push(d, Event::DelAckTimer { flow: fi as u32 });
+            }
+        }
+    }
+
+    fn sender_timer(&mut self, fi: u32, t: Time) {
+        let fi = fi as usize;
+        let f = &mut self.flows[fi];
+        if f.snd_timer_at == Some(t) {
+            f.snd_timer_at = None;
+        }
+        if f.snd.timer_deadline().is_some_and(|d| d <= self.now) {
+            let mut out = std::mem::take(&mut self.out);
+            f.snd.on_timer(self.now, &mut out);
+            let node = f.snd.src;
+            self.send_all(node, &mut out);
+            self.out = out;
+        }
+        self.sync_timers(fi);
+    }
+
+    fn delack_timer(&mut self, fi: u32, t: Time) {
+        let fi = fi as usize;
+        let f = &mut self.flows[fi];
+        if f.delack_at == Some(t) {
+            f.delack_at = None;
+        }
+        if f.rcv.delack_deadline().is_some_and(|d| d <= self.now) {
+            let mut out = std::mem::take(&mut self.out);
+            f.rcv.on_delack(self.now, &mut out);
+            let node = f.rcv.node;
+            self.send_all(node, &mut out);
+            self.out = out;
+        }
+        self.sync_timers(fi);
+    }
+
+    fn flow_done(&mut self, fi: usize) {
+        self.close_interval(fi);
+        self.active -= 1;
+    }
+
+    /// iperf3-style interval report of one flow (sender's view: bytes newly acknowledged).
+    fn close_interval(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if !f.iv_open || now <= f.iv_start {
+            return;
+        }
+        let acked = f.snd.snd_una;
+        let bytes = acked - f.iv_acked;
+        let span = (now - f.iv_start).as_secs_f64();
+        let r = &mut self.rec;
+        r.iv_flow.push(fi as u64);
+        r.iv_t0.push(f.iv_start.as_secs_f64());
+        r.iv_t1.push(now.as_secs_f64());
+        r.iv_bytes.push(bytes);
+        r.iv_bps.push(bytes as f64 * 8.0 / span);
+        r.iv_retrans.push(f.snd.stats.retransmits - f.iv_retrans);
+        r.iv_cwnd.push(f.snd.cwnd_bytes());
+        r.iv_srtt.push(f.snd.rtt.srtt_us() as u64);
+        f.iv_start = now;
+        f.iv_acked = acked;
+        f.iv_retrans = f.snd.stats.retransmits;
+        if f.snd.state == State::Done {
+            f.iv_open = false;
+        }
+    }
+
+    fn interval(&mut self, fi: u32) {
+        let fi = fi as usize;
+        if !self.flows[fi].iv_open {
+            return;
+        }
+        self.close_interval(fi);
+        self.events.push(self.now + self.scn.interval, Event::Interval { flow: fi as u32 });
+    }
+
+    // ---- burst sources ----
+
+    fn burst_emit(&mut self, si: u32) {
+        let src_index = si as usize;
+        let (src, up, sink) = self.net.burst_hosts[src_index];
+        let flow = (self.flows.len() + src_index) as u32;
+        let b = &mut self.bursts[src_index];
+        let mut p = Packet::new(Kind::Udp, flow, src, sink, b.packet_size);
+        p.payload = b.packet_size - crate::packet::IPV4_HEADER_BYTES - crate::packet::UDP_HEADER_BYTES;
+        p.dscp = b.dscp;
+        b.sent += 1;
+        let next = b.next_departure();
+        // The datagram left its host now and reaches switch A one serialization later.
+        let link = &self.net.ports[up as usize];
+        let at_switch = self.now + link.serialization(p.ip_bytes) + link.delay;
+        let id = self.pool.alloc(p);
+        link_arrival(&mut self.net, &mut self.events, up, at_switch, id);
+        match next {
+            Some(t) => self.events.push(t, Event::BurstEmit { source: si }),
+            None => self.active -= 1,
+        }
+    }
+
+    // ---- invariants and output ----
+
+    /// Every packet ever allocated is delivered, dropped, or still in a queue or on a wire.
+    fn check_conservation(&self) {
+        let in_net: usize = self
+            .net
+            .ports
+            .iter()
+            .map(|p| p.queues.packets() + p.in_tx.is_some() as usize + p.pipe.len())
+            .sum();
+        assert_eq!(in_net, self.pool.live(), "packets leaked or double-freed");
+        for f in &self.flows {
+            // Each byte reaches the application exactly once, and never beyond what was sent.
+            assert!(f.rcv.stats.delivered <= f.snd.snd_nxt);
+            if let Some(size) = f.size {
+                assert!(f.rcv.stats.delivered <= size);
+                if f.snd.state == State::Done {
+                    assert_eq!(f.rcv.stats.delivered, size, "flow {} acked bytes never delivered", f.snd.flow);
+                }
+            }
+        }
+    }
+
+    fn finish(self, wall_s: f64) -> Output {
+        let World { scn, now, events, net, flows, bursts, rec, .. } = self;
+        let secs = |t: Time| t.as_secs_f64();
+        let mut fs = Vec::new();
+        for (i, f) in flows.iter().enumerate() {
+            let syn = f.snd.stats.syn_at;
+            let since = |t: Option<Time>| syn.zip(t).map(|(s, t)| secs(t - s));
+            let (snd, rcv) = net.flow_hosts[i];
+            fs.push(FlowSummary {
+                flow_id: i as u32,
+                kind: "tcp",
+                cca: Some(f.snd.cc.name().to_owned()),
+                src: net.nodes[snd as usize].name.clone(),
+                dst: net.nodes[rcv as usize].name.clone(),
+                size_bytes: f.size.unwrap_or(f.snd.snd_una),
+                delivered_bytes: f.rcv.stats.delivered,
+                start_s: secs(f.start),
+                fct_s: since(f.rcv.stats.done_at),
+                sender_done_s: since(f.snd.stats.done_at),
+                retransmits: f.snd.stats.retransmits,
+                timeouts: f.snd.stats.timeouts,
+                max_cwnd_bytes: Some(f.snd.stats.max_cwnd as u64 * f.snd.mss() as u64),
+            });
+        }
+        let n_tcp = flows.len();
+        for (k, b) in bursts.iter().enumerate() {
+            let (src, _, sink) = net.burst_hosts[k];
+            fs.push(FlowSummary {
+                flow_id: (n_tcp + k) as u32,
+                kind: "udp",
+                cca: None,
+                src: net.nodes[src as usize].name.clone(),
+                dst: net.nodes[sink as usize].name.clone(),
+                size_bytes: b.sent_bytes(),
+                delivered_bytes: b.received * b.packet_size as u64,
+                start_s: secs(b.start),
+                fct_s: None,
+                sender_done_s: None,
+                retransmits: 0,
+                timeouts: 0,
+                max_cwnd_bytes: None,
+            });
+        }
+        let ports = net
+            .ports
+            .iter()
+            .filter(|p| p.recorded || p.stats.drops > 0)
+            .map(|p| PortSummary {
+                node: net.nodes[p.node as usize].name.clone(),
+                port: p.name.clone(),
+                drops: p.stats.drops,
+                max_queue_bytes: p.stats.max_queue_bytes,
+                ecn_marks: p.stats.ecn_marks,
+            })
+            .collect();
+        let ev = events.popped();
+        let summary = Summary {
+            scenario: scn.name.clone(),
+            seed: scn.seed,
+            flows: fs.clone(),
+            ports,
+            engine: EngineSummary {
+                events: ev,
+                wall_s,
+                events_per_s: if wall_s > 0.0 { ev as f64 / wall_s } else { 0.0 },
+                sim_time_s: secs(now),
+                version: crate::VERSION.to_owned(),
+            },
+        };
+        let flows_table = Table {
+            name: "flows",
+            columns: vec![
+                ("flow_id", Column::U64(fs.iter().map(|f| f.flow_id as u64).collect())),
+                ("kind", Column::Str(fs.iter().map(|f| Some(f.kind.to_owned())).collect())),
+                ("src", Column::Str(fs.iter().map(|f| Some(f.src.clone())).collect())),
+                ("dst", Column::Str(fs.iter().map(|f| Some(f.dst.clone())).collect())),
+                ("cca", Column::Str(fs.iter().map(|f| f.cca.clone()).collect())),
+                ("size_bytes", Column::U64(fs.iter().map(|f| f.size_bytes).collect())),
+                ("start_s", Column::F64(fs.iter().map(|f| f.start_s).collect())),
+                ("end_s", Column::F64(fs.iter().map(|f| f.fct_s.map_or(f64::NAN, |x| x + f.start_s)).collect())),
+                ("fct_s", Column::F64(fs.iter().map(|f| f.fct_s.unwrap_or(f64::NAN)).collect())),
+                ("sender_done_s", Column::F64(fs.iter().map(|f| f.sender_done_s.unwrap_or(f64::NAN)).collect())),
+                ("delivered_bytes", Column::U64(fs.iter().map(|f| f.delivered_bytes).collect())),
+                ("retransmits", Column::U64(fs.iter().map(|f| f.retransmits).collect())),
+                ("timeouts", Column::U64(fs.iter().map(|f| f.timeouts).collect())),
+                ("max_cwnd_bytes", Column::U64(fs.iter().map(|f| f.max_cwnd_bytes.unwrap_or(0)).collect())),
+            ],
+        };
+        let r = rec;
+        let intervals = Table {
+            name: "intervals",
+            columns: vec![
+                ("flow_id", Column::U64(r.iv_flow)),
+                ("t_start_s", Column::F64(r.iv_t0)),
+                ("t_end_s", Column::F64(r.iv_t1)),
+                ("bytes", Column::U64(r.iv_bytes)),
+                ("bits_per_second", Column::F64(r.iv_bps)),
+                ("retransmits", Column::U64(r.iv_retrans)),
+                ("cwnd_bytes", Column::U64(r.iv_cwnd)),
+                ("srtt_us", Column::U64(r.iv_srtt)),
+            ],
+        };
+        let queue = Table {
+            name: "queue",
+            columns: vec![
+                ("t_s", Column::F64(r.q_t)),
+                ("node", r.q_node.finish()),
+                ("port", r.q_port.finish()),
+                ("queue", Column::U64(r.q_queue)),
+                ("occupancy_bytes", Column::U64(r.q_bytes)),
+            ],
+        };
+        let drops = Table {
+            name: "drops",
+            columns: vec![
+                ("t_s", Column::F64(r.d_t)),
+                ("node", r.d_node.finish()),
+                ("port", r.d_port.finish()),
+                ("queue", Column::U64(r.d_queue)),
+                ("flow_id", Column::U64(r.d_flow)),
+                ("bytes", Column::U64(r.d_bytes)),
+                ("reason", r.d_reason.finish()),
+            ],
+        };
+        Output { summary, tables: vec![flows_table, intervals, queue, drops] }
+    }
+}
+
+/// Put a packet on a port's wire so that it arrives at `at` (sources that bypass their NIC
+/// queue). Arrivals stay in order because a source's departures are increasing.
+fn link_arrival(net: &mut Network, events: &mut EventQueue, pid: PortId, at: Time, id: PacketId) {
+    let port = &mut net.ports[pid as usize];
+    debug_assert!(port.pipe.back().is_none_or(|&(t, _)| t <= at));
+    let was_empty = port.pipe.is_empty();
+    port.pipe.push_back((at, id));
+    if was_empty {
+        events.push(at, Event::Arrival { port: pid });
+    }
+}

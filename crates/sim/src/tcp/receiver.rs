@@ -1,0 +1,270 @@
+//! The receiving side of a TCP connection: in-order delivery to the application, the
+//! out-of-order queue and SACK blocks (RFC 2018), delayed ACKs as Linux sends them
+//! (`net/ipv4/tcp_input.c` `__tcp_ack_snd_check()`, `tcp_event_data_recv()`), and the
+//! advertised window ([`crate::tcp::rwnd`]).
+//!
+//! The application (iperf3's receiver) reads every in-order byte at once.
+
+use crate::packet::{FlowId, Kind, MAX_SACK_BLOCKS, NodeId, Packet, SeqRange};
+use crate::scenario::FlowSpec;
+use crate::tcp::rwnd::{RcvWindow, RcvWindowConfig};
+use crate::tcp::{SYN_BYTES, ack_bytes, mss_from_mtu};
+use crate::time::Time;
+
+/// `TCP_ATO_MIN` = `TCP_DELACK_MIN` = HZ/25 = 40 ms (`include/net/tcp.h`): the delayed-ACK timeout.
+pub const TCP_DELACK_MIN: Time = Time::from_ms(40);
+/// `TCP_DELACK_MAX` = HZ/5 = 200 ms (`include/net/tcp.h`).
+pub const TCP_DELACK_MAX: Time = Time::from_ms(200);
+/// `TCP_MAX_QUICKACKS` = 16 (`include/net/tcp.h`): ACKs sent at once after the first data.
+pub const TCP_MAX_QUICKACKS: u32 = 16;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReceiverStats {
+    /// Bytes delivered in order to the application.
+    pub delivered: u64,
+    /// When the last byte of the transfer reached the application.
+    pub done_at: Option<Time>,
+    pub acks_sent: u64,
+    pub dup_segments: u64,
+}
+
+pub struct TcpReceiver {
+    pub flow: FlowId,
+    /// This host (the receiver) and its peer (the sender).
+    pub node: NodeId,
+    pub peer: NodeId,
+    established: bool,
+    pub rcv_nxt: u64,
+    /// Out-of-order ranges above `rcv_nxt`, sorted, disjoint, not adjacent.
+    ofo: Vec<SeqRange>,
+    /// Starts of `ofo` ranges, most recently changed first (RFC 2018 §4 block order).
+    recent: Vec<u64>,
+    win: RcvWindow,
+    rcv_mss: u32,
+    /// `rcv_nxt` when the last ACK was sent (`rcv_wup`).
+    rcv_wup: u64,
+    quick: u32,
+    quickack_route: bool,
+    delack: Option<Time>,
+    last_data_at: Option<Time>,
+    /// Peer TSval to echo (`ts_recent`).
+    ts_recent: Time,
+    /// Receiver RTT estimate from timestamps (`tcp_rcv_rtt_measure_ts()`).
+    rcv_rtt: Option<Time>,
+    /// ECN: CE seen since the last ACK that carried ECE.
+    size: Option<u64>,
+    pub stats: ReceiverStats,
+}
+
+impl TcpReceiver {
+    pub fn new(flow: FlowId, node: NodeId, peer: NodeId, spec: &FlowSpec, mtu: u32) -> TcpReceiver {
+        let advmss = mss_from_mtu(mtu);
+        let cfg = RcvWindowConfig {
+            tcp_rmem: spec.tcp_rmem,
+            rmem_max: spec.rmem_max,
+            model: spec.window_model,
+            initrwnd: spec.initrwnd,
+            advmss,
+        };
+        TcpReceiver {
+            flow,
+            node,
+            peer,
+            established: false,
+            rcv_nxt: 0,
+            ofo: Vec::new(),
+            recent: Vec::new(),
+            win: RcvWindow::new(&cfg),
+            rcv_mss: advmss,
+            rcv_wup: 0,
+            quick: 0,
+            quickack_route: spec.quickack,
+            delack: None,
+            last_data_at: None,
+            ts_recent: Time::ZERO,
+            rcv_rtt: None,
+            size: spec.size_bytes,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    pub fn window(&self) -> &RcvWindow {
+        &self.win
+    }
+
+    /// When the delayed-ACK timer is due, if armed.
+    pub fn delack_deadline(&self) -> Option<Time> {
+        self.delack
+    }
+
+    pub fn on_packet(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        match p.kind {
+            Kind::Syn => self.on_syn(now, p, out),
+            Kind::Data => self.on_data(now, p, out),
+            _ => {}
+        }
+    }
+
+    /// Passive open: answer every SYN (a retransmitted one too) with a SYN-ACK carrying our
+    /// window scale and an unscaled window (RFC 7323 §2.2).
+    fn on_syn(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        self.established = true;
+        self.ts_recent = p.ts_val;
+        let mut a = Packet::new(Kind::SynAck, self.flow, self.node, self.peer, SYN_BYTES);
+        a.rwnd = self.win.syn_window();
+        a.ts_val = now;
+        a.ts_ecr = p.ts_val;
+        a.dscp = p.dscp;
+        out.push(a);
+    }
+
+    fn on_data(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        if !self.established {
+            return;
+        }
+        let (start, end) = (p.seq, p.seq + p.payload as u64);
+        // Timestamps: echo the TSval of the segment that advances the left edge (RFC 7323 §4.3).
+        if start <= self.rcv_nxt {
+            self.ts_recent = p.ts_val;
+        }
+        if p.ts_ecr > Time::ZERO && now > p.ts_ecr {
+            let sample = now - p.ts_ecr;
+            // `tcp_rcv_rtt_update()`: EWMA with gain 1/8.
+            self.rcv_rtt = Some(match self.rcv_rtt {
+                None => sample,
+                Some(r) => Time((r.ps() * 7 + sample.ps()) / 8),
+            });
+        }
+        self.event_data_recv(now);
+
+        let mut ack_now = self.quickack_route;
+        if end <= self.rcv_nxt {
+            // A duplicate: ACK at once so the sender learns (`tcp_send_dupack()`).
+            self.stats.dup_segments += 1;
+            ack_now = true;
+        } else if start <= self.rcv_nxt {
+            let had_ofo = !self.ofo.is_empty();
+            self.win.on_data(p.payload, self.held_bytes() + p.payload as u64);
+            self.advance(end);
+            // Filling a hole, or data still out of order: ACK now (`tcp_data_queue()`).
+            ack_now |= had_ofo;
+            // A segment shorter than rcv_mss sets `ICSK_ACK_PUSHED`; once the application has
+            // drained it, `tcp_cleanup_rbuf()` ACKs at once (the tail of a transfer).
+            ack_now |= p.payload < self.rcv_mss;
+        } else {
+            self.insert_ofo(start, end);
+            self.win.on_ofo_data(p.payload, self.held_bytes());
+            // Out-of-order data: quick-ack mode and an immediate duplicate ACK with SACK.
+            self.quick = self.quick.max(TCP_MAX_QUICKACKS);
+            ack_now = true;
+        }
+
+        // `__tcp_ack_snd_check()`: more than one full segment unacknowledged, or quick-ack mode.
+        if ack_now || self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64 || self.quick > 0 {
+            self.send_ack(now, out);
+        } else if self.delack.is_none() {
+            self.delack = Some(now + TCP_DELACK_MIN);
+        }
+    }
+
+    /// `tcp_event_data_recv()`: the first data starts quick-ack mode; so does a gap longer than
+    /// the RTO-scale silence Linux treats as a sender restart.
+    fn event_data_recv(&mut self, now: Time) {
+        match self.last_data_at {
+            None => self.incr_quickack(),
+            Some(t) if now - t > TCP_DELACK_MAX => self.incr_quickack(),
+            _ => {}
+        }
+        self.last_data_at = Some(now);
+    }
+
+    /// `tcp_incr_quickack()`: up to rcv_wnd / (2·rcv_mss) ACKs, at least 2, at most 16.
+    fn incr_quickack(&mut self) {
+        let wnd = self.win.advertise(self.held_bytes(), self.rcv_nxt);
+        let q = ((wnd / (2 * self.rcv_mss as u64)) as u32).clamp(2, TCP_MAX_QUICKACKS);
+        self.quick = self.quick.max(q);
+    }
+
+    fn advance(&mut self, end: u64) {
+        self.rcv_nxt = self.rcv_nxt.max(end);
+        // Pull in out-of-order ranges that are now contiguous.
+        while let Some(r) = self.ofo.first().copied() {
+            if r.start > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(r.end);
+            self.ofo.remove(0);
+            self.recent.retain(|s| *s != r.start);
+        }
+        let now_delivered = self.rcv_nxt;
+        if now_delivered > self.stats.delivered {
+            self.stats.delivered = now_delivered;
+        }
+    }
+
+    /// Record the application's read and let the window grow (DRS).
+    pub fn app_read(&mut self, now: Time) {
+        self.win.on_app_read(now, self.stats.delivered, self.rcv_rtt);
+        if self.size.is_some_and(|s| self.stats.delivered >= s) {
+            self.stats.done_at.get_or_insert(now);
+        }
+    }
+
+    fn insert_ofo(&mut self, start: u64, end: u64) {
+        let i = self.ofo.partition_point(|r| r.end < start);
+        let mut new = SeqRange { start, end };
+        let mut j = i;
+        while j < self.ofo.len() && self.ofo[j].start <= end {
+            new.start = new.start.min(self.ofo[j].start);
+            new.end = new.end.max(self.ofo[j].end);
+            j += 1;
+        }
+        let merged: Vec<u64> = self.ofo[i..j].iter().map(|r| r.start).collect();
+        self.ofo.splice(i..j, std::iter::once(new));
+        self.recent.retain(|s| !merged.contains(s));
+        self.recent.insert(0, new.start);
+    }
+
+    /// Payload bytes held for the application but not readable yet (out of order).
+    fn held_bytes(&self) -> u64 {
+        self.ofo.iter().map(|r| r.end - r.start).sum()
+    }
+
+    fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let mut a = Packet::new(Kind::Ack, self.flow, self.node, self.peer, 0);
+        let mut n = 0;
+        for s in self.recent.iter().take(MAX_SACK_BLOCKS) {
+            if let Some(r) = self.ofo.iter().find(|r| r.start == *s) {
+                a.sack[n] = *r;
+                n += 1;
+            }
+        }
+        a.sack_len = n as u8;
+        a.ip_bytes = ack_bytes(n as u32);
+        a.ack = self.rcv_nxt;
+        a.rwnd = self.win.advertise(self.held_bytes(), self.rcv_nxt);
+        a.ts_val = now;
+        a.ts_ecr = self.ts_recent;
+        let acked_segs = ((self.rcv_nxt - self.rcv_wup) / self.rcv_mss.max(1) as u64).max(1) as u32;
+        // `tcp_dec_quickack_mode()`.
+        self.quick = self.quick.saturating_sub(acked_segs);
+        self.rcv_wup = self.rcv_nxt;
+        self.delack = None;
+        self.stats.acks_sent += 1;
+        out.push(a);
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        match self.delack {
+            Some(t) if t <= now => {
+                if self.rcv_nxt > self.rcv_wup {
+                    self.send_ack(now, out);
+                } else {
+                    self.delack = None;
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,445 @@
+//! The retransmission queue with its SACK scoreboard (Linux `tcp_rtx_queue` + `TCP_SKB_CB(skb)->sacked`
+//! bits, `net/ipv4/tcp_input.c` `tcp_sacktag_write_queue()`), and the list of segments in
+//! transmission order that RACK walks (`tsorted_sent_queue`).
+//!
+//! Segments are kept in sequence order from `snd_una`; a segment is found by binary search on
+//! its start. Counters follow Linux: `packets_out`, `sacked_out`, `lost_out`, `retrans_out`.
+
+use std::collections::VecDeque;
+
+use crate::packet::SeqRange;
+use crate::time::Time;
+
+/// `TCPCB_SACKED_ACKED`: the receiver holds this segment.
+pub const SACKED: u8 = 1 << 0;
+/// `TCPCB_LOST`: deemed lost. It stays set while a retransmission is in flight (`RETRANS`), so
+/// that such a segment counts once in `tcp_packets_in_flight()`.
+pub const LOST: u8 = 1 << 1;
+/// `TCPCB_SACKED_RETRANS`: a retransmission of it is in flight.
+pub const RETRANS: u8 = 1 << 2;
+/// `TCPCB_EVER_RETRANS`: it was retransmitted at least once (Karn's rule).
+pub const EVER_RETRANS: u8 = 1 << 3;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    pub start: u64,
+    pub len: u32,
+    /// Time of the latest (re)transmission.
+    pub sent_at: Time,
+    pub flags: u8,
+    /// `tp->delivered` when this segment was last sent (delivery-rate sampling, `tcp_rate.c`).
+    pub delivered_at_send: u64,
+    /// The time of the most recent delivery when this segment was last sent.
+    pub delivered_time_at_send: Time,
+    /// The sender was application-limited when this segment was sent.
+    pub app_limited: bool,
+}
+
+impl Segment {
+    #[inline]
+    pub fn end(&self) -> u64 {
+        self.start + self.len as u64
+    }
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// What one ACK changed in the scoreboard.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckDelta {
+    /// Segments newly removed by the cumulative ACK.
+    pub acked: u32,
+    /// Segments newly SACKed.
+    pub sacked: u32,
+    /// Payload bytes newly cumulatively acked.
+    pub acked_bytes: u64,
+    /// Send time of the first newly acked segment never retransmitted (`first_ackt`).
+    pub first_ackt: Option<Time>,
+    /// Send time of the last newly acked segment never retransmitted (`last_ackt`).
+    pub last_ackt: Option<Time>,
+    /// Send time of the first newly SACKed segment never retransmitted (`first_sackt`).
+    pub first_sackt: Option<Time>,
+    /// Newly acked or SACKed data included retransmitted segments.
+    pub retrans_data_acked: bool,
+    /// The most recently sent of the newly (S)ACKed segments, for RACK: (flags, end, sent_at).
+    pub rack_candidate: Option<(u8, u64, Time)>,
+    /// Rate-sampling info of the most recently sent newly delivered segment.
+    pub rate_from: Option<Segment>,
+}
+
+impl AckDelta {
+    fn delivered(&mut self, seg: &Segment) {
+        let newer = match self.rack_candidate {
+            None => true,
+            Some((_, end, t)) => seg.sent_at > t || (seg.sent_at == t && seg.end() > end),
+        };
+        if newer {
+            self.rack_candidate = Some((seg.flags, seg.end(), seg.sent_at));
+            self.rate_from = Some(*seg);
+        }
+        if seg.has(EVER_RETRANS) {
+            self.retrans_data_acked = true;
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Scoreboard {
+    segs: VecDeque<Segment>,
+    /// (start, sent_at) in transmission order; stale entries are skipped lazily.
+    tsorted: VecDeque<(u64, Time)>,
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    /// Previous ACK's SACK blocks: ranges already tagged, skipped next time (Linux
+    /// `recv_sack_cache`), so a long-lived block costs only its growth.
+    sack_cache: Vec<SeqRange>,
+    /// Index hint: no segment before it is LOST-and-not-retransmitted.
+    lost_hint: usize,
+}
+
+impl Scoreboard {
+    /// `packets_out`.
+    #[inline]
+    pub fn packets_out(&self) -> u32 {
+        self.segs.len() as u32
+    }
+
+    /// `tcp_packets_in_flight()`: packets_out − (sacked_out + lost_out) + retrans_out.
+    #[inline]
+    pub fn in_flight(&self) -> u32 {
+        self.packets_out() - (self.sacked_out + self.lost_out) + self.retrans_out
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    pub fn head(&self) -> Option<&Segment> {
+        self.segs.front()
+    }
+
+    pub fn tail(&self) -> Option<&Segment> {
+        self.segs.back()
+    }
+
+    /// A new segment was sent.
+    pub fn push(&mut self, seg: Segment) {
+        debug_assert!(self.segs.back().is_none_or(|b| b.end() == seg.start));
+        self.tsorted.push_back((seg.start, seg.sent_at));
+        self.segs.push_back(seg);
+    }
+
+    fn index_of(&self, start: u64) -> Option<usize> {
+        let i = self.segs.partition_point(|s| s.start < start);
+        (i < self.segs.len() && self.segs[i].start == start).then_some(i)
+    }
+
+    /// Remove every segment that ends at or below `ack`.
+    pub fn cumulative_ack(&mut self, ack: u64, d: &mut AckDelta) {
+        while let Some(seg) = self.segs.front() {
+            if seg.end() > ack {
+                break;
+            }
+            let seg = self.segs.pop_front().unwrap();
+            d.acked += 1;
+            d.acked_bytes += seg.len as u64;
+            if seg.has(SACKED) {
+                self.sacked_out -= 1;
+            } else {
+                if !seg.has(EVER_RETRANS) {
+                    d.first_ackt.get_or_insert(seg.sent_at);
+                    d.last_ackt = Some(seg.sent_at);
+                }
+                d.delivered(&seg);
+            }
+            if seg.has(LOST) {
+                self.lost_out -= 1;
+            }
+            if seg.has(RETRANS) {
+                self.retrans_out -= 1;
+            }
+            self.lost_hint = self.lost_hint.saturating_sub(1);
+        }
+    }
+
+    /// Tag the segments covered by the SACK blocks of one ACK.
+    pub fn sack(&mut self, blocks: &[SeqRange], snd_una: u64, d: &mut AckDelta) {
+        let cache = std::mem::take(&mut self.sack_cache);
+        for b in blocks {
+            if b.end <= snd_una || b.start >= b.end {
+                continue;
+            }
+            let mut todo = vec![SeqRange { start: b.start.max(snd_una), end: b.end }];
+            for c in &cache {
+                todo = todo.into_iter().flat_map(|r| subtract(r, *c)).collect();
+            }
+            for r in todo {
+                self.tag_range(r, d);
+            }
+        }
+        self.sack_cache = blocks.to_vec();
+        let _ = cache;
+    }
+
+    fn tag_range(&mut self, r: SeqRange, d: &mut AckDelta) {
+        let mut i = self.segs.partition_point(|s| s.end() <= r.start);
+        while i < self.segs.len() {
+            let seg = self.segs[i];
+            if seg.start >= r.end {
+                break;
+            }
+            // Only whole segments are tagged (Linux splits partially covered skbs; our segments
+            // are the receiver's units, so a block always covers whole segments).
+            if seg.start >= r.start && seg.end() <= r.end && !seg.has(SACKED) {
+                let s = &mut self.segs[i];
+                s.flags |= SACKED;
+                self.sacked_out += 1;
+                if s.has(LOST) {
+                    s.flags &= !LOST;
+                    self.lost_out -= 1;
+                }
+                if s.has(RETRANS) {
+                    s.flags &= !RETRANS;
+                    self.retrans_out -= 1;
+                }
+                d.sacked += 1;
+                if !seg.has(EVER_RETRANS) {
+                    d.first_sackt.get_or_insert(seg.sent_at);
+                }
+                d.delivered(&seg);
+            }
+            i += 1;
+        }
+    }
+
+    /// Mark a segment lost (`tcp_mark_skb_lost()`). A lost segment whose retransmission is in
+    /// flight has lost that retransmission too. Returns whether `lost_out` grew.
+    pub fn mark_lost(&mut self, i: usize) -> bool {
+        let s = &mut self.segs[i];
+        if s.has(SACKED) {
+            return false;
+        }
+        self.lost_hint = self.lost_hint.min(i);
+        if s.has(LOST) {
+            if s.has(RETRANS) {
+                s.flags &= !RETRANS;
+                self.retrans_out -= 1;
+            }
+            return false;
+        }
+        s.flags |= LOST;
+        self.lost_out += 1;
+        true
+    }
+
+    /// RTO (`tcp_enter_loss()`): every segment not SACKed is lost and no retransmission counts
+    /// as in flight any more. Returns the number newly marked.
+    pub fn mark_all_lost(&mut self) -> u32 {
+        let mut n = 0;
+        for i in 0..self.segs.len() {
+            n += self.mark_lost(i) as u32;
+        }
+        self.lost_hint = 0;
+        n
+    }
+
+    /// Next segment to retransmit (LOST and not being retransmitted), in sequence order.
+    pub fn next_lost(&mut self) -> Option<usize> {
+        while self.lost_hint < self.segs.len() {
+            let s = &self.segs[self.lost_hint];
+            if s.has(LOST) && !s.has(RETRANS) {
+                return Some(self.lost_hint);
+            }
+            self.lost_hint += 1;
+        }
+        None
+    }
+
+    /// Record a retransmission of segment `i` sent at `now`.
+    pub fn retransmitted(&mut self, i: usize, now: Time, delivered: u64, delivered_time: Time) -> Segment {
+        let s = &mut self.segs[i];
+        debug_assert!(!s.has(SACKED));
+        if !s.has(RETRANS) {
+            s.flags |= RETRANS;
+            self.retrans_out += 1;
+        }
+        s.flags |= EVER_RETRANS;
+        s.sent_at = now;
+        s.delivered_at_send = delivered;
+        s.delivered_time_at_send = delivered_time;
+        let seg = *s;
+        self.tsorted.push_back((seg.start, now));
+        seg
+    }
+
+    pub fn get(&self, i: usize) -> &Segment {
+        &self.segs[i]
+    }
+
+    pub fn len(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// RACK loss detection over segments in transmission order (`tcp_rack_detect_loss()`):
+    /// every segment sent before the most recently delivered one (`rack_xmit`, `rack_end`)
+    /// whose time `sent + rack_rtt + reo_wnd` has passed is lost. Returns (newly lost, the
+    /// longest remaining wait of the others, for the reorder timer).
+    pub fn rack_detect_loss(
+        &mut self,
+        now: Time,
+        rack_xmit: Time,
+        rack_end: u64,
+        rack_rtt: Time,
+        reo_wnd: Time,
+    ) -> (u32, Option<Time>) {
+        let mut newly_lost = 0;
+        let mut wait: Option<Time> = None;
+        let mut k = 0;
+        while k < self.tsorted.len() {
+            let (start, sent) = self.tsorted[k];
+            let Some(i) = self.index_of(start) else {
+                self.drop_tsorted(k);
+                continue;
+            };
+            let seg = self.segs[i];
+            if seg.sent_at != sent || seg.has(SACKED) || (seg.has(LOST) && !seg.has(RETRANS)) {
+                // Stale (resent later, delivered, or already lost): not in Linux's list.
+                self.drop_tsorted(k);
+                continue;
+            }
+            let sent_after = rack_xmit > seg.sent_at || (rack_xmit == seg.sent_at && rack_end > seg.end());
+            if !sent_after {
+                break;
+            }
+            let deadline = seg.sent_at + rack_rtt + reo_wnd;
+            if deadline <= now {
+                newly_lost += self.mark_lost(i) as u32;
+                self.drop_tsorted(k);
+            } else {
+                let left = deadline - now;
+                wait = Some(wait.map_or(left, |w| w.max(left)));
+                k += 1;
+            }
+        }
+        (newly_lost, wait)
+    }
+
+    fn drop_tsorted(&mut self, k: usize) {
+        if k == 0 {
+            self.tsorted.pop_front();
+        } else {
+            self.tsorted.remove(k);
+        }
+    }
+
+    /// Debug check of the counters against the segments (O(n); tests only).
+    pub fn check(&self) {
+        let sacked = self.segs.iter().filter(|s| s.has(SACKED)).count() as u32;
+        let lost = self.segs.iter().filter(|s| s.has(LOST)).count() as u32;
+        let retrans = self.segs.iter().filter(|s| s.has(RETRANS)).count() as u32;
+        assert_eq!((sacked, lost, retrans), (self.sacked_out, self.lost_out, self.retrans_out));
+    }
+}
+
+/// `r` minus `c`, as zero, one or two ranges.
+fn subtract(r: SeqRange, c: SeqRange) -> Vec<SeqRange> {
+    if c.end <= r.start || c.start >= r.end {
+        return vec![r];
+    }
+    let mut out = Vec::with_capacity(2);
+    if c.start > r.start {
+        out.push(SeqRange { start: r.start, end: c.start });
+    }
+    if c.end < r.end {
+        out.push(SeqRange { start: c.end, end: r.end });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(n: u64, mss: u32) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for k in 0..n {
+            b.push(Segment {
+                start: k * mss as u64,
+                len: mss,
+                sent_at: Time::from_us(k),
+                flags: 0,
+                delivered_at_send: 0,
+                delivered_time_at_send: Time::ZERO,
+                app_limited: false,
+            });
+        }
+        b
+    }
+
+    #[test]
+    fn established_cumulative_ack_removes_segments() {
+        let mut b = board(10, 100);
+        let mut d = AckDelta::default();
+        b.cumulative_ack(300, &mut d);
+        assert_eq!((d.acked, d.acked_bytes, b.packets_out()), (3, 300, 7));
+        assert_eq!(d.first_ackt, Some(Time::from_us(0)));
+        assert_eq!(d.last_ackt, Some(Time::from_us(2)));
+    }
+
+    #[test]
+    fn recovery_sack_then_rack_marks_the_hole_lost() {
+        let mut b = board(10, 100);
+        let mut d = AckDelta::default();
+        b.sack(&[SeqRange { start: 100, end: 500 }], 0, &mut d);
+        assert_eq!((d.sacked, b.sacked_out, b.in_flight()), (4, 4, 6));
+        let (xmit, end) = (d.rack_candidate.unwrap().2, d.rack_candidate.unwrap().1);
+        // Segment 0 was sent before the delivered segment 4: with reo_wnd 0 it is lost at once.
+        let (lost, wait) = b.rack_detect_loss(Time::from_ms(10), xmit, end, Time::from_ms(1), Time::ZERO);
+        assert_eq!((lost, wait), (1, None));
+        assert_eq!(b.next_lost(), Some(0));
+        b.check();
+    }
+
+    #[test]
+    fn recovery_repeated_sack_block_is_not_counted_twice() {
+        let mut b = board(10, 100);
+        let mut d = AckDelta::default();
+        b.sack(&[SeqRange { start: 100, end: 300 }], 0, &mut d);
+        let mut d2 = AckDelta::default();
+        b.sack(&[SeqRange { start: 100, end: 400 }], 0, &mut d2);
+        assert_eq!((d.sacked, d2.sacked, b.sacked_out), (2, 1, 3));
+        b.check();
+    }
+
+    #[test]
+    fn recovery_rack_waits_for_the_reordering_window() {
+        let mut b = board(4, 100);
+        let mut d = AckDelta::default();
+        b.sack(&[SeqRange { start: 300, end: 400 }], 0, &mut d);
+        let (_, end, xmit) = d.rack_candidate.unwrap();
+        let now = Time::from_us(3) + Time::from_ms(1);
+        let (lost, wait) = b.rack_detect_loss(now, xmit, end, Time::from_ms(1), Time::from_ms(1));
+        assert_eq!(lost, 0);
+        // Segments 0..2 (sent at 0, 1, 2 µs) are due 2 ms after their send; the timer waits for
+        // the last of them (Linux keeps the largest remaining time): 1 ms − 1 µs from now.
+        assert_eq!(wait, Some(Time::from_ms(1) - Time::from_us(1)));
+    }
+
+    #[test]
+    fn loss_rto_marks_all_unsacked_and_retransmission_clears_lost() {
+        let mut b = board(5, 100);
+        let mut d = AckDelta::default();
+        b.sack(&[SeqRange { start: 200, end: 300 }], 0, &mut d);
+        assert_eq!(b.mark_all_lost(), 4);
+        assert_eq!(b.in_flight(), 0);
+        let i = b.next_lost().unwrap();
+        b.retransmitted(i, Time::from_ms(5), 0, Time::ZERO);
+        // The retransmitted segment stays LOST with RETRANS set: it counts once in flight.
+        assert_eq!((b.lost_out, b.retrans_out, b.in_flight()), (4, 1, 1));
+        assert_eq!(b.next_lost(), Some(1));
+        b.check();
+    }
+}

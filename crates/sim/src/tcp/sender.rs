@@ -1,0 +1,648 @@
+//! The sending side of a TCP connection, as Linux decides (`net/ipv4/tcp_input.c` `tcp_ack()`,
+//! `tcp_fastretrans_alert()`; `tcp_output.c` `tcp_write_xmit()`; `tcp_recovery.c` RACK;
+//! `tcp_timer.c`). Read RFC 9293 (TCP), RFC 6675 (SACK recovery), RFC 8985 (RACK-TLP),
+//! RFC 6937 (PRR) and RFC 6298 (RTO) first; where Linux and the RFCs differ we follow Linux
+//! and say so.
+//!
+//! Sequence numbers are 64-bit byte offsets from 0 (the first payload byte); the SYN is not
+//! counted. cwnd is in packets (`Sock::snd_cwnd`), as in Linux.
+
+use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet};
+use crate::scenario::FlowSpec;
+use crate::tcp::cc::{self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock};
+use crate::tcp::rtt::RttEstimator;
+use crate::tcp::scoreboard::{AckDelta, EVER_RETRANS, Scoreboard, Segment};
+use crate::tcp::{SYN_BYTES, header_bytes, mss_from_mtu};
+use crate::time::Time;
+
+/// `TCP_TIMEOUT_MIN_US` (`include/net/tcp.h`): 2 ms added to TLP and RACK timers.
+pub const TCP_TIMEOUT_MIN: Time = Time::from_ms(2);
+/// Linux `tp->reordering` initial value, `sysctl_tcp_reordering` = `TCP_FASTRETRANS_THRESH` = 3
+/// (`include/net/tcp.h`): RFC 6675's DupThresh.
+pub const TCP_FASTRETRANS_THRESH: u32 = 3;
+/// `MAX_TCP_HEADER` (`include/net/tcp.h`, x86_64 with 64-byte L1 cache lines): 320 bytes of
+/// headroom counted per MSS when sizing the send buffer.
+pub const MAX_TCP_HEADER: u64 = 320;
+/// `SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` = 320 and `SKB_DATA_ALIGN(sizeof(struct
+/// sk_buff))` = 256 on x86_64 (`include/linux/skbuff.h`), used by `tcp_sndbuf_expand()`.
+pub const SKB_SHINFO_BYTES: u64 = 320;
+pub const SKB_STRUCT_BYTES: u64 = 256;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Closed,
+    SynSent,
+    Established,
+    /// Every byte acknowledged.
+    Done,
+}
+
+/// What the single retransmit timer slot is armed for (Linux `icsk_pending`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerKind {
+    Rto,
+    /// Tail loss probe (`ICSK_TIME_LOSS_PROBE`).
+    Tlp,
+    /// RACK reordering timeout (`ICSK_TIME_REO_TIMEOUT`).
+    Reo,
+}
+
+/// RACK state (`tp->rack`): the most recently sent segment known delivered.
+#[derive(Clone, Copy, Debug, Default)]
+struct Rack {
+    xmit: Time,
+    end: u64,
+    rtt: Time,
+    advanced: bool,
+}
+
+/// Counters a run reports per flow.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderStats {
+    /// Segments retransmitted (`tcpi_total_retrans`).
+    pub retransmits: u64,
+    /// RTO expirations.
+    pub timeouts: u64,
+    pub max_cwnd: u32,
+    pub syn_at: Option<Time>,
+    pub done_at: Option<Time>,
+}
+
+pub struct TcpSender {
+    pub flow: FlowId,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub state: State,
+    pub tp: Sock,
+    pub cc: AnyCc,
+    pub rtt: RttEstimator,
+    board: Scoreboard,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Peer's advertised window, bytes beyond `snd_una`.
+    snd_wnd: u64,
+    size: Option<u64>,
+    wmem: [u64; 3],
+    /// `sk_sndbuf`, bytes; grows with cwnd up to `tcp_wmem[2]`.
+    sndbuf: u64,
+    initcwnd: u32,
+    /// Recovery point (`high_seq`).
+    high_seq: u64,
+    prr_delivered: u32,
+    prr_out: u32,
+    tlp_high_seq: Option<u64>,
+    rack: Rack,
+    cwnd_usage_seq: u64,
+    timer: Option<(TimerKind, Time)>,
+    rto_min: Time,
+    ecn_ok: bool,
+    dscp: u8,
+    /// Latest peer TSval, echoed in TSecr.
+    ts_recent: Time,
+    /// `tp->delivered_mstamp`: time of the latest delivery (rate sampling).
+    delivered_time: Time,
+    pub stats: SenderStats,
+}
+
+impl TcpSender {
+    pub fn new(flow: FlowId, src: NodeId, dst: NodeId, spec: &FlowSpec, mtu: u32) -> TcpSender {
+        let mss = mss_from_mtu(mtu);
+        let cc = cc::by_name(&spec.cca).expect("scenario validation checks the CCA name");
+        let mut tp = Sock::new(mss, spec.initcwnd, spec.hz);
+        tp.snd_cwnd_clamp = u32::MAX;
+        TcpSender {
+            flow,
+            src,
+            dst,
+            state: State::Closed,
+            tp,
+            cc,
+            rtt: RttEstimator::new(spec.rto_min),
+            board: Scoreboard::default(),
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_wnd: 0,
+            size: spec.size_bytes,
+            wmem: spec.tcp_wmem,
+            sndbuf: spec.tcp_wmem[1],
+            initcwnd: spec.initcwnd,
+            high_seq: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            tlp_high_seq: None,
+            rack: Rack::default(),
+            cwnd_usage_seq: 0,
+            timer: None,
+            rto_min: spec.rto_min,
+            ecn_ok: spec.ecn,
+            dscp: spec.dscp,
+            ts_recent: Time::ZERO,
+            delivered_time: Time::ZERO,
+            stats: SenderStats::default(),
+        }
+    }
+
+    pub fn mss(&self) -> u32 {
+        self.tp.mss
+    }
+
+    /// When the retransmit timer slot is due, if armed.
+    pub fn timer_deadline(&self) -> Option<Time> {
+        self.timer.map(|(_, t)| t)
+    }
+
+    pub fn timer_kind(&self) -> Option<TimerKind> {
+        self.timer.map(|(k, _)| k)
+    }
+
+    pub fn cwnd_bytes(&self) -> u64 {
+        self.tp.snd_cwnd as u64 * self.tp.mss as u64
+    }
+
+    // ---- connection set-up ----
+
+    /// Active open: send the SYN (RFC 9293 §3.5), first RTO `TCP_TIMEOUT_INIT`.
+    pub fn open(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.state = State::SynSent;
+        self.stats.syn_at.get_or_insert(now);
+        self.send_syn(now, out);
+    }
+
+    fn send_syn(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let mut p = Packet::new(Kind::Syn, self.flow, self.src, self.dst, SYN_BYTES);
+        p.ts_val = now;
+        p.dscp = self.dscp;
+        out.push(p);
+        self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+    }
+
+    fn on_syn_ack(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        if self.state != State::SynSent {
+            return; // a duplicate SYN-ACK
+        }
+        // The SYN-ACK samples the RTT (`tcp_ack_update_rtt()` with `FLAG_SYN_ACKED`), unless
+        // the SYN was retransmitted and the echo is ambiguous — timestamps resolve it.
+        self.rtt.on_sample(now - p.ts_ecr, 0, 0);
+        self.rtt.reset_backoff();
+        self.tp.srtt_us = self.rtt.srtt_us();
+        self.note_min_rtt(now - p.ts_ecr);
+        self.ts_recent = p.ts_val;
+        // The window in a SYN-ACK is never scaled (RFC 7323 §2.2).
+        self.snd_wnd = p.rwnd.min(65_535);
+        self.state = State::Established;
+        self.tp.now = now;
+        self.cc.init(&mut self.tp);
+        self.sndbuf_expand();
+        self.timer = None;
+        self.xmit(now, out);
+        if self.board.is_empty() {
+            // Nothing to send (zero-length transfer): the handshake completes the flow.
+            self.finish(now);
+        }
+    }
+
+    // ---- ACK processing: `tcp_ack()` ----
+
+    pub fn on_packet(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        self.tp.now = now;
+        match p.kind {
+            Kind::SynAck => self.on_syn_ack(now, p, out),
+            Kind::Ack if matches!(self.state, State::Established) => self.on_ack(now, p, out),
+            _ => {}
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        if p.ack > self.snd_nxt || p.ack < self.snd_una {
+            return; // acks data never sent, or an old reordered ACK
+        }
+        self.ts_recent = p.ts_val;
+        let prior_snd_una = self.snd_una;
+        let prior_in_flight = self.board.in_flight();
+        let prior_lost = self.board.lost_out;
+
+        let mut d = AckDelta::default();
+        self.board.cumulative_ack(p.ack, &mut d);
+        self.board.sack(p.sack_blocks(), p.ack, &mut d);
+        self.snd_una = p.ack;
+        self.snd_wnd = p.rwnd;
+        let acked_sacked = d.acked + d.sacked;
+        self.tp.delivered += acked_sacked as u64;
+        if acked_sacked > 0 {
+            self.delivered_time = now;
+        }
+        let snd_una_advanced = self.snd_una > prior_snd_una;
+
+        // RTT: the first newly acked never-retransmitted segment, else a SACKed one, else the
+        // timestamp echo (`tcp_ack_update_rtt()`; timestamps make retransmitted data usable).
+        let seq_rtt = d.first_ackt.or(d.first_sackt).map(|t| now - t);
+        let rtt_sample = seq_rtt.or_else(|| (snd_una_advanced && p.ts_ecr > Time::ZERO).then(|| now - p.ts_ecr));
+        if let Some(r) = rtt_sample {
+            self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
+            self.tp.srtt_us = self.rtt.srtt_us();
+            self.note_min_rtt(r);
+        }
+        if snd_una_advanced && seq_rtt.is_some() {
+            // Karn: only a sample of new data ends the backoff (`tcp_ack_update_rtt()`).
+            self.rtt.reset_backoff();
+        }
+        if let Some((flags, end, xmit)) = d.rack_candidate {
+            self.rack_advance(now, flags, end, xmit);
+        }
+        if self.tlp_high_seq.is_some_and(|h| self.snd_una >= h) {
+            self.tlp_high_seq = None;
+        }
+
+        self.sync_sock();
+        if acked_sacked > 0 || rtt_sample.is_some() {
+            let ca_rtt = d.last_ackt.map(|t| now - t).or(seq_rtt);
+            let sample = AckSample {
+                pkts_acked: acked_sacked,
+                rtt_us: ca_rtt.map_or(-1, |t| t.as_us() as i64),
+                in_flight: prior_in_flight,
+            };
+            self.cc.pkts_acked(&mut self.tp, &sample);
+        }
+
+        // Loss detection and state (`tcp_fastretrans_alert()`).
+        if self.rack.advanced {
+            self.rack.advanced = false;
+            self.rack_mark_lost(now);
+        }
+        let newly_lost = self.board.lost_out.saturating_sub(prior_lost);
+        self.update_state(now);
+
+        // cwnd (`tcp_cong_control()`).
+        let rs = self.rate_sample(now, &d, acked_sacked, newly_lost, prior_in_flight);
+        self.sync_sock();
+        if !self.cc.cong_control(&mut self.tp, &rs) {
+            if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+                self.cwnd_reduction(acked_sacked, newly_lost, snd_una_advanced);
+            } else if d.acked > 0 || acked_sacked > 0 {
+                self.cc.cong_avoid(&mut self.tp, acked_sacked);
+            }
+        }
+        self.stats.max_cwnd = self.stats.max_cwnd.max(self.tp.snd_cwnd);
+        if snd_una_advanced {
+            self.sndbuf_expand();
+        }
+
+        if self.all_acked() {
+            self.finish(now);
+            return;
+        }
+        self.xmit(now, out);
+        self.arm_timer(now, snd_una_advanced);
+    }
+
+    fn all_acked(&self) -> bool {
+        self.size.is_some_and(|s| self.snd_una >= s)
+    }
+
+    fn finish(&mut self, now: Time) {
+        self.state = State::Done;
+        self.timer = None;
+        self.stats.done_at.get_or_insert(now);
+    }
+
+    fn note_min_rtt(&mut self, r: Time) {
+        let us = (r.as_us() as u32).max(1);
+        if self.tp.min_rtt_us == 0 || us < self.tp.min_rtt_us {
+            self.tp.min_rtt_us = us;
+        }
+    }
+
+    fn sync_sock(&mut self) {
+        self.tp.packets_out = self.board.packets_out();
+    }
+
+    /// `tcp_rate_gen()` (`net/ipv4/tcp_rate.c`), simplified to the fields our CCAs read.
+    fn rate_sample(&self, now: Time, d: &AckDelta, acked_sacked: u32, losses: u32, prior_in_flight: u32) -> RateSample {
+        match d.rate_from {
+            Some(seg) => {
+                let interval = now.saturating_sub(seg.delivered_time_at_send.max(seg.sent_at.min(now)));
+                RateSample {
+                    delivered: (self.tp.delivered - seg.delivered_at_send) as i64,
+                    interval_us: interval.as_us() as i64,
+                    rtt_us: (now - seg.sent_at).as_us() as i64,
+                    losses,
+                    acked_sacked,
+                    prior_in_flight,
+                    prior_delivered: seg.delivered_at_send,
+                    is_app_limited: seg.app_limited,
+                }
+            }
+            None => RateSample { delivered: 0, interval_us: -1, rtt_us: -1, losses, acked_sacked, prior_in_flight, ..Default::default() },
+        }
+    }
+
+    // ---- RACK (`net/ipv4/tcp_recovery.c`) ----
+
+    /// `tcp_rack_advance()`: remember the most recently sent delivered segment. A retransmitted
+    /// segment whose RTT is below min RTT was delivered by its original: ignore it.
+    fn rack_advance(&mut self, now: Time, flags: u8, end: u64, xmit: Time) {
+        let rtt = now - xmit;
+        if flags & EVER_RETRANS != 0 && (rtt.as_us() as u32) < self.tp.min_rtt_us {
+            return;
+        }
+        self.rack.advanced = true;
+        self.rack.rtt = rtt;
+        if xmit > self.rack.xmit || (xmit == self.rack.xmit && end > self.rack.end) {
+            self.rack.xmit = xmit;
+            self.rack.end = end;
+        }
+    }
+
+    /// `tcp_rack_reo_wnd()`: with no reordering seen, no wait once in recovery or once
+    /// DupThresh segments are SACKed; otherwise min RTT / 4, at most SRTT (RFC 8985 §6.2).
+    fn rack_reo_wnd(&self) -> Time {
+        if self.tp.ca_state >= CaState::Recovery || self.board.sacked_out >= TCP_FASTRETRANS_THRESH {
+            return Time::ZERO;
+        }
+        let quarter = Time::from_us(self.tp.min_rtt_us as u64 / 4);
+        quarter.min(Time::from_us(self.tp.srtt_us as u64))
+    }
+
+    /// `tcp_rack_mark_lost()`.
+    fn rack_mark_lost(&mut self, now: Time) {
+        let reo = self.rack_reo_wnd();
+        let (_, wait) = self.board.rack_detect_loss(now, self.rack.xmit, self.rack.end, self.rack.rtt, reo);
+        if let Some(w) = wait {
+            self.timer = Some((TimerKind::Reo, now + w + TCP_TIMEOUT_MIN));
+        }
+    }
+
+    // ---- congestion state machine ----
+
+    fn set_ca_state(&mut self, s: CaState) {
+        self.cc.set_state(&mut self.tp, s);
+        self.tp.ca_state = s;
+    }
+
+    fn update_state(&mut self, now: Time) {
+        match self.tp.ca_state {
+            CaState::Recovery | CaState::Cwr if self.snd_una >= self.high_seq => {
+                // `tcp_end_cwnd_reduction()`: leave with cwnd = ssthresh.
+                self.tp.snd_cwnd = self.tp.snd_ssthresh.max(1);
+                self.tp.snd_cwnd_cnt = 0;
+                self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+                self.set_ca_state(CaState::Open);
+            }
+            CaState::Loss if self.snd_una >= self.high_seq => self.set_ca_state(CaState::Open),
+            _ => {}
+        }
+        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) {
+            if self.board.lost_out > 0 {
+                self.enter_recovery();
+            } else {
+                let s = if self.board.sacked_out > 0 || self.board.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
+                if s != self.tp.ca_state {
+                    self.set_ca_state(s);
+                }
+            }
+        }
+        let _ = now;
+    }
+
+    /// `tcp_enter_recovery()` + `tcp_init_cwnd_reduction()`.
+    fn enter_recovery(&mut self) {
+        self.high_seq = self.snd_nxt;
+        self.tp.prior_ssthresh = self.tp.snd_ssthresh;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.sync_sock();
+        self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+        self.set_ca_state(CaState::Recovery);
+    }
+
+    /// PRR, `tcp_cwnd_reduction()` (RFC 6937 as Linux implements it; RecoverFS = prior_cwnd).
+    fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+        if newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
+            return;
+        }
+        let in_flight = self.board.in_flight() as i64;
+        let ssthresh = self.tp.snd_ssthresh as i64;
+        let delta = ssthresh - in_flight;
+        self.prr_delivered += newly_acked_sacked;
+        let mut sndcnt: i64 = if delta < 0 {
+            // Proportional rate reduction.
+            let dividend = ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
+            (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64
+        } else {
+            // Slow-start reduction bound.
+            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            if una_advanced && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        // Force a fast retransmit upon entering fast recovery.
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.tp.snd_cwnd = (in_flight + sndcnt).max(1) as u32;
+    }
+
+    // ---- timers (`net/ipv4/tcp_timer.c`) ----
+
+    /// Re-arm after an ACK: TLP while in Open state, else the RTO (`tcp_rearm_rto()`,
+    /// `tcp_schedule_loss_probe()`). A pending RACK reorder timer is kept.
+    fn arm_timer(&mut self, now: Time, una_advanced: bool) {
+        if self.board.is_empty() {
+            self.timer = None;
+            return;
+        }
+        if matches!(self.timer, Some((TimerKind::Reo, _))) {
+            return;
+        }
+        if self.tp.ca_state == CaState::Open && self.tlp_high_seq.is_none() && self.board.sacked_out == 0 {
+            self.schedule_tlp(now);
+        } else if una_advanced || !matches!(self.timer, Some((TimerKind::Rto, _))) {
+            self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+        }
+    }
+
+    /// `tcp_schedule_loss_probe()`: PTO = 2·SRTT, + `tcp_rto_min` if one packet is out (room for
+    /// a delayed ACK) else + 2 ms, capped by the RTO (RFC 8985 §7.2).
+    fn schedule_tlp(&mut self, now: Time) {
+        let srtt = self.rtt.srtt();
+        let mut pto = match srtt {
+            Some(s) => s.mul(2) + if self.board.packets_out() == 1 { self.rto_min } else { TCP_TIMEOUT_MIN },
+            None => self.rtt.rto(),
+        };
+        pto = pto.min(self.rtt.rto());
+        self.timer = Some((TimerKind::Tlp, now + pto));
+    }
+
+    /// The timer slot fired at `now` (the world calls this only at or after the deadline).
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let Some((kind, deadline)) = self.timer else { return };
+        if now < deadline {
+            return;
+        }
+        self.tp.now = now;
+        self.timer = None;
+        match (self.state, kind) {
+            (State::SynSent, _) => {
+                // SYN retransmission with exponential backoff (`tcp_retransmit_timer()`).
+                self.rtt.backoff();
+                self.stats.retransmits += 1;
+                self.send_syn(now, out);
+            }
+            (State::Established, TimerKind::Reo) => {
+                self.rack_mark_lost(now);
+                self.update_state(now);
+                self.xmit(now, out);
+                self.arm_timer(now, false);
+            }
+            (State::Established, TimerKind::Tlp) => self.send_loss_probe(now, out),
+            (State::Established, TimerKind::Rto) => self.retransmit_timeout(now, out),
+            _ => {}
+        }
+    }
+
+    /// `tcp_send_loss_probe()`: new data if the windows allow, else the last segment again.
+    fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let before = self.snd_nxt;
+        if self.can_send_new() {
+            self.send_new_segment(now, out);
+        }
+        if self.snd_nxt == before {
+            if let Some(i) = self.board.len().checked_sub(1) {
+                self.retransmit(i, now, out);
+            }
+        }
+        self.tlp_high_seq = Some(self.snd_nxt);
+        self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+    }
+
+    /// `tcp_retransmit_timer()` → `tcp_enter_loss()`.
+    fn retransmit_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.stats.timeouts += 1;
+        let fresh = self.tp.ca_state <= CaState::Disorder || self.snd_una >= self.high_seq;
+        if fresh {
+            self.tp.prior_ssthresh = self.tp.snd_ssthresh;
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.sync_sock();
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        }
+        self.board.mark_all_lost();
+        self.tp.snd_cwnd = self.board.in_flight() + 1;
+        self.tp.snd_cwnd_cnt = 0;
+        self.set_ca_state(CaState::Loss);
+        self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
+        self.rtt.backoff();
+        self.xmit(now, out);
+        self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+    }
+
+    // ---- transmission (`tcp_write_xmit()`, `tcp_xmit_retransmit_queue()`) ----
+
+    /// `tcp_sndbuf_expand()`: room for twice the window of full-size skbs, within `tcp_wmem`.
+    fn sndbuf_expand(&mut self) {
+        let per_mss = (self.tp.mss as u64 + MAX_TCP_HEADER + SKB_SHINFO_BYTES).next_power_of_two() + SKB_STRUCT_BYTES;
+        let segs = (self.tp.snd_cwnd.max(self.initcwnd).max(10)).max(TCP_FASTRETRANS_THRESH + 1) as u64;
+        let want = (2 * segs * per_mss).min(self.wmem[2]);
+        self.sndbuf = self.sndbuf.max(want);
+    }
+
+    /// Bytes the application has written into the socket so far: it writes whenever the send
+    /// buffer has room (iperf3 memory-to-memory). We count payload bytes against `sk_sndbuf`;
+    /// see docs/fidelity.md (TSO skbs make truesize overhead small).
+    fn written(&self) -> u64 {
+        let limit = self.snd_una + self.sndbuf;
+        self.size.map_or(limit, |s| s.min(limit))
+    }
+
+    fn can_send_new(&self) -> bool {
+        let len = (self.written() - self.snd_nxt.min(self.written())).min(self.tp.mss as u64);
+        len > 0 && self.snd_nxt + len <= self.snd_una + self.snd_wnd
+    }
+
+    fn xmit(&mut self, now: Time, out: &mut Vec<Packet>) {
+        // Lost segments first.
+        while self.board.in_flight() < self.tp.snd_cwnd {
+            let Some(i) = self.board.next_lost() else { break };
+            self.retransmit(i, now, out);
+        }
+        let mut sent = 0;
+        while self.board.in_flight() < self.tp.snd_cwnd && self.can_send_new() {
+            self.send_new_segment(now, out);
+            sent += 1;
+        }
+        let cwnd_limited = self.board.in_flight() >= self.tp.snd_cwnd;
+        if sent > 0 || cwnd_limited {
+            self.cwnd_validate(cwnd_limited);
+        }
+        if sent > 0 && self.timer.is_none() {
+            self.arm_timer(now, false);
+        }
+    }
+
+    /// `tcp_cwnd_validate()`: track whether the last window was cwnd-limited.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        let packets_out = self.board.packets_out();
+        if self.snd_una >= self.cwnd_usage_seq || is_cwnd_limited || (!self.tp.is_cwnd_limited && packets_out > self.tp.max_packets_out) {
+            self.tp.is_cwnd_limited = is_cwnd_limited;
+            self.tp.max_packets_out = packets_out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    fn data_packet(&self, now: Time, seq: u64, len: u32, retrans: bool) -> Packet {
+        let mut p = Packet::new(Kind::Data, self.flow, self.src, self.dst, len + header_bytes());
+        p.payload = len;
+        p.seq = seq;
+        p.ts_val = now;
+        p.ts_ecr = self.ts_recent;
+        p.retrans = retrans;
+        p.dscp = self.dscp;
+        // ECT only on new data, never on retransmissions (RFC 3168 §6.1.5).
+        if self.ecn_ok && !retrans {
+            p.ecn = Ecn::Ect0;
+        }
+        p
+    }
+
+    fn send_new_segment(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let len = (self.written() - self.snd_nxt).min(self.tp.mss as u64) as u32;
+        let seq = self.snd_nxt;
+        if self.board.is_empty() {
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        }
+        self.board.push(Segment {
+            start: seq,
+            len,
+            sent_at: now,
+            flags: 0,
+            delivered_at_send: self.tp.delivered,
+            delivered_time_at_send: self.delivered_time,
+            app_limited: false,
+        });
+        self.snd_nxt += len as u64;
+        if self.tp.ca_state == CaState::Recovery {
+            self.prr_out += 1;
+        }
+        out.push(self.data_packet(now, seq, len, false));
+    }
+
+    fn retransmit(&mut self, i: usize, now: Time, out: &mut Vec<Packet>) {
+        let seg = self.board.retransmitted(i, now, self.tp.delivered, self.delivered_time);
+        self.stats.retransmits += 1;
+        if self.tp.ca_state == CaState::Recovery {
+            self.prr_out += 1;
+        }
+        out.push(self.data_packet(now, seg.start, seg.len, true));
+    }
+
+    /// Bytes in flight as the sender sees them (for records).
+    pub fn in_flight_packets(&self) -> u32 {
+        self.board.in_flight()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn board(&self) -> &Scoreboard {
+        &self.board
+    }
+}
