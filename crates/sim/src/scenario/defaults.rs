@@ -1,0 +1,117 @@
+//! Defaults and bounds of scenario fields: Linux's where the field is a Linux setting, with the
+//! source of each; burstlab's own choices say so.
+
+use crate::time::Time;
+
+/// `net.ipv4.tcp_rmem` on a host with ≥ 4 GiB of RAM: `tcp_init()` (`net/ipv4/tcp.c`) sets
+/// min = `PAGE_SIZE`, default = 131072, max = max(131072, min(6 MiB, memory share));
+/// documented in `Documentation/networking/ip-sysctl.rst`.
+pub const DEFAULT_TCP_RMEM: [u64; 3] = [4096, 131_072, 6_291_456];
+
+/// `net.ipv4.tcp_wmem`: `tcp_init()` sets min = `PAGE_SIZE`, default = 16 KiB,
+/// max = max(64 KiB, min(4 MiB, memory share)).
+pub const DEFAULT_TCP_WMEM: [u64; 3] = [4096, 16_384, 4_194_304];
+
+/// `net.core.rmem_max` = `SK_RMEM_MAX` (`include/net/sock.h`): 256 packets of
+/// `SKB_TRUESIZE(256)` = 832 bytes on x86-64.
+pub const DEFAULT_RMEM_MAX: u64 = 212_992;
+
+/// Largest value of an `int` sysctl (`proc_dointvec*` stores a C `int`): `INT_MAX`.
+pub const SYSCTL_INT_MAX: u64 = 2_147_483_647;
+
+/// Smallest element of `tcp_rmem`/`tcp_wmem`: the sysctl table (`net/ipv4/sysctl_net_ipv4.c`)
+/// has `.extra1 = SYSCTL_ONE` for both.
+pub const TCP_MEM_MIN: u64 = 1;
+
+/// Bounds of `net.ipv4.tcp_adv_win_scale`: `tcp_adv_win_scale_min`/`_max`
+/// (`net/ipv4/sysctl_net_ipv4.c`); 0 is allowed and means window = space.
+pub const TCP_ADV_WIN_SCALE_RANGE: std::ops::RangeInclusive<i64> = -31..=31;
+
+/// `tp->scaling_ratio` is a `u8` (`include/linux/tcp.h`); 0 would advertise no window.
+pub const SCALING_RATIO_RANGE: std::ops::RangeInclusive<i64> = 1..=255;
+
+/// `net.ipv4.tcp_congestion_control`: `CONFIG_DEFAULT_TCP_CONG` defaults to `"cubic"`
+/// (`net/ipv4/Kconfig`, since 2.6.19).
+pub const DEFAULT_CCA: &str = "cubic";
+
+/// `TCP_INIT_CWND` (`include/net/tcp.h`), RFC 6928 §2: 10 segments.
+pub const TCP_INIT_CWND: u32 = 10;
+
+/// `TCP_RTO_MIN` (`include/net/tcp.h`) = `HZ / 5` jiffies = 200 ms.
+pub const TCP_RTO_MIN: Time = Time::from_ms(200);
+
+/// The `CONFIG_HZ` choices of `kernel/Kconfig.hz`.
+pub const HZ_CHOICES: &[i64] = &[100, 250, 300, 1000];
+
+/// `CONFIG_HZ=250` in Debian's and Ubuntu's generic kernel configs.
+pub const DEFAULT_HZ: u32 = 250;
+
+/// RFC 791 §3.1: every destination must accept a 576-octet datagram; burstlab refuses smaller
+/// MTUs (Linux accepts down to `IPV4_MIN_MTU` = 68).
+pub const MIN_MTU: u32 = 576;
+
+/// RFC 791 §3.1: Total Length is 16 bits.
+pub const MAX_MTU: u32 = 65_535;
+
+/// Default IP MTU of Ethernet, RFC 894.
+pub const DEFAULT_MTU: u32 = 1500;
+
+/// Smallest burst datagram: IPv4 header (20, RFC 791 §3.1) + UDP header (8, RFC 768).
+pub const MIN_BURST_PACKET: u32 = 28;
+
+/// DSCP is 6 bits (RFC 2474 §3).
+pub const DSCP_RANGE: std::ops::RangeInclusive<i64> = 0..=63;
+
+/// burstlab's choice: a deep-buffer switch port (16 MiB), so defaults do not drop by accident.
+pub const DEFAULT_BUFFER: u64 = 16 << 20;
+
+/// burstlab's choice: one simulated minute.
+pub const DEFAULT_STOP: Time = Time::from_secs(60);
+
+/// iperf3's default report interval (`-i 1`).
+pub const DEFAULT_INTERVAL: Time = Time::from_secs(1);
+
+/// Shortest interval: below 1 ms the intervals table outgrows the run it describes.
+pub const MIN_INTERVAL: Time = Time::from_ms(1);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linux_sysctl_defaults() {
+        assert_eq!(DEFAULT_TCP_RMEM, [4096, 131_072, 6 << 20]);
+        assert_eq!(DEFAULT_TCP_WMEM, [4096, 16 << 10, 4 << 20]);
+        assert_eq!(DEFAULT_RMEM_MAX, 256 * 832);
+        assert_eq!(SYSCTL_INT_MAX, i32::MAX as u64);
+        assert_eq!(TCP_MEM_MIN, 1);
+    }
+
+    #[test]
+    fn linux_tcp_constants() {
+        assert_eq!(TCP_INIT_CWND, 10);
+        assert_eq!(DEFAULT_CCA, "cubic");
+        assert!(crate::tcp::cc::names().any(|n| n == DEFAULT_CCA));
+        assert_eq!(TCP_RTO_MIN, Time::from_secs(1).div(5));
+        assert_eq!(TCP_ADV_WIN_SCALE_RANGE, -31..=31);
+        assert_eq!(SCALING_RATIO_RANGE, 1..=i64::from(u8::MAX));
+        assert!(HZ_CHOICES.contains(&i64::from(DEFAULT_HZ)));
+        assert_eq!(HZ_CHOICES, &[100, 250, 300, 1000]);
+    }
+
+    #[test]
+    fn ip_limits() {
+        assert_eq!(MIN_MTU, 576);
+        assert_eq!(MAX_MTU, u32::from(u16::MAX));
+        assert_eq!(DEFAULT_MTU, 1500);
+        assert_eq!(MIN_BURST_PACKET, 20 + 8);
+        assert_eq!(DSCP_RANGE, 0..=63);
+    }
+
+    #[test]
+    fn burstlab_defaults_hold_one_max_packet() {
+        assert!(DEFAULT_BUFFER >= u64::from(MAX_MTU));
+        assert_eq!(DEFAULT_INTERVAL, Time::from_ms(1000));
+        assert!(MIN_INTERVAL <= DEFAULT_INTERVAL && DEFAULT_INTERVAL <= DEFAULT_STOP);
+    }
+}

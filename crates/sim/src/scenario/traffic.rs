@@ -1,0 +1,151 @@
+//! `[[flow]]` (TCP transfers with Linux host settings) and `[[burst]]` (constant-rate UDP
+//! sources) entries.
+
+use toml::Value;
+
+use super::defaults::*;
+use super::error::ScenarioError;
+use super::fields::{Fields, RATE_EXPECTED, TIME_EXPECTED};
+use super::model::*;
+use super::units::{self, format_rate, format_time};
+use crate::tcp::{cc, rwnd::TCP_DEFAULT_SCALING_RATIO};
+use crate::time::Time;
+
+type Result<T> = std::result::Result<T, ScenarioError>;
+
+const U32_MAX: i64 = u32::MAX as i64;
+
+pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
+    let names: Vec<(&str, &str)> = cc::names().map(|n| (n, n)).collect();
+    let cca = q.choice("cca", &names)?.unwrap_or(DEFAULT_CCA).to_owned();
+    let size_bytes = q.size("size")?;
+    q.ensure("size", size_bytes != Some(0), || {
+        "a size above 0 such as \"2GiB\", or no size to send until stop".into()
+    })?;
+    let start = q.time("start")?.unwrap_or(Time::ZERO);
+    check_start(q, start, stop)?;
+    let tcp_rmem = mem_triple(q, "tcp_rmem", "4096 131072 6291456")?.unwrap_or(DEFAULT_TCP_RMEM);
+    let tcp_wmem = mem_triple(q, "tcp_wmem", "4096 16384 4194304")?.unwrap_or(DEFAULT_TCP_WMEM);
+    let rmem_max = q.size("rmem_max")?.unwrap_or(DEFAULT_RMEM_MAX);
+    q.ensure("rmem_max", (1..=SYSCTL_INT_MAX).contains(&rmem_max), || {
+        format!("net.core.rmem_max from 1 to {SYSCTL_INT_MAX} bytes")
+    })?;
+    let window_model = window_model(q)?;
+    let initcwnd = q
+        .integer("initcwnd", 1..=U32_MAX)?
+        .map_or(TCP_INIT_CWND, |v| v as u32);
+    let initrwnd = q.integer("initrwnd", 0..=U32_MAX)?.map_or(0, |v| v as u32);
+    let rto_min = q.time("rto_min")?.unwrap_or(TCP_RTO_MIN);
+    q.ensure("rto_min", rto_min > Time::ZERO, || {
+        "a time above 0, such as \"200ms\"".into()
+    })?;
+    Ok(FlowSpec {
+        cca,
+        size_bytes,
+        start,
+        tcp_rmem,
+        tcp_wmem,
+        rmem_max,
+        window_model,
+        initcwnd,
+        initrwnd,
+        rto_min,
+        quickack: q.boolean("quickack")?.unwrap_or(false),
+        ecn: q.boolean("ecn")?.unwrap_or(false),
+        hz: q
+            .integer_of("hz", HZ_CHOICES)?
+            .map_or(DEFAULT_HZ, |v| v as u32),
+        dscp: q.integer("dscp", DSCP_RANGE)?.map_or(0, |v| v as u8),
+    })
+}
+
+/// `tcp_adv_win_scale` selects the ≤ 6.5 kernel model; without it, the ≥ 6.6 `scaling_ratio`.
+fn window_model(q: &Fields) -> Result<WindowModel> {
+    let ratio = q.integer("scaling_ratio", SCALING_RATIO_RANGE)?;
+    match q.integer("tcp_adv_win_scale", TCP_ADV_WIN_SCALE_RANGE)? {
+        Some(_) if ratio.is_some() => Err(q.error(
+            "scaling_ratio",
+            "no scaling_ratio with tcp_adv_win_scale (the first is kernels >= 6.6, the second <= 6.5)",
+        )),
+        Some(scale) => Ok(WindowModel::AdvWinScale(scale as i32)),
+        None => Ok(WindowModel::ScalingRatio(ratio.map_or(TCP_DEFAULT_SCALING_RATIO, |r| r as u8))),
+    }
+}
+
+/// `net.ipv4.tcp_rmem`/`tcp_wmem`: the sysctl's own form `"min default max"` (integers of
+/// bytes, as `sysctl -w` takes them) or an array of three sizes.
+fn mem_triple(q: &Fields, key: &str, example: &str) -> Result<Option<[u64; 3]>> {
+    let form = format!(
+        "three byte counts \"min default max\" such as \"{example}\", or an array of three sizes"
+    );
+    let Some(parsed) = q.read(key, &form, |v| match v {
+        Value::String(s) => {
+            let parts: Vec<u64> = s
+                .split_whitespace()
+                .map(str::parse)
+                .collect::<std::result::Result<_, _>>()
+                .ok()?;
+            parts.try_into().ok()
+        }
+        Value::Array(items) => {
+            let parts: Vec<u64> = items.iter().map(size_value).collect::<Option<_>>()?;
+            parts.try_into().ok()
+        }
+        _ => None,
+    })?
+    else {
+        return Ok(None);
+    };
+    let [min, default, max] = parsed;
+    q.ensure(
+        key,
+        TCP_MEM_MIN <= min && min <= default && default <= max && max <= SYSCTL_INT_MAX,
+        || format!("min <= default <= max, each from {TCP_MEM_MIN} to {SYSCTL_INT_MAX} bytes"),
+    )?;
+    Ok(Some(parsed))
+}
+
+/// One element of an array of sizes: bytes as an integer or a size string.
+fn size_value(v: &Value) -> Option<u64> {
+    match v {
+        Value::Integer(i) => u64::try_from(*i).ok(),
+        Value::String(s) => units::parse_size(s).ok(),
+        _ => None,
+    }
+}
+
+fn check_start(q: &Fields, start: Time, stop: Time) -> Result<()> {
+    q.ensure("start", start < stop, || {
+        format!("a start before scenario.stop ({})", format_time(stop))
+    })
+}
+
+pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<BurstSpec> {
+    let sources = b.integer("sources", 1..=U32_MAX)?.map_or(1, |v| v as u32);
+    let rate = b.required("rate", b.rate("rate")?, RATE_EXPECTED)?;
+    b.ensure("rate", rate <= topology.burst_link_rate, || {
+        format!(
+            "a rate no faster than topology.burst_link_rate ({})",
+            format_rate(topology.burst_link_rate)
+        )
+    })?;
+    let start = b.required("start", b.time("start")?, TIME_EXPECTED)?;
+    check_start(b, start, stop)?;
+    let duration = b.required("duration", b.time("duration")?, TIME_EXPECTED)?;
+    b.ensure("duration", duration > Time::ZERO, || {
+        "a time above 0, such as \"100ms\"".into()
+    })?;
+    let mtu = topology.mtu;
+    let packet_size = b.size("packet_size")?.unwrap_or(u64::from(mtu));
+    b.ensure("packet_size", (u64::from(MIN_BURST_PACKET)..=u64::from(mtu)).contains(&packet_size), || {
+        format!("an IP packet size from {MIN_BURST_PACKET} (IPv4 + UDP headers) to the MTU ({mtu}) bytes")
+    })?;
+    Ok(BurstSpec {
+        sources,
+        rate,
+        start,
+        duration,
+        packet_size: packet_size as u32,
+        dscp: b.integer("dscp", DSCP_RANGE)?.map_or(0, |v| v as u8),
+    })
+}
