@@ -1,1 +1,76 @@
-fn main() {}
+//! `burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N]`: run a scenario in the
+//! release engine and print wall time, events/s and peak memory — the figures of
+//! docs/performance.md. Compare runs of one invocation as ratios; the machine is shared.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use burstlab_sim::scenario;
+
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut path = None;
+    let mut sets = Vec::new();
+    let mut repeat = 1;
+    let mut json = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--set" => sets.push(it.next().cloned().unwrap_or_default()),
+            "--json" => json = true,
+            "--repeat" => repeat = it.next().and_then(|v| v.parse().ok()).unwrap_or(1),
+            "-h" | "--help" => {
+                println!("usage: burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N] [--json]");
+                return ExitCode::SUCCESS;
+            }
+            _ => path = Some(a.clone()),
+        }
+    }
+    let Some(path) = path else {
+        eprintln!("usage: burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N] [--json]");
+        return ExitCode::from(2);
+    };
+    let scn = match scenario::load_file(std::path::Path::new(&path), &sets) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("scenario\trun\twall_s\tevents\tevents_per_s\tsim_time_s\tpeak_rss_mib\tfct_s");
+    for r in 0..repeat {
+        let t = Instant::now();
+        let out = burstlab_sim::run(&scn);
+        let wall = t.elapsed().as_secs_f64();
+        if json {
+            eprintln!("{}", serde_json::to_string_pretty(&out.summary).expect("summary serializes"));
+        }
+        let e = &out.summary.engine;
+        let fct: Vec<String> = out
+            .summary
+            .flows
+            .iter()
+            .filter(|f| f.kind == "tcp")
+            .map(|f| f.fct_s.map_or("unfinished".into(), |x| format!("{x:.3}")))
+            .collect();
+        println!(
+            "{}\t{}\t{:.3}\t{}\t{:.0}\t{:.3}\t{:.0}\t{}",
+            scn.name,
+            r,
+            wall,
+            e.events,
+            e.events as f64 / wall,
+            e.sim_time_s,
+            peak_rss_mib().unwrap_or(f64::NAN),
+            fct.join(",")
+        );
+    }
+    ExitCode::SUCCESS
+}
