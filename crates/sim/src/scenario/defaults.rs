@@ -16,8 +16,6 @@ pub const DEFAULT_TCP_WMEM: [u64; 3] = [4096, 16_384, 4_194_304];
 /// `SKB_TRUESIZE(256)` = 832 bytes on x86-64.
 pub const DEFAULT_RMEM_MAX: u64 = 212_992;
 
-/// Largest value of an `int` sysctl (`proc_dointvec*` stores a C `int`): `INT_MAX`.
-pub const SYSCTL_INT_MAX: u64 = 2_147_483_647;
 
 /// Smallest element of `tcp_rmem`/`tcp_wmem`: the sysctl table (`net/ipv4/sysctl_net_ipv4.c`)
 /// has `.extra1 = SYSCTL_ONE` for both.
@@ -34,11 +32,10 @@ pub const SCALING_RATIO_RANGE: std::ops::RangeInclusive<i64> = 1..=255;
 /// (`net/ipv4/Kconfig`, since 2.6.19).
 pub const DEFAULT_CCA: &str = "cubic";
 
-/// `TCP_INIT_CWND` (`include/net/tcp.h`), RFC 6928 §2: 10 segments.
-pub const TCP_INIT_CWND: u32 = 10;
-
-/// `TCP_RTO_MIN` (`include/net/tcp.h`) = `HZ / 5` jiffies = 200 ms.
-pub const TCP_RTO_MIN: Time = Time::from_ms(200);
+// Linux constants that are also defaults here live with the code that implements them.
+pub use crate::tcp::TCP_INIT_CWND;
+pub use crate::tcp::rtt::TCP_RTO_MIN;
+pub use crate::tcp::rwnd::SYSCTL_INT_MAX;
 
 /// The `CONFIG_HZ` choices of `kernel/Kconfig.hz`.
 pub const HZ_CHOICES: &[i64] = &[100, 250, 300, 1000];

@@ -11,6 +11,10 @@ pub mod sender;
 
 use crate::packet::{IPV4_HEADER_BYTES, TCP_HEADER_BYTES, TCP_TIMESTAMP_OPTION_BYTES};
 
+/// `TCP_INIT_CWND` (`include/net/tcp.h`), RFC 6928 §2: 10 segments, the initial congestion
+/// window without a route `initcwnd`; `tcp_init_buffer_space()` also starts DRS from it.
+pub const TCP_INIT_CWND: u32 = 10;
+
 /// IP + TCP header bytes on every segment with the timestamps option: 52.
 #[inline]
 pub const fn header_bytes() -> u32 {
@@ -37,6 +41,11 @@ pub const fn ack_bytes(sack_blocks: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn init_cwnd_is_ten() {
+        assert_eq!(TCP_INIT_CWND, 10);
+    }
 
     #[test]
     fn mss_is_mtu_minus_52_with_timestamps() {

@@ -51,9 +51,7 @@ pub const TCP_MAX_WINDOW_BYTES: u64 = (u16::MAX as u64) << TCP_MAX_WSCALE;
 /// (`net/ipv4/sysctl_net_ipv4.c`, `proc_dointvec_minmax`).
 pub const SYSCTL_INT_MAX: u64 = i32::MAX as u64;
 
-/// `TCP_INIT_CWND` = 10 (`include/net/tcp.h`); `tcp_init_buffer_space` starts DRS from at most
-/// this many segments.
-pub const TCP_INIT_CWND: u32 = 10;
+pub use super::TCP_INIT_CWND;
 
 /// `TCP_MSS_DEFAULT` = 536 (`include/net/tcp.h`): the first `rcv_mss` guess is at most this
 /// (`tcp_initialize_rcv_mss`).
