@@ -268,3 +268,163 @@ impl TcpReceiver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::WindowModel;
+
+    fn spec() -> FlowSpec {
+        FlowSpec {
+            cca: "reno".into(),
+            size_bytes: Some(1_000_000),
+            start: Time::ZERO,
+            tcp_rmem: [4096, 131072, 6291456],
+            tcp_wmem: [4096, 16384, 4194304],
+            rmem_max: 212992,
+            window_model: WindowModel::AdvWinScale(1),
+            initcwnd: 10,
+            initrwnd: 0,
+            rto_min: Time::from_ms(200),
+            quickack: false,
+            ecn: false,
+            hz: 250,
+            dscp: 0,
+        }
+    }
+
+    const MSS: u32 = 1448;
+
+    fn established() -> TcpReceiver {
+        let mut r = TcpReceiver::new(0, 1, 0, &spec(), 1500);
+        let mut out = Vec::new();
+        let mut syn = Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES);
+        syn.ts_val = Time::from_us(1);
+        r.on_packet(Time::from_us(10), &syn, &mut out);
+        assert_eq!(out[0].kind, Kind::SynAck);
+        r
+    }
+
+    fn data(seq: u64, len: u32) -> Packet {
+        let mut p = Packet::new(Kind::Data, 0, 0, 1, len + 52);
+        p.seq = seq;
+        p.payload = len;
+        p
+    }
+
+    /// Feed segments [k·MSS, (k+1)·MSS) for k in `ks`; returns the ACKs sent.
+    fn feed(r: &mut TcpReceiver, ks: impl IntoIterator<Item = u64>, now: Time) -> Vec<Packet> {
+        let mut out = Vec::new();
+        for k in ks {
+            r.on_packet(now, &data(k * MSS as u64, MSS), &mut out);
+            r.app_read(now);
+        }
+        out
+    }
+
+    #[test]
+    fn constants_match_linux() {
+        assert_eq!(TCP_DELACK_MIN, Time::from_ms(40));
+        assert_eq!(TCP_DELACK_MAX, Time::from_ms(200));
+        assert_eq!(TCP_MAX_QUICKACKS, 16);
+    }
+
+    #[test]
+    fn syn_received_answers_with_an_unscaled_window() {
+        let mut r = TcpReceiver::new(0, 1, 0, &spec(), 1500);
+        let mut out = Vec::new();
+        r.on_packet(Time::ZERO, &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
+        assert!(out[0].rwnd <= 65_535);
+        assert_eq!(out[0].ip_bytes, SYN_BYTES);
+    }
+
+    #[test]
+    fn established_first_data_is_quick_acked() {
+        let mut r = established();
+        // The initial window (≈ 64 KB) allows 64088 / (2·1448) = 22 → 16 quick ACKs.
+        let acks = feed(&mut r, 0..16, Time::from_ms(1));
+        assert_eq!(acks.len(), 16);
+        assert!(acks.iter().enumerate().all(|(k, a)| a.ack == (k as u64 + 1) * MSS as u64));
+    }
+
+    #[test]
+    fn established_acks_every_second_full_segment_after_quick_mode() {
+        let mut r = established();
+        feed(&mut r, 0..16, Time::from_ms(1));
+        let acks = feed(&mut r, 16..26, Time::from_ms(2));
+        assert_eq!(acks.len(), 5);
+        assert_eq!(acks[0].ack, 18 * MSS as u64);
+    }
+
+    #[test]
+    fn established_lone_segment_waits_for_the_delack_timer() {
+        let mut r = established();
+        feed(&mut r, 0..16, Time::from_ms(1));
+        let now = Time::from_ms(5);
+        assert!(feed(&mut r, [16], now).is_empty());
+        assert_eq!(r.delack_deadline(), Some(now + TCP_DELACK_MIN));
+        let mut out = Vec::new();
+        r.on_delack(now + TCP_DELACK_MIN, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 17 * MSS as u64);
+        assert_eq!(r.delack_deadline(), None);
+    }
+
+    #[test]
+    fn established_short_segment_is_acked_at_once() {
+        let mut r = established();
+        feed(&mut r, 0..16, Time::from_ms(1));
+        let mut out = Vec::new();
+        r.on_packet(Time::from_ms(3), &data(16 * MSS as u64, 100), &mut out);
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn established_out_of_order_data_gets_sack_blocks_most_recent_first() {
+        let mut r = established();
+        feed(&mut r, 0..2, Time::from_ms(1));
+        // Segments 3 and 6 arrive (2, 4, 5 lost): each is acked at once with SACK.
+        let acks = feed(&mut r, [3, 6], Time::from_ms(2));
+        assert_eq!(acks.len(), 2);
+        let last = &acks[1];
+        assert_eq!(last.ack, 2 * MSS as u64);
+        let blocks = last.sack_blocks();
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[0], SeqRange { start: 6 * MSS as u64, end: 7 * MSS as u64 });
+        assert_eq!(blocks[1], SeqRange { start: 3 * MSS as u64, end: 4 * MSS as u64 });
+        assert_eq!(last.ip_bytes, ack_bytes(2));
+        // Filling 2 merges with 3; the ACK is immediate and reports only block 6.
+        let fill = feed(&mut r, [2], Time::from_ms(3));
+        assert_eq!(fill[0].ack, 4 * MSS as u64);
+        assert_eq!(fill[0].sack_blocks(), &[SeqRange { start: 6 * MSS as u64, end: 7 * MSS as u64 }]);
+    }
+
+    #[test]
+    fn established_duplicate_segment_is_acked_at_once() {
+        let mut r = established();
+        feed(&mut r, 0..20, Time::from_ms(1));
+        let acks = feed(&mut r, [3], Time::from_ms(2));
+        assert_eq!(acks.len(), 1);
+        assert_eq!(r.stats.dup_segments, 1);
+        assert_eq!(r.stats.delivered, 20 * MSS as u64);
+    }
+
+    #[test]
+    fn established_application_sees_every_byte_once() {
+        let mut r = established();
+        let order = [0, 2, 1, 5, 4, 3, 3, 6, 0];
+        feed(&mut r, order, Time::from_ms(1));
+        assert_eq!(r.stats.delivered, 7 * MSS as u64);
+        assert_eq!(r.rcv_nxt, 7 * MSS as u64);
+    }
+
+    #[test]
+    fn quickack_route_acks_every_segment() {
+        let mut s = spec();
+        s.quickack = true;
+        let mut r = TcpReceiver::new(0, 1, 0, &s, 1500);
+        let mut out = Vec::new();
+        r.on_packet(Time::ZERO, &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
+        assert_eq!(feed(&mut r, 0..40, Time::from_ms(1)).len(), 40);
+    }
+}
