@@ -51,7 +51,7 @@ def run(
         ``str`` containing a newline or ``=``).
     set
         Overrides, like the CLI's ``--set``: a list of ``"path=value"`` strings, or a mapping
-        ``{"topology.rtt": "209ms", "seed": 3}``.
+        ``{"topology.rtt": "209ms", "flow[0].cca": "reno"}``.
 
     Raises
     ------

@@ -21,7 +21,7 @@ bottleneck_rate = "1Gbps"
 host_rate = "10Gbps"
 rtt = "1ms"
 
-[[flows]]
+[[flow]]
 cca = "cubic"
 size = "10MB"
 """

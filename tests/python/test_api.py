@@ -81,8 +81,8 @@ def test_load_scenario_returns_normalised_json():
         ("seed=3", ["seed=3"]),
         (["topology.rtt=209ms", "seed=3"], ["topology.rtt=209ms", "seed=3"]),
         ({"topology.rtt": "209ms"}, ["topology.rtt=209ms"]),
-        ({"flows.0.ecn": True, "seed": 7, "x": 0.5}, ["flows.0.ecn=true", "seed=7", "x=0.5"]),
-        ({"flows.0.tcp_rmem": [4096, 131072, 6291456]}, ["flows.0.tcp_rmem=[4096, 131072, 6291456]"]),
+        ({"flow[0].ecn": True, "seed": 7, "x": 0.5}, ["flow[0].ecn=true", "seed=7", "x=0.5"]),
+        ({"flow[0].tcp_rmem": [4096, 131072, 6291456]}, ["flow[0].tcp_rmem=[4096, 131072, 6291456]"]),
     ],
 )
 def test_overrides_are_written_like_the_command_line(given, expected):
