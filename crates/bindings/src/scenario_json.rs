@@ -1,0 +1,185 @@
+//! The normalised scenario as JSON, for `load_scenario`: what the simulator will actually run
+//! after defaults and `--set` overrides, in edge units named like the record columns (`_s`
+//! seconds, `_bps` bits per second, `_bytes`). Written here rather than derived in the sim
+//! crate so the engine's types stay free of presentation concerns.
+
+use serde_json::{Value, json};
+
+use burstlab_sim::scenario::{
+    BurstSpec, EcnMode, FlowSpec, PortSpec, Preset, QueueSpec, Scenario, Scheduler, WindowModel,
+};
+
+pub fn to_json(s: &Scenario) -> Value {
+    let t = &s.topology;
+    json!({
+        "name": s.name,
+        "seed": s.seed,
+        "stop_s": s.stop.as_secs_f64(),
+        "interval_s": s.interval.as_secs_f64(),
+        "topology": {
+            "preset": preset(t.preset),
+            "bottleneck_rate_bps": t.bottleneck_rate.bps(),
+            "host_rate_bps": t.host_rate.bps(),
+            "burst_link_rate_bps": t.burst_link_rate.bps(),
+            "rtt_s": t.rtt.as_secs_f64(),
+            "mtu_bytes": t.mtu,
+            "bottleneck": port(&t.bottleneck),
+        },
+        "flows": s.flows.iter().map(flow).collect::<Vec<_>>(),
+        "bursts": s.bursts.iter().map(burst).collect::<Vec<_>>(),
+    })
+}
+
+fn preset(p: Preset) -> &'static str {
+    match p {
+        Preset::Dumbbell => "dumbbell",
+    }
+}
+
+fn port(p: &PortSpec) -> Value {
+    let scheduler = match p.scheduler {
+        Scheduler::Fifo => "fifo",
+        Scheduler::Strict => "strict",
+        Scheduler::Drr => "drr",
+    };
+    json!({ "scheduler": scheduler, "queues": p.queues.iter().map(queue).collect::<Vec<_>>() })
+}
+
+fn queue(q: &QueueSpec) -> Value {
+    let ecn = q.ecn.map(|e| {
+        let mode = match e.mode {
+            EcnMode::Enqueue => "enqueue",
+            EcnMode::Dequeue => "dequeue",
+        };
+        json!({ "threshold_bytes": e.threshold_bytes, "mode": mode })
+    });
+    json!({
+        "buffer_bytes": q.buffer_bytes,
+        "quantum_bytes": q.quantum_bytes,
+        "dscp": q.dscp,
+        "flows": q.flows,
+        "ecn": ecn,
+    })
+}
+
+fn flow(f: &FlowSpec) -> Value {
+    let window_model = match f.window_model {
+        WindowModel::AdvWinScale(v) => json!({ "tcp_adv_win_scale": v }),
+        WindowModel::ScalingRatio(v) => json!({ "scaling_ratio": v }),
+    };
+    json!({
+        "cca": f.cca,
+        "size_bytes": f.size_bytes,
+        "start_s": f.start.as_secs_f64(),
+        "tcp_rmem": f.tcp_rmem,
+        "tcp_wmem": f.tcp_wmem,
+        "rmem_max": f.rmem_max,
+        "window_model": window_model,
+        "initcwnd": f.initcwnd,
+        "initrwnd": f.initrwnd,
+        "rto_min_s": f.rto_min.as_secs_f64(),
+        "quickack": f.quickack,
+        "ecn": f.ecn,
+        "hz": f.hz,
+        "dscp": f.dscp,
+    })
+}
+
+fn burst(b: &BurstSpec) -> Value {
+    json!({
+        "sources": b.sources,
+        "rate_bps": b.rate.bps(),
+        "start_s": b.start.as_secs_f64(),
+        "duration_s": b.duration.as_secs_f64(),
+        "packet_size_bytes": b.packet_size,
+        "dscp": b.dscp,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burstlab_sim::scenario::{EcnSpec, Topology};
+    use burstlab_sim::{Rate, Time};
+
+    fn scenario() -> Scenario {
+        Scenario {
+            name: "amlight".into(),
+            seed: 7,
+            stop: Time::from_secs(30),
+            interval: Time::from_ms(100),
+            topology: Topology {
+                preset: Preset::Dumbbell,
+                bottleneck_rate: Rate::from_gbps(100),
+                host_rate: Rate::from_gbps(100),
+                burst_link_rate: Rate::from_gbps(25),
+                rtt: Time::from_ms(209),
+                mtu: 9000,
+                bottleneck: PortSpec {
+                    scheduler: Scheduler::Drr,
+                    queues: vec![QueueSpec {
+                        buffer_bytes: 1 << 20,
+                        quantum_bytes: 9000,
+                        dscp: vec![46],
+                        flows: vec![0],
+                        ecn: Some(EcnSpec { threshold_bytes: 65_000, mode: EcnMode::Dequeue }),
+                    }],
+                },
+            },
+            flows: vec![FlowSpec {
+                cca: "cubic".into(),
+                size_bytes: Some(13 << 30),
+                start: Time::from_ms(5),
+                tcp_rmem: [4096, 131_072, 6_291_456],
+                tcp_wmem: [4096, 16_384, 4_194_304],
+                rmem_max: 212_992,
+                window_model: WindowModel::AdvWinScale(1),
+                initcwnd: 10,
+                initrwnd: 0,
+                rto_min: Time::from_ms(200),
+                quickack: false,
+                ecn: true,
+                hz: 1000,
+                dscp: 0,
+            }],
+            bursts: vec![BurstSpec {
+                sources: 4,
+                rate: Rate::from_gbps(25),
+                start: Time::from_secs(10),
+                duration: Time::from_ms(100),
+                packet_size: 1500,
+                dscp: 0,
+            }],
+        }
+    }
+
+    #[test]
+    fn normalised_times_are_seconds_and_rates_bps() {
+        let v = to_json(&scenario());
+        assert_eq!(v["topology"]["rtt_s"], json!(0.209));
+        assert_eq!(v["interval_s"], json!(0.1));
+        assert_eq!(v["topology"]["burst_link_rate_bps"], json!(25_000_000_000u64));
+        assert_eq!(v["bursts"][0]["duration_s"], json!(0.1));
+        assert_eq!(v["flows"][0]["rto_min_s"], json!(0.2));
+        assert_eq!(v["flows"][0]["size_bytes"], json!(13u64 << 30));
+    }
+
+    #[test]
+    fn normalised_enums_are_lowercase_names() {
+        let v = to_json(&scenario());
+        assert_eq!(v["topology"]["preset"], "dumbbell");
+        assert_eq!(v["topology"]["bottleneck"]["scheduler"], "drr");
+        assert_eq!(v["topology"]["bottleneck"]["queues"][0]["ecn"]["mode"], "dequeue");
+        assert_eq!(v["flows"][0]["window_model"], json!({ "tcp_adv_win_scale": 1 }));
+    }
+
+    #[test]
+    fn unbounded_flow_size_is_null() {
+        let mut s = scenario();
+        s.flows[0].size_bytes = None;
+        s.topology.bottleneck.queues[0].ecn = None;
+        let v = to_json(&s);
+        assert!(v["flows"][0]["size_bytes"].is_null());
+        assert!(v["topology"]["bottleneck"]["queues"][0]["ecn"].is_null());
+    }
+}

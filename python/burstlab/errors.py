@@ -1,0 +1,36 @@
+"""Exceptions raised by burstlab.
+
+Every error burstlab raises on purpose derives from :class:`BurstlabError`, so one ``except``
+catches them all; each also derives from the closest built-in class (``ValueError``,
+``FileExistsError``) so generic handlers keep working.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BurstlabError", "ScenarioError", "OutputExistsError"]
+
+
+class BurstlabError(Exception):
+    """Base class of all burstlab errors."""
+
+
+class ScenarioError(BurstlabError, ValueError):
+    """A scenario (file, text or ``--set`` override) is wrong.
+
+    ``str(err)`` is one line naming the field, the value and what was expected, e.g.
+    ``scenario.flows[0].cca = "cubc": expected one of "cubic", "reno"``. ``kind`` is a short
+    machine-readable tag (``"syntax"``, ``"unknown_field"``, ``"invalid_value"``, ...) chosen by
+    the simulator's scenario loader; ``"file"`` when the scenario file cannot be read.
+    """
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+
+    def __reduce__(self):  # keep the kind when pickled to a sweep worker and back
+        return (type(self), (self.message, self.kind))
+
+
+class OutputExistsError(BurstlabError, FileExistsError):
+    """The output directory already holds files and ``overwrite`` was not requested."""

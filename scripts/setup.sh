@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Take a Debian machine with Python >= 3.11, Rust (cargo) and pip to an installed burstlab:
+# the Rust extension is built in release mode by maturin (pip's build backend) and the package
+# is installed editable with its dev extras. Safe to run again: pip and cargo rebuild only what
+# changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+
+"$PYTHON" - <<'PY'
+import sys
+if sys.version_info < (3, 11):
+    sys.exit(f"burstlab needs Python >= 3.11, found {sys.version.split()[0]}")
+PY
+command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust (rustup) first" >&2; exit 1; }
+
+# Debian marks its system Python "externally managed" (PEP 668). Outside a virtualenv, install
+# anyway so the `burstlab` command lands on PATH, as the README's quick start expects.
+pip_flags=()
+if "$PYTHON" -c 'import sys, sysconfig, pathlib; sys.exit(not (sys.prefix == sys.base_prefix and pathlib.Path(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED").exists()))'; then
+    echo "setup: system Python is externally managed; installing with --break-system-packages" >&2
+    pip_flags+=(--break-system-packages)
+fi
+
+"$PYTHON" -m pip install --disable-pip-version-check ${pip_flags[@]+"${pip_flags[@]}"} -e '.[dev]'
+"$PYTHON" -c 'import burstlab; print("burstlab", burstlab.__version__, "installed")'

@@ -1,0 +1,66 @@
+"""Test helpers: one small scenario (the one place the tests spell the scenario format) and the
+CLI run as users run it (a separate process, so stdout, stderr and the exit status are exactly
+what a shell sees)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+# A 10 MB CUBIC transfer over a 1 Gbit/s, 1 ms-RTT dumbbell: finishes in well under a second of
+# simulated time. The one place the tests spell the scenario format.
+SMALL_SCENARIO = """\
+name = "small-cubic"
+seed = 1
+stop = "5s"
+
+[topology]
+preset = "dumbbell"
+bottleneck_rate = "1Gbps"
+host_rate = "10Gbps"
+rtt = "1ms"
+
+[[flow]]
+cca = "cubic"
+size = "10MB"
+"""
+
+#: Facts of SMALL_SCENARIO the value tests check against.
+SMALL_SIZE_BYTES = 10_000_000
+SMALL_RTT_S = 0.001
+SMALL_BOTTLENECK_BPS = 1e9
+
+# The same scenario with a congestion control that does not exist: the loader must name the field.
+BAD_CCA_SCENARIO = SMALL_SCENARIO.replace('cca = "cubic"', 'cca = "cubc"')
+
+
+# The documented record columns (DESIGN.md "Records", crates/sim/src/record.rs).
+FLOWS_COLUMNS = [
+    "flow_id", "kind", "src", "dst", "cca", "size_bytes", "start_s", "end_s", "fct_s",
+    "sender_done_s", "delivered_bytes", "retransmits", "timeouts", "max_cwnd_bytes",
+]
+INTERVALS_COLUMNS = [
+    "flow_id", "t_start_s", "t_end_s", "bytes", "bits_per_second", "retransmits", "cwnd_bytes",
+    "srtt_us",
+]
+QUEUE_COLUMNS = ["t_s", "node", "port", "queue", "occupancy_bytes"]
+DROPS_COLUMNS = ["t_s", "node", "port", "queue", "flow_id", "bytes", "reason"]
+EXPECTED_COLUMNS = {
+    "flows": FLOWS_COLUMNS,
+    "intervals": INTERVALS_COLUMNS,
+    "queue": QUEUE_COLUMNS,
+    "drops": DROPS_COLUMNS,
+}
+OUTPUT_FILES = {"flows.parquet", "intervals.parquet", "queue.parquet", "drops.parquet", "summary.json"}
+
+
+def burstlab(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``burstlab ARGS...`` (as ``python -m burstlab``) and capture everything."""
+    return subprocess.run(
+        [sys.executable, "-m", "burstlab", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
