@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Everything CI checks: install, the Rust tests (release: the simulator's integration tests run
-# millions of packets), then the Python tests against the installed package.
+# Everything CI checks: install, the Rust tests, then the Python tests against the installed
+# package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3}"
 
 bash scripts/setup.sh
-cargo test --workspace --release
+# The test profile is optimised (Cargo.toml) and keeps debug assertions: the engine's invariants
+# (queue ≤ buffer, dequeue spacing, monotone time) are checked in every integration test.
+cargo test --workspace
 "$PYTHON" -m pytest -q tests/python
