@@ -53,6 +53,9 @@ pub struct AckDelta {
     pub acked: u32,
     /// Segments newly SACKed.
     pub sacked: u32,
+    /// Segments newly delivered: cumulatively acked without an earlier SACK, or newly SACKed
+    /// (Linux `tp->delivered` growth, the `acked_sacked` of `tcp_cong_control()`).
+    pub delivered: u32,
     /// Payload bytes newly cumulatively acked.
     pub acked_bytes: u64,
     /// Send time of the first newly acked segment never retransmitted (`first_ackt`).
@@ -71,6 +74,7 @@ pub struct AckDelta {
 
 impl AckDelta {
     fn delivered(&mut self, seg: &Segment) {
+        self.delivered += 1;
         let newer = match self.rack_candidate {
             None => true,
             Some((_, end, t)) => seg.sent_at > t || (seg.sent_at == t && seg.end() > end),

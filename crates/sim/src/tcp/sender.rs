@@ -226,7 +226,7 @@ impl TcpSender {
         self.board.sack(p.sack_blocks(), p.ack, &mut d);
         self.snd_una = p.ack;
         self.snd_wnd = p.rwnd;
-        let acked_sacked = d.acked + d.sacked;
+        let acked_sacked = d.delivered;
         self.tp.delivered += acked_sacked as u64;
         if acked_sacked > 0 {
             self.delivered_time = now;
@@ -644,5 +644,180 @@ impl TcpSender {
     #[cfg(test)]
     pub(crate) fn board(&self) -> &Scoreboard {
         &self.board
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::SeqRange;
+    use crate::scenario::WindowModel;
+
+    const MSS: u64 = 1448;
+
+    fn spec(cca: &str, initcwnd: u32) -> FlowSpec {
+        FlowSpec {
+            cca: cca.into(),
+            size_bytes: Some(1_000 * MSS),
+            start: Time::ZERO,
+            tcp_rmem: [4096, 131072, 6291456],
+            tcp_wmem: [4096, 16384, 4194304],
+            rmem_max: 212992,
+            window_model: WindowModel::AdvWinScale(1),
+            initcwnd,
+            initrwnd: 0,
+            rto_min: Time::from_ms(200),
+            quickack: false,
+            ecn: false,
+            hz: 1000,
+            dscp: 0,
+        }
+    }
+
+    /// A sender past its handshake at t = 10 ms (RTT sample 10 ms), with a 1 GB peer window.
+    fn established(cca: &str, initcwnd: u32) -> (TcpSender, Vec<Packet>) {
+        let mut s = TcpSender::new(0, 0, 1, &spec(cca, initcwnd), 1500);
+        let mut out = Vec::new();
+        s.open(Time::ZERO, &mut out);
+        assert_eq!(out.pop().unwrap().kind, Kind::Syn);
+        let mut sa = Packet::new(Kind::SynAck, 0, 1, 0, SYN_BYTES);
+        sa.rwnd = 65_535;
+        s.on_packet(Time::from_ms(10), &sa, &mut out);
+        (s, out)
+    }
+
+    fn ack(ack: u64, sack: &[SeqRange], rwnd: u64) -> Packet {
+        let mut p = Packet::new(Kind::Ack, 0, 1, 0, 52);
+        p.ack = ack;
+        p.rwnd = rwnd;
+        for (i, b) in sack.iter().enumerate() {
+            p.sack[i] = *b;
+        }
+        p.sack_len = sack.len() as u8;
+        p
+    }
+
+    fn seg(k: u64) -> SeqRange {
+        SeqRange { start: k * MSS, end: (k + 1) * MSS }
+    }
+
+    #[test]
+    fn constants_match_linux() {
+        assert_eq!(TCP_TIMEOUT_MIN, Time::from_ms(2));
+        assert_eq!(TCP_FASTRETRANS_THRESH, 3);
+        assert_eq!((MAX_TCP_HEADER, SKB_SHINFO_BYTES, SKB_STRUCT_BYTES), (320, 320, 256));
+    }
+
+    #[test]
+    fn syn_sent_first_rto_is_one_second_then_backs_off() {
+        let mut s = TcpSender::new(0, 0, 1, &spec("reno", 10), 1500);
+        let mut out = Vec::new();
+        s.open(Time::ZERO, &mut out);
+        assert_eq!(s.timer_deadline(), Some(Time::from_secs(1)));
+        s.on_timer(Time::from_secs(1), &mut out);
+        assert_eq!(out.len(), 2, "the SYN is sent again");
+        assert_eq!(s.timer_deadline(), Some(Time::from_secs(3)));
+    }
+
+    #[test]
+    fn syn_sent_syn_ack_window_limits_the_first_flight() {
+        // initcwnd 1000 but the SYN-ACK's unscaled 65535-byte window: 45 segments.
+        let (s, out) = established("reno", 1000);
+        assert_eq!(out.len(), 45);
+        assert!(out.iter().all(|p| p.kind == Kind::Data && p.payload == MSS as u32));
+        // First RTT sample R = 10 ms ⇒ RTO = 3R (Linux mdev = 2R).
+        assert_eq!(s.rtt.rto(), Time::from_ms(30).max(Time::from_ms(210)));
+    }
+
+    #[test]
+    fn established_slow_start_adds_every_acked_packet() {
+        let (mut s, out) = established("reno", 10);
+        assert_eq!(out.len(), 10);
+        let mut out = Vec::new();
+        s.on_packet(Time::from_ms(20), &ack(2 * MSS, &[], 1 << 20), &mut out);
+        assert_eq!(s.tp.snd_cwnd, 12);
+        // Two acked, cwnd +2: four new segments leave (two replace, two grow).
+        assert_eq!(out.len(), 4);
+    }
+
+    #[test]
+    fn established_never_sends_past_the_peer_window() {
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        // The peer's window ends at 12 segments: only 2 new ones may leave despite cwnd 11.
+        s.on_packet(Time::from_ms(20), &ack(MSS, &[], 11 * MSS), &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(s.snd_nxt, 12 * MSS);
+    }
+
+    #[test]
+    fn established_tlp_is_armed_at_two_srtt_plus_2ms() {
+        let (s, _) = established("reno", 10);
+        assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
+        assert_eq!(s.timer_deadline(), Some(Time::from_ms(10) + Time::from_ms(20) + TCP_TIMEOUT_MIN));
+    }
+
+    #[test]
+    fn recovery_three_sacks_mark_the_hole_lost_and_prr_retransmits_it() {
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        // Segment 0 lost; 1, 2, 3 SACKed.
+        s.on_packet(Time::from_ms(20), &ack(0, &[SeqRange { start: MSS, end: 4 * MSS }], 1 << 20), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        assert_eq!(s.tp.snd_ssthresh, 5);
+        assert_eq!(out.first().map(|p| (p.seq, p.retrans)), Some((0, true)));
+        assert_eq!(s.stats.retransmits, 1);
+        s.board().check();
+        // The retransmission fills the hole: recovery ends at high_seq with cwnd = ssthresh,
+        // then congestion avoidance counts only the newly delivered 0 and 4..9 (not the
+        // SACKed 1..3 again): 7 packets at w = 5 ⇒ +1, 2 credits left.
+        let mut out = Vec::new();
+        s.on_packet(Time::from_ms(30), &ack(10 * MSS, &[], 1 << 20), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!((s.tp.snd_cwnd, s.tp.snd_cwnd_cnt), (6, 2));
+    }
+
+    #[test]
+    fn recovery_prr_paces_sending_to_ssthresh_over_recover_fs() {
+        let (mut s, _) = established("reno", 40);
+        let rwnd = 1 << 20;
+        let mut checked = 0;
+        // Segment 0 is lost; the rest of the window is SACKed one ACK at a time.
+        for k in 1..40u64 {
+            let mut o = Vec::new();
+            s.on_packet(Time::from_ms(20) + Time::from_us(k), &ack(0, &[SeqRange { start: MSS, end: (k + 1) * MSS }], rwnd), &mut o);
+            if s.tp.ca_state == CaState::Recovery && s.in_flight_packets() > s.tp.snd_ssthresh {
+                // RFC 6937 proportional part: prr_out = ceil(prr_delivered · ssthresh / RecoverFS).
+                let want = (s.prr_delivered as u64 * s.tp.snd_ssthresh as u64).div_ceil(s.tp.prior_cwnd as u64);
+                assert_eq!(s.prr_out as u64, want.max(1), "after ACK {k}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 20, "{checked}");
+    }
+
+    #[test]
+    fn loss_rto_collapses_cwnd_and_backs_off() {
+        let (mut s, _) = established("cubic", 10);
+        let mut out = Vec::new();
+        // Let the TLP fire (nothing new allowed: window full), then the RTO.
+        s.snd_wnd = 10 * MSS;
+        let tlp = s.timer_deadline().unwrap();
+        s.on_timer(tlp, &mut out);
+        assert_eq!(out.last().map(|p| (p.seq, p.retrans)), Some((9 * MSS, true)));
+        assert_eq!(s.timer_kind(), Some(TimerKind::Rto));
+        let rto = s.rtt.rto();
+        let at = s.timer_deadline().unwrap();
+        s.on_timer(at, &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Loss);
+        // `tcp_enter_loss()`: cwnd = packets in flight + 1; the TLP's retransmission of
+        // segment 9 is still counted in flight (it is LOST with SACKED_RETRANS), as in Linux.
+        // Then it retransmits the head: two in flight.
+        assert_eq!(s.tp.snd_cwnd, 2);
+        assert_eq!(s.in_flight_packets(), 2);
+        assert_eq!(s.tp.snd_ssthresh, (10 * 717 / 1024).max(2));
+        assert_eq!(s.stats.timeouts, 1);
+        assert_eq!(out.last().map(|p| (p.seq, p.retrans)), Some((0, true)));
+        assert_eq!(s.timer_deadline(), Some(at + rto.mul(2)));
     }
 }
