@@ -17,6 +17,7 @@
 
 pub mod packet;
 pub mod record;
+pub mod rng;
 pub mod scenario;
 pub mod tcp;
 pub mod net;

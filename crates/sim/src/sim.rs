@@ -65,7 +65,8 @@ pub struct World<'s> {
     net: Network,
     flows: Vec<Flow>,
     bursts: Vec<BurstSource>,
-    /// Flows and burst sources not finished yet; the run ends when both are zero.
+    /// Flows and burst sources not finished yet; the run ends when both are zero and the last
+    /// packet has left the network (or at `stop`).
     active: usize,
     rec: Recorder,
     /// Per recorded port and queue: last occupancy written to the `queue` table.
@@ -108,8 +109,13 @@ impl<'s> World<'s> {
                 }
             })
             .collect();
-        let bursts: Vec<BurstSource> =
-            scn.bursts.iter().flat_map(|b| (0..b.sources).map(move |_| BurstSource::new(b))).collect();
+        let bursts: Vec<BurstSource> = scn
+            .bursts
+            .iter()
+            .flat_map(|b| (0..b.sources).map(move |_| b))
+            .enumerate()
+            .map(|(k, b)| BurstSource::new(b, scn.seed, k as u64))
+            .collect();
         let mut rec = Recorder::default();
         let port_codes = net
             .ports
@@ -153,7 +159,7 @@ impl<'s> World<'s> {
     }
 
     fn run_loop(&mut self) {
-        while self.active > 0 {
+        while self.active > 0 || self.pool.live() > 0 {
             let Some((t, ev)) = self.events.pop() else { break };
             if t > self.scn.stop {
                 self.now = self.scn.stop;
@@ -473,7 +479,7 @@ impl<'s> World<'s> {
                 dst: net.nodes[sink as usize].name.clone(),
                 size_bytes: b.sent_bytes(),
                 delivered_bytes: b.received * b.packet_size as u64,
-                start_s: secs(b.start),
+                start_s: secs(b.scheduled),
                 fct_s: None,
                 sender_done_s: None,
                 retransmits: 0,
