@@ -30,21 +30,24 @@ def flows_table(flows: list[dict[str, Any]]) -> Table:
         "Gbit/s: delivered bytes x 8 / FCT; retx: retransmitted segments; RTOs: timeouts",
         caption_justify="left",
     )
-    for header in ("flow", "cca", "path", "size", "FCT s", "done s", "Gbit/s", "retx", "RTOs",
-                   "max cwnd"):
+    for header in ("flow", "cca", "path", "size", "delivered", "FCT s", "done s", "Gbit/s", "retx",
+                   "RTOs", "max cwnd"):
         table.add_column(header, justify="left" if header in ("cca", "path") else "right",
                          no_wrap=header != "path")
     for f in flows:
+        # A UDP burst has no completion: its row shows what was sent and what got through.
+        tcp = f["kind"] == "tcp"
         table.add_row(
             str(f["flow_id"]),
             f["cca"] or f["kind"],
             f"{f['src']} > {f['dst']}",
             human_bytes(f["size_bytes"]),
-            seconds(f["fct_s"]),
-            seconds(f["sender_done_s"]),
+            human_bytes(f["delivered_bytes"]),
+            seconds(f["fct_s"]) if tcp else "–",
+            seconds(f["sender_done_s"]) if tcp else "–",
             gbps(throughput_gbps(f)),
-            str(f["retransmits"]),
-            str(f["timeouts"]),
+            str(f["retransmits"]) if tcp else "–",
+            str(f["timeouts"]) if tcp else "–",
             human_bytes(f["max_cwnd_bytes"]),
         )
     return table
