@@ -7,6 +7,7 @@
 
 use crate::packet::{FlowId, Kind, MAX_SACK_BLOCKS, NodeId, Packet, SeqRange};
 use crate::scenario::FlowSpec;
+use crate::tcp::rtt::TCP_RTO_MIN;
 use crate::tcp::rwnd::{RcvWindow, RcvWindowConfig};
 use crate::tcp::{SYN_BYTES, ack_bytes, mss_from_mtu};
 use crate::time::Time;
@@ -39,6 +40,8 @@ pub struct TcpReceiver {
     ofo: Vec<SeqRange>,
     /// Starts of `ofo` ranges, most recently changed first (RFC 2018 §4 block order).
     recent: Vec<u64>,
+    /// Payload bytes in `ofo`.
+    ofo_bytes: u64,
     win: RcvWindow,
     rcv_mss: u32,
     /// `rcv_nxt` when the last ACK was sent (`rcv_wup`).
@@ -74,6 +77,7 @@ impl TcpReceiver {
             rcv_nxt: 0,
             ofo: Vec::new(),
             recent: Vec::new(),
+            ofo_bytes: 0,
             win: RcvWindow::new(&cfg),
             rcv_mss: advmss,
             rcv_wup: 0,
@@ -123,8 +127,10 @@ impl TcpReceiver {
             return;
         }
         let (start, end) = (p.seq, p.seq + p.payload as u64);
-        // Timestamps: echo the TSval of the segment that advances the left edge (RFC 7323 §4.3).
-        if start <= self.rcv_nxt {
+        // Timestamps: remember the TSval of a segment at or before the last ACKed point, so a
+        // delayed ACK echoes the first of the segments it covers (RFC 7323 §4.3,
+        // `tcp_store_ts_recent()` with `!after(seq, rcv_wup)`).
+        if start <= self.rcv_wup {
             self.ts_recent = p.ts_val;
         }
         if p.ts_ecr > Time::ZERO && now > p.ts_ecr {
@@ -135,14 +141,15 @@ impl TcpReceiver {
                 Some(r) => Time((r.ps() * 7 + sample.ps()) / 8),
             });
         }
-        self.event_data_recv(now);
-
         let mut ack_now = self.quickack_route;
         if end <= self.rcv_nxt {
-            // A duplicate: ACK at once so the sender learns (`tcp_send_dupack()`).
+            // A duplicate: ACK at once and enter quick-ack mode (`tcp_data_queue()`
+            // out_of_window path, `tcp_send_dupack()`).
             self.stats.dup_segments += 1;
+            self.quick = self.quick.max(TCP_MAX_QUICKACKS);
             ack_now = true;
         } else if start <= self.rcv_nxt {
+            self.event_data_recv(now);
             let had_ofo = !self.ofo.is_empty();
             self.win.on_data(p.payload, self.held_bytes() + p.payload as u64);
             self.advance(end);
@@ -154,8 +161,8 @@ impl TcpReceiver {
         } else {
             self.insert_ofo(start, end);
             self.win.on_ofo_data(p.payload, self.held_bytes());
-            // Out-of-order data: quick-ack mode and an immediate duplicate ACK with SACK.
-            self.quick = self.quick.max(TCP_MAX_QUICKACKS);
+            // Out-of-order data: an immediate duplicate ACK with SACK (`tcp_data_queue_ofo()`
+            // schedules an ACK; it does not enter quick-ack mode).
             ack_now = true;
         }
 
@@ -167,21 +174,25 @@ impl TcpReceiver {
         }
     }
 
-    /// `tcp_event_data_recv()`: the first data starts quick-ack mode; so does a gap longer than
-    /// the RTO-scale silence Linux treats as a sender restart.
+    /// `tcp_event_data_recv()` (in-order data): the first data starts quick-ack mode; so does a
+    /// silence longer than the receiver's RTO, which Linux reads as a sender that failed to
+    /// restart its window.
     fn event_data_recv(&mut self, now: Time) {
+        let rto = TCP_RTO_MIN + self.rcv_rtt.unwrap_or(Time::ZERO);
         match self.last_data_at {
             None => self.incr_quickack(),
-            Some(t) if now - t > TCP_DELACK_MAX => self.incr_quickack(),
+            Some(t) if now - t > rto => self.incr_quickack(),
             _ => {}
         }
         self.last_data_at = Some(now);
     }
 
-    /// `tcp_incr_quickack()`: up to rcv_wnd / (2·rcv_mss) ACKs, at least 2, at most 16.
+    /// `tcp_incr_quickack()`: rcv_wnd / (2·rcv_mss) ACKs (2 if that is 0), at most 16.
     fn incr_quickack(&mut self) {
-        let wnd = self.win.advertise(self.held_bytes(), self.rcv_nxt);
-        let q = ((wnd / (2 * self.rcv_mss as u64)) as u32).clamp(2, TCP_MAX_QUICKACKS);
+        let q = match (self.win.rcv_wnd() / (2 * self.rcv_mss as u64)) as u32 {
+            0 => 2,
+            q => q.min(TCP_MAX_QUICKACKS),
+        };
         self.quick = self.quick.max(q);
     }
 
@@ -193,6 +204,7 @@ impl TcpReceiver {
                 break;
             }
             self.rcv_nxt = self.rcv_nxt.max(r.end);
+            self.ofo_bytes -= r.end - r.start;
             self.ofo.remove(0);
             self.recent.retain(|s| *s != r.start);
         }
@@ -219,15 +231,19 @@ impl TcpReceiver {
             new.end = new.end.max(self.ofo[j].end);
             j += 1;
         }
-        let merged: Vec<u64> = self.ofo[i..j].iter().map(|r| r.start).collect();
+        let old_bytes: u64 = self.ofo[i..j].iter().map(|r| r.end - r.start).sum();
+        self.ofo_bytes = self.ofo_bytes - old_bytes + (new.end - new.start);
+        let (lo, hi) = (new.start, new.end);
         self.ofo.splice(i..j, std::iter::once(new));
-        self.recent.retain(|s| !merged.contains(s));
+        // Ranges merged into `new` start inside it.
+        self.recent.retain(|s| *s < lo || *s >= hi);
         self.recent.insert(0, new.start);
     }
 
     /// Payload bytes held for the application but not readable yet (out of order).
     fn held_bytes(&self) -> u64 {
-        self.ofo.iter().map(|r| r.end - r.start).sum()
+        debug_assert_eq!(self.ofo_bytes, self.ofo.iter().map(|r| r.end - r.start).sum::<u64>());
+        self.ofo_bytes
     }
 
     fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {

@@ -388,6 +388,11 @@ impl RcvWindow {
     pub fn rcv_ssthresh(&self) -> u64 {
         self.rcv_ssthresh
     }
+
+    /// `tp->rcv_wnd`: the window last offered, bytes (read-only; `advertise` changes it).
+    pub fn rcv_wnd(&self) -> u64 {
+        self.rcv_wnd
+    }
 }
 
 /// `ilog2`, with 0 for 0 (Linux never calls it on 0 here).

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use crate::packet::SeqRange;
+use crate::packet::{MAX_SACK_BLOCKS, SeqRange};
 use crate::time::Time;
 
 /// `TCPCB_SACKED_ACKED`: the receiver holds this segment.
@@ -66,6 +66,9 @@ pub struct AckDelta {
     pub first_sackt: Option<Time>,
     /// Newly acked or SACKed data included retransmitted segments.
     pub retrans_data_acked: bool,
+    /// The cumulative ACK covered a segment ever retransmitted, SACKed or not (Linux
+    /// `FLAG_RETRANS_DATA_ACKED`): Karn's rule then forbids a sequence RTT sample.
+    pub cum_retrans_acked: bool,
     /// The most recently sent of the newly (S)ACKed segments, for RACK: (flags, end, sent_at).
     pub rack_candidate: Option<(u8, u64, Time)>,
     /// Rate-sampling info of the most recently sent newly delivered segment.
@@ -99,9 +102,13 @@ pub struct Scoreboard {
     pub retrans_out: u32,
     /// Previous ACK's SACK blocks: ranges already tagged, skipped next time (Linux
     /// `recv_sack_cache`), so a long-lived block costs only its growth.
-    sack_cache: Vec<SeqRange>,
+    sack_cache: [SeqRange; MAX_SACK_BLOCKS],
+    sack_cache_len: usize,
     /// Index hint: no segment before it is LOST-and-not-retransmitted.
     lost_hint: usize,
+    /// Segments LOST and not being retransmitted: when zero, `next_lost` answers at once
+    /// (Linux stops `tcp_xmit_retransmit_queue()` once `retrans_out >= lost_out`).
+    lost_pending: u32,
 }
 
 impl Scoreboard {
@@ -159,33 +166,43 @@ impl Scoreboard {
                 }
                 d.delivered(&seg);
             }
-            if seg.has(LOST) {
-                self.lost_out -= 1;
+            if seg.has(EVER_RETRANS) {
+                d.cum_retrans_acked = true;
             }
-            if seg.has(RETRANS) {
-                self.retrans_out -= 1;
-            }
+            self.forget(seg.flags);
             self.lost_hint = self.lost_hint.saturating_sub(1);
         }
     }
 
     /// Tag the segments covered by the SACK blocks of one ACK.
     pub fn sack(&mut self, blocks: &[SeqRange], snd_una: u64, d: &mut AckDelta) {
-        let cache = std::mem::take(&mut self.sack_cache);
         for b in blocks {
             if b.end <= snd_una || b.start >= b.end {
                 continue;
             }
-            let mut todo = vec![SeqRange { start: b.start.max(snd_una), end: b.end }];
-            for c in &cache {
-                todo = todo.into_iter().flat_map(|r| subtract(r, *c)).collect();
+            // What is left of the block once the cached ranges are cut out: each cut splits a
+            // range in at most two, so 3 cached blocks leave at most 4 pieces.
+            let mut todo = [SeqRange::default(); MAX_SACK_BLOCKS + 1];
+            todo[0] = SeqRange { start: b.start.max(snd_una), end: b.end };
+            let mut n = 1;
+            for c in &self.sack_cache[..self.sack_cache_len] {
+                let mut next = [SeqRange::default(); MAX_SACK_BLOCKS + 1];
+                let mut m = 0;
+                for r in &todo[..n] {
+                    for piece in subtract(*r, *c).into_iter().flatten() {
+                        next[m] = piece;
+                        m += 1;
+                    }
+                }
+                todo = next;
+                n = m;
             }
-            for r in todo {
-                self.tag_range(r, d);
+            for r in &todo[..n] {
+                self.tag_range(*r, d);
             }
         }
-        self.sack_cache = blocks.to_vec();
-        let _ = cache;
+        self.sack_cache_len = blocks.len().min(MAX_SACK_BLOCKS);
+        self.sack_cache[..self.sack_cache_len].copy_from_slice(&blocks[..self.sack_cache_len]);
     }
 
     fn tag_range(&mut self, r: SeqRange, d: &mut AckDelta) {
@@ -198,17 +215,10 @@ impl Scoreboard {
             // Only whole segments are tagged (Linux splits partially covered skbs; our segments
             // are the receiver's units, so a block always covers whole segments).
             if seg.start >= r.start && seg.end() <= r.end && !seg.has(SACKED) {
+                self.forget(seg.flags);
                 let s = &mut self.segs[i];
-                s.flags |= SACKED;
+                s.flags = (s.flags & !(LOST | RETRANS)) | SACKED;
                 self.sacked_out += 1;
-                if s.has(LOST) {
-                    s.flags &= !LOST;
-                    self.lost_out -= 1;
-                }
-                if s.has(RETRANS) {
-                    s.flags &= !RETRANS;
-                    self.retrans_out -= 1;
-                }
                 d.sacked += 1;
                 if !seg.has(EVER_RETRANS) {
                     d.first_sackt.get_or_insert(seg.sent_at);
@@ -231,19 +241,40 @@ impl Scoreboard {
             if s.has(RETRANS) {
                 s.flags &= !RETRANS;
                 self.retrans_out -= 1;
+                self.lost_pending += 1;
             }
             return false;
         }
         s.flags |= LOST;
         self.lost_out += 1;
+        if !s.has(RETRANS) {
+            self.lost_pending += 1;
+        }
         true
     }
 
-    /// RTO (`tcp_enter_loss()`): every segment not SACKed is lost and no retransmission counts
-    /// as in flight any more. Returns the number newly marked.
-    pub fn mark_all_lost(&mut self) -> u32 {
+    /// Take a segment leaving the LOST/RETRANS states (acked or SACKed) out of the counters.
+    fn forget(&mut self, flags: u8) {
+        if flags & LOST != 0 {
+            self.lost_out -= 1;
+            if flags & RETRANS == 0 {
+                self.lost_pending -= 1;
+            }
+        }
+        if flags & RETRANS != 0 {
+            self.retrans_out -= 1;
+        }
+    }
+
+    /// RTO (`tcp_timeout_mark_lost()`): every segment not SACKed is lost, except those other
+    /// than the head sent less than the RACK RTT before `now` ("don't mark recently sent ones
+    /// lost yet"). Returns the number newly marked.
+    pub fn mark_all_lost(&mut self, now: Time, rack_rtt: Time) -> u32 {
         let mut n = 0;
         for i in 0..self.segs.len() {
+            if i > 0 && self.segs[i].sent_at + rack_rtt > now {
+                continue;
+            }
             n += self.mark_lost(i) as u32;
         }
         self.lost_hint = 0;
@@ -252,6 +283,9 @@ impl Scoreboard {
 
     /// Next segment to retransmit (LOST and not being retransmitted), in sequence order.
     pub fn next_lost(&mut self) -> Option<usize> {
+        if self.lost_pending == 0 {
+            return None;
+        }
         while self.lost_hint < self.segs.len() {
             let s = &self.segs[self.lost_hint];
             if s.has(LOST) && !s.has(RETRANS) {
@@ -267,10 +301,12 @@ impl Scoreboard {
         let s = &mut self.segs[i];
         debug_assert!(!s.has(SACKED));
         if !s.has(RETRANS) {
-            s.flags |= RETRANS;
             self.retrans_out += 1;
         }
-        s.flags |= EVER_RETRANS;
+        if s.has(LOST) && !s.has(RETRANS) {
+            self.lost_pending -= 1;
+        }
+        s.flags |= RETRANS | EVER_RETRANS;
         s.sent_at = now;
         s.delivered_at_send = delivered;
         s.delivered_time_at_send = delivered_time;
@@ -344,23 +380,23 @@ impl Scoreboard {
         let sacked = self.segs.iter().filter(|s| s.has(SACKED)).count() as u32;
         let lost = self.segs.iter().filter(|s| s.has(LOST)).count() as u32;
         let retrans = self.segs.iter().filter(|s| s.has(RETRANS)).count() as u32;
-        assert_eq!((sacked, lost, retrans), (self.sacked_out, self.lost_out, self.retrans_out));
+        let pending = self.segs.iter().filter(|s| s.has(LOST) && !s.has(RETRANS)).count() as u32;
+        assert_eq!(
+            (sacked, lost, retrans, pending),
+            (self.sacked_out, self.lost_out, self.retrans_out, self.lost_pending)
+        );
     }
 }
 
 /// `r` minus `c`, as zero, one or two ranges.
-fn subtract(r: SeqRange, c: SeqRange) -> Vec<SeqRange> {
+fn subtract(r: SeqRange, c: SeqRange) -> [Option<SeqRange>; 2] {
     if c.end <= r.start || c.start >= r.end {
-        return vec![r];
+        return [Some(r), None];
     }
-    let mut out = Vec::with_capacity(2);
-    if c.start > r.start {
-        out.push(SeqRange { start: r.start, end: c.start });
-    }
-    if c.end < r.end {
-        out.push(SeqRange { start: c.end, end: r.end });
-    }
-    out
+    [
+        (c.start > r.start).then_some(SeqRange { start: r.start, end: c.start }),
+        (c.end < r.end).then_some(SeqRange { start: c.end, end: r.end }),
+    ]
 }
 
 #[cfg(test)]
@@ -437,7 +473,7 @@ mod tests {
         let mut b = board(5, 100);
         let mut d = AckDelta::default();
         b.sack(&[SeqRange { start: 200, end: 300 }], 0, &mut d);
-        assert_eq!(b.mark_all_lost(), 4);
+        assert_eq!(b.mark_all_lost(Time::from_ms(100), Time::from_ms(1)), 4);
         assert_eq!(b.in_flight(), 0);
         let i = b.next_lost().unwrap();
         b.retransmitted(i, Time::from_ms(5), 0, Time::ZERO);

@@ -91,6 +91,10 @@ pub struct TcpSender {
     prr_delivered: u32,
     prr_out: u32,
     tlp_high_seq: Option<u64>,
+    /// The last probe retransmitted data (`tp->tlp_retrans`).
+    tlp_retrans: bool,
+    /// RTOs since `snd_una` last moved (`icsk_retransmits`).
+    rto_retransmits: u32,
     rack: Rack,
     cwnd_usage_seq: u64,
     timer: Option<(TimerKind, Time)>,
@@ -130,6 +134,8 @@ impl TcpSender {
             prr_delivered: 0,
             prr_out: 0,
             tlp_high_seq: None,
+            tlp_retrans: false,
+            rto_retransmits: 0,
             rack: Rack::default(),
             cwnd_usage_seq: 0,
             timer: None,
@@ -219,7 +225,6 @@ impl TcpSender {
         self.ts_recent = p.ts_val;
         let prior_snd_una = self.snd_una;
         let prior_in_flight = self.board.in_flight();
-        let prior_lost = self.board.lost_out;
 
         let mut d = AckDelta::default();
         self.board.cumulative_ack(p.ack, &mut d);
@@ -233,29 +238,30 @@ impl TcpSender {
         }
         let snd_una_advanced = self.snd_una > prior_snd_una;
 
-        // RTT: the first newly acked never-retransmitted segment, else a SACKed one, else the
-        // timestamp echo (`tcp_ack_update_rtt()`; timestamps make retransmitted data usable).
-        let seq_rtt = d.first_ackt.or(d.first_sackt).map(|t| now - t);
-        let rtt_sample = seq_rtt.or_else(|| (snd_una_advanced && p.ts_ecr > Time::ZERO).then(|| now - p.ts_ecr));
+        if snd_una_advanced {
+            self.rto_retransmits = 0;
+        }
+        // RTT (`tcp_clean_rtx_queue()`, `tcp_ack_update_rtt()`): the first newly acked segment,
+        // unless the cumulative ACK covered a retransmission (Karn), else the first newly
+        // SACKed one, else the timestamp echo. Any valid sample ends the RTO backoff
+        // (RFC 6298 §5.7 as Linux reads it).
+        let seq_rtt = (!d.cum_retrans_acked).then_some(d.first_ackt).flatten().map(|t| now - t);
+        let sack_rtt = d.first_sackt.map(|t| now - t);
+        let ts_rtt = (snd_una_advanced && p.ts_ecr > Time::ZERO).then(|| now - p.ts_ecr);
+        let rtt_sample = seq_rtt.or(sack_rtt).or(ts_rtt);
         if let Some(r) = rtt_sample {
             self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
+            self.rtt.reset_backoff();
             self.tp.srtt_us = self.rtt.srtt_us();
             self.note_min_rtt(r);
-        }
-        if snd_una_advanced && seq_rtt.is_some() {
-            // Karn: only a sample of new data ends the backoff (`tcp_ack_update_rtt()`).
-            self.rtt.reset_backoff();
         }
         if let Some((flags, end, xmit)) = d.rack_candidate {
             self.rack_advance(now, flags, end, xmit);
         }
-        if self.tlp_high_seq.is_some_and(|h| self.snd_una >= h) {
-            self.tlp_high_seq = None;
-        }
 
         self.sync_sock();
         if acked_sacked > 0 || rtt_sample.is_some() {
-            let ca_rtt = d.last_ackt.map(|t| now - t).or(seq_rtt);
+            let ca_rtt = (!d.cum_retrans_acked).then_some(d.last_ackt).flatten().map(|t| now - t).or(seq_rtt);
             let sample = AckSample {
                 pkts_acked: acked_sacked,
                 rtt_us: ca_rtt.map_or(-1, |t| t.as_us() as i64),
@@ -265,11 +271,12 @@ impl TcpSender {
         }
 
         // Loss detection and state (`tcp_fastretrans_alert()`).
+        let mut newly_lost = 0;
         if self.rack.advanced {
             self.rack.advanced = false;
-            self.rack_mark_lost(now);
+            newly_lost = self.rack_mark_lost(now);
         }
-        let newly_lost = self.board.lost_out.saturating_sub(prior_lost);
+        self.process_tlp_ack(p.ack, snd_una_advanced, d.sacked > 0);
         self.update_state(now);
 
         // cwnd (`tcp_cong_control()`).
@@ -278,7 +285,9 @@ impl TcpSender {
         if !self.cc.cong_control(&mut self.tp, &rs) {
             if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
                 self.cwnd_reduction(acked_sacked, newly_lost, snd_una_advanced);
-            } else if d.acked > 0 || acked_sacked > 0 {
+            } else if snd_una_advanced {
+                // `tcp_may_raise_cwnd()`: only an ACK of new data grows cwnd (`FLAG_DATA_ACKED`;
+                // no reordering is ever seen here).
                 self.cc.cong_avoid(&mut self.tp, acked_sacked);
             }
         }
@@ -363,12 +372,34 @@ impl TcpSender {
         quarter.min(Time::from_us(self.tp.srtt_us as u64))
     }
 
-    /// `tcp_rack_mark_lost()`.
-    fn rack_mark_lost(&mut self, now: Time) {
+    /// `tcp_rack_mark_lost()`; returns the segments newly marked lost.
+    fn rack_mark_lost(&mut self, now: Time) -> u32 {
         let reo = self.rack_reo_wnd();
-        let (_, wait) = self.board.rack_detect_loss(now, self.rack.xmit, self.rack.end, self.rack.rtt, reo);
+        let (lost, wait) = self.board.rack_detect_loss(now, self.rack.xmit, self.rack.end, self.rack.rtt, reo);
         if let Some(w) = wait {
             self.timer = Some((TimerKind::Reo, now + w + TCP_TIMEOUT_MIN));
+        }
+        lost
+    }
+
+    /// `tcp_process_tlp_ack()`: a probe that retransmitted data and is followed by an ACK beyond
+    /// it repaired a real loss, so the window is reduced once (CWR entered and left at once);
+    /// a pure duplicate ACK means the original and the probe both arrived (Linux also uses the
+    /// DSACK, which we do not model).
+    fn process_tlp_ack(&mut self, ack: u64, una_advanced: bool, sacked: bool) {
+        let Some(h) = self.tlp_high_seq else { return };
+        if ack < h {
+            return;
+        }
+        if !self.tlp_retrans {
+            self.tlp_high_seq = None;
+        } else if ack > h {
+            self.init_cwnd_reduction();
+            self.set_ca_state(CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.set_ca_state(CaState::Open);
+        } else if !una_advanced && !sacked {
+            self.tlp_high_seq = None;
         }
     }
 
@@ -382,19 +413,20 @@ impl TcpSender {
     fn update_state(&mut self, now: Time) {
         match self.tp.ca_state {
             CaState::Recovery | CaState::Cwr if self.snd_una >= self.high_seq => {
-                // `tcp_end_cwnd_reduction()`: leave with cwnd = ssthresh.
-                self.tp.snd_cwnd = self.tp.snd_ssthresh.max(1);
-                self.tp.snd_cwnd_cnt = 0;
-                self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+                self.end_cwnd_reduction();
                 self.set_ca_state(CaState::Open);
             }
-            CaState::Loss if self.snd_una >= self.high_seq => self.set_ca_state(CaState::Open),
+            CaState::Loss if self.snd_una >= self.high_seq => {
+                // `tcp_process_loss()` returns here: recovery can start on the next ACK only.
+                self.set_ca_state(CaState::Open);
+                return;
+            }
             _ => {}
         }
-        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) {
+        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder | CaState::Cwr) {
             if self.board.lost_out > 0 {
                 self.enter_recovery();
-            } else {
+            } else if self.tp.ca_state != CaState::Cwr {
                 let s = if self.board.sacked_out > 0 || self.board.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
                 if s != self.tp.ca_state {
                     self.set_ca_state(s);
@@ -404,16 +436,32 @@ impl TcpSender {
         let _ = now;
     }
 
-    /// `tcp_enter_recovery()` + `tcp_init_cwnd_reduction()`.
+    /// `tcp_enter_recovery()`. From CWR the reduction already under way continues.
     fn enter_recovery(&mut self) {
+        if self.tp.ca_state != CaState::Cwr {
+            self.init_cwnd_reduction();
+        }
+        self.set_ca_state(CaState::Recovery);
+    }
+
+    /// `tcp_init_cwnd_reduction()`.
+    fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
+        self.tp.snd_cwnd_cnt = 0;
         self.tp.prior_ssthresh = self.tp.snd_ssthresh;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.sync_sock();
         self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
-        self.set_ca_state(CaState::Recovery);
+    }
+
+    /// `tcp_end_cwnd_reduction()`: leave with cwnd = ssthresh.
+    fn end_cwnd_reduction(&mut self) {
+        self.tp.snd_cwnd = self.tp.snd_ssthresh.max(1);
+        self.tp.snd_cwnd_cnt = 0;
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
     }
 
     /// PRR, `tcp_cwnd_reduction()` (RFC 6937 as Linux implements it; RecoverFS = prior_cwnd).
@@ -489,8 +537,13 @@ impl TcpSender {
                 self.send_syn(now, out);
             }
             (State::Established, TimerKind::Reo) => {
-                self.rack_mark_lost(now);
+                // `tcp_rack_reo_timeout()`: mark, enter recovery, and let PRR send one packet.
+                let prior_state = self.tp.ca_state;
+                let lost = self.rack_mark_lost(now);
                 self.update_state(now);
+                if prior_state != CaState::Recovery && self.tp.ca_state == CaState::Recovery {
+                    self.cwnd_reduction(1, lost, false);
+                }
                 self.xmit(now, out);
                 self.arm_timer(now, false);
             }
@@ -506,7 +559,8 @@ impl TcpSender {
         if self.can_send_new() {
             self.send_new_segment(now, out);
         }
-        if self.snd_nxt == before {
+        self.tlp_retrans = self.snd_nxt == before;
+        if self.tlp_retrans {
             if let Some(i) = self.board.len().checked_sub(1) {
                 self.retransmit(i, now, out);
             }
@@ -518,7 +572,11 @@ impl TcpSender {
     /// `tcp_retransmit_timer()` → `tcp_enter_loss()`.
     fn retransmit_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.stats.timeouts += 1;
-        let fresh = self.tp.ca_state <= CaState::Disorder || self.snd_una >= self.high_seq;
+        // `tcp_enter_loss()` recomputes ssthresh on a first timeout, after the recovery point,
+        // or on a new timeout after progress (`icsk_retransmits` is reset when snd_una moves).
+        let fresh = self.tp.ca_state <= CaState::Disorder
+            || self.snd_una >= self.high_seq
+            || (self.tp.ca_state == CaState::Loss && self.rto_retransmits == 0);
         if fresh {
             self.tp.prior_ssthresh = self.tp.snd_ssthresh;
             self.tp.prior_cwnd = self.tp.snd_cwnd;
@@ -526,13 +584,14 @@ impl TcpSender {
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
         }
-        self.board.mark_all_lost();
+        self.board.mark_all_lost(now, self.rack.rtt);
         self.tp.snd_cwnd = self.board.in_flight() + 1;
         self.tp.snd_cwnd_cnt = 0;
         self.set_ca_state(CaState::Loss);
         self.high_seq = self.snd_nxt;
         self.tlp_high_seq = None;
         self.rtt.backoff();
+        self.rto_retransmits += 1;
         self.xmit(now, out);
         self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
     }
@@ -555,9 +614,13 @@ impl TcpSender {
         self.size.map_or(limit, |s| s.min(limit))
     }
 
+    /// A new segment may leave: a full MSS, or the last bytes of the transfer (the write
+    /// queue holds whole skbs and Nagle forbids a short segment mid-stream), within the peer's
+    /// window (`tcp_snd_wnd_test()`).
     fn can_send_new(&self) -> bool {
         let len = (self.written() - self.snd_nxt.min(self.written())).min(self.tp.mss as u64);
-        len > 0 && self.snd_nxt + len <= self.snd_una + self.snd_wnd
+        let whole = len == self.tp.mss as u64 || self.size.is_some_and(|s| self.snd_nxt + len == s);
+        len > 0 && whole && self.snd_nxt + len <= self.snd_una + self.snd_wnd
     }
 
     fn xmit(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -565,6 +628,10 @@ impl TcpSender {
         while self.board.in_flight() < self.tp.snd_cwnd {
             let Some(i) = self.board.next_lost() else { break };
             self.retransmit(i, now, out);
+            // Retransmitting the head restarts the RTO (`tcp_xmit_retransmit_queue()`).
+            if i == 0 && self.timer_kind() != Some(TimerKind::Reo) {
+                self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+            }
         }
         let mut sent = 0;
         while self.board.in_flight() < self.tp.snd_cwnd && self.can_send_new() {
@@ -819,5 +886,72 @@ mod tests {
         assert_eq!(s.stats.timeouts, 1);
         assert_eq!(out.last().map(|p| (p.seq, p.retrans)), Some((0, true)));
         assert_eq!(s.timer_deadline(), Some(at + rto.mul(2)));
+    }
+
+    #[test]
+    fn established_tlp_that_repairs_a_loss_halves_cwnd_once() {
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        // Segments 0..8 arrive, 9 is lost; the peer's window allows nothing new.
+        s.on_packet(Time::from_ms(20), &ack(9 * MSS, &[], MSS), &mut out);
+        let tlp = s.timer_deadline().unwrap();
+        assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
+        s.on_timer(tlp, &mut out);
+        assert_eq!(out.last().map(|p| (p.seq, p.retrans)), Some((9 * MSS, true)));
+        // The probe fills the hole; then an ACK beyond it proves a real loss: one reduction.
+        s.on_packet(tlp + Time::from_ms(10), &ack(10 * MSS, &[], 1 << 20), &mut out);
+        assert!(s.tlp_high_seq.is_some());
+        let cwnd = s.tp.snd_cwnd;
+        s.on_packet(tlp + Time::from_ms(11), &ack(11 * MSS, &[], 1 << 20), &mut out);
+        assert_eq!(s.tp.snd_cwnd, cwnd / 2);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert!(s.tlp_high_seq.is_none());
+    }
+
+    #[test]
+    fn established_tlp_answered_by_a_pure_duplicate_means_no_loss() {
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        s.on_packet(Time::from_ms(20), &ack(10 * MSS, &[], 0), &mut out);
+        let cwnd = s.tp.snd_cwnd;
+        // Nothing outstanding and a zero window: no timer; give the window back to probe.
+        s.on_packet(Time::from_ms(21), &ack(10 * MSS, &[], MSS), &mut out);
+        let tlp = s.timer_deadline().unwrap();
+        s.on_timer(tlp, &mut out);
+        // Original and probe both arrived: the probe's ACK is a pure duplicate.
+        s.on_packet(tlp + Time::from_ms(10), &ack(11 * MSS, &[], MSS), &mut out);
+        s.on_packet(tlp + Time::from_ms(11), &ack(11 * MSS, &[], MSS), &mut out);
+        assert!(s.tlp_high_seq.is_none());
+        assert!(s.tp.snd_cwnd >= cwnd);
+    }
+
+    #[test]
+    fn loss_rto_spares_segments_sent_within_the_rack_rtt() {
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        // One ACK sets RACK's RTT to 10 ms; new segments leave at 20 ms.
+        s.on_packet(Time::from_ms(20), &ack(MSS, &[], 1 << 20), &mut out);
+        let rto = s.rtt.rto();
+        // Pretend the RTO fires just 5 ms after the newest segments left.
+        s.timer = Some((TimerKind::Rto, Time::from_ms(25)));
+        let before = s.board().packets_out();
+        s.on_timer(Time::from_ms(25), &mut out);
+        // The head (sent at 0 ms) and the first flight are lost; the 20 ms ones are not yet.
+        assert!(s.board().lost_out < before, "{} of {before}", s.board().lost_out);
+        assert!(s.tp.snd_cwnd > 2);
+        assert!(rto > Time::ZERO);
+        s.board().check();
+    }
+
+    #[test]
+    fn recovery_karn_rule_skips_rtt_from_a_cumulative_ack_over_a_retransmission() {
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        s.on_packet(Time::from_ms(20), &ack(0, &[SeqRange { start: MSS, end: 4 * MSS }], 1 << 20), &mut out);
+        let srtt = s.rtt.srtt();
+        // Much later the retransmission of 0 is acked together with 4..9 (never SACKed):
+        // the 500 ms since their first send must not become an RTT sample.
+        s.on_packet(Time::from_ms(510), &ack(10 * MSS, &[], 1 << 20), &mut out);
+        assert_eq!(s.rtt.srtt(), srtt);
     }
 }
