@@ -614,13 +614,23 @@ impl TcpSender {
         self.size.map_or(limit, |s| s.min(limit))
     }
 
-    /// A new segment may leave: a full MSS, or the last bytes of the transfer (the write
-    /// queue holds whole skbs and Nagle forbids a short segment mid-stream), within the peer's
-    /// window (`tcp_snd_wnd_test()`).
+    /// Length of the next new segment, if one may leave now: a full MSS within the peer's
+    /// window (`tcp_snd_wnd_test()`), or a short one when it ends the transfer or nothing is
+    /// unacknowledged — Nagle (RFC 896, `tcp_nagle_test()`) holds back short segments only
+    /// while data is in flight, and Linux splits an skb at the window edge
+    /// (`tcp_mss_split_point()`), so a window below one MSS never stalls the flow.
+    fn next_new_len(&self) -> Option<u32> {
+        let avail = self.written().saturating_sub(self.snd_nxt);
+        let room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
+        let len = avail.min(room).min(self.tp.mss as u64);
+        let ok = len == self.tp.mss as u64
+            || self.size.is_some_and(|s| self.snd_nxt + len == s)
+            || self.board.is_empty();
+        (len > 0 && ok).then_some(len as u32)
+    }
+
     fn can_send_new(&self) -> bool {
-        let len = (self.written() - self.snd_nxt.min(self.written())).min(self.tp.mss as u64);
-        let whole = len == self.tp.mss as u64 || self.size.is_some_and(|s| self.snd_nxt + len == s);
-        len > 0 && whole && self.snd_nxt + len <= self.snd_una + self.snd_wnd
+        self.next_new_len().is_some()
     }
 
     fn xmit(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -673,7 +683,7 @@ impl TcpSender {
     }
 
     fn send_new_segment(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let len = (self.written() - self.snd_nxt).min(self.tp.mss as u64) as u32;
+        let Some(len) = self.next_new_len() else { return };
         let seq = self.snd_nxt;
         if self.board.is_empty() {
             self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
@@ -953,5 +963,19 @@ mod tests {
         // the 500 ms since their first send must not become an RTT sample.
         s.on_packet(Time::from_ms(510), &ack(10 * MSS, &[], 1 << 20), &mut out);
         assert_eq!(s.rtt.srtt(), srtt);
+    }
+
+    #[test]
+    fn established_window_below_one_mss_still_moves_when_nothing_is_in_flight() {
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        s.on_packet(Time::from_ms(20), &ack(10 * MSS, &[], 500), &mut out);
+        // Nothing outstanding and a 500-byte window: Nagle lets one short segment go.
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].seq, out[0].payload), (10 * MSS, 500));
+        // With that segment in flight, no further short segment leaves.
+        let mut more = Vec::new();
+        s.on_packet(Time::from_ms(21), &ack(10 * MSS, &[], 1000), &mut more);
+        assert!(more.is_empty());
     }
 }
