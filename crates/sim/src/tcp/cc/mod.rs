@@ -11,7 +11,10 @@
 //! Shared mechanics (`tcp_slow_start`, `tcp_cong_avoid_ai`, `tcp_reno_*` in
 //! `net/ipv4/tcp_cong.c`) live here once.
 
+pub mod bbr;
 pub mod cubic;
+pub mod dctcp;
+pub mod htcp;
 pub mod reno;
 
 use crate::time::Time;
