@@ -113,7 +113,7 @@ impl TcpSender {
         let mss = mss_from_mtu(mtu);
         let cc = cc::by_name(&spec.cca).expect("scenario validation checks the CCA name");
         let mut tp = Sock::new(mss, spec.initcwnd, spec.hz);
-        tp.snd_cwnd_clamp = u32::MAX;
+        tp.ecn_ok = spec.ecn;
         TcpSender {
             flow,
             src,
@@ -321,8 +321,12 @@ impl TcpSender {
         }
     }
 
+    /// Bring the socket fields CCAs read up to date before a hook call.
     fn sync_sock(&mut self) {
         self.tp.packets_out = self.board.packets_out();
+        self.tp.in_flight = self.board.in_flight();
+        self.tp.snd_una = self.snd_una;
+        self.tp.snd_nxt = self.snd_nxt;
     }
 
     /// `tcp_rate_gen()` (`net/ipv4/tcp_rate.c`), simplified to the fields our CCAs read.
@@ -376,6 +380,7 @@ impl TcpSender {
     fn rack_mark_lost(&mut self, now: Time) -> u32 {
         let reo = self.rack_reo_wnd();
         let (lost, wait) = self.board.rack_detect_loss(now, self.rack.xmit, self.rack.end, self.rack.rtt, reo);
+        self.tp.lost += lost as u64;
         if let Some(w) = wait {
             self.timer = Some((TimerKind::Reo, now + w + TCP_TIMEOUT_MIN));
         }
@@ -584,7 +589,7 @@ impl TcpSender {
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
         }
-        self.board.mark_all_lost(now, self.rack.rtt);
+        self.tp.lost += self.board.mark_all_lost(now, self.rack.rtt) as u64;
         self.tp.snd_cwnd = self.board.in_flight() + 1;
         self.tp.snd_cwnd_cnt = 0;
         self.set_ca_state(CaState::Loss);
@@ -698,6 +703,7 @@ impl TcpSender {
             app_limited: false,
         });
         self.snd_nxt += len as u64;
+        self.tp.lsndtime = now;
         if self.tp.ca_state == CaState::Recovery {
             self.prr_out += 1;
         }

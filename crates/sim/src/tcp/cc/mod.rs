@@ -83,9 +83,39 @@ pub struct Sock {
     pub prior_cwnd: u32,
     /// ssthresh before the last reduction (`prior_ssthresh`).
     pub prior_ssthresh: u32,
-    /// Pacing rate in bytes/s (`sk_pacing_rate`) — set by CCAs that pace.
+    /// Pacing rate in bytes/s (`sk_pacing_rate`). The core sets it after every ACK as
+    /// `tcp_update_pacing_rate()` does, unless the CCA sets it itself (BBR, in `cong_control`).
     pub pacing_rate: u64,
+    /// `sk_max_pacing_rate` in bytes/s (`SO_MAX_PACING_RATE`); `u64::MAX` = unset.
+    pub max_pacing_rate: u64,
+    /// `sk_pacing_shift`: a TSO burst holds about `pacing_rate >> pacing_shift` bytes (10 ⇒ ~1 ms).
+    pub pacing_shift: u32,
+    /// `sk_gso_max_size`, bytes (64 KiB; BIG TCP raises it).
+    pub gso_max_size: u32,
+    /// Packets in flight (`tcp_packets_in_flight()`), kept current before every hook call.
+    pub in_flight: u32,
+    /// Packets marked lost so far (`tp->lost`, monotone).
+    pub lost: u64,
+    /// The sender is application-limited (`tp->app_limited != 0`).
+    pub app_limited: bool,
+    /// ECN was negotiated on this connection.
+    pub ecn_ok: bool,
+    /// Byte sequence numbers (64-bit, from 0): oldest unacked and next to send.
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// When data was last sent (`tp->lsndtime`).
+    pub lsndtime: Time,
 }
+
+/// `SK_PACING_SHIFT` = 10 (`include/net/sock.h`): TSO bursts of about 1 ms at the pacing rate.
+pub const SK_PACING_SHIFT: u32 = 10;
+/// `GSO_LEGACY_MAX_SIZE` = 65536 (`include/linux/netdevice.h`): the default `gso_max_size`.
+pub const GSO_MAX_SIZE: u32 = 65_536;
+/// `sysctl_tcp_tso_rtt_log` = 9 (`net/ipv4/tcp_ipv4.c`, Linux ≥ 5.18): short-RTT paths get
+/// larger TSO bursts.
+pub const TCP_TSO_RTT_LOG: u32 = 9;
+/// `sysctl_tcp_min_tso_segs` = 2 (`net/ipv4/tcp_ipv4.c`).
+pub const TCP_MIN_TSO_SEGS: u32 = 2;
 
 /// `TCP_INFINITE_SSTHRESH` (`include/net/tcp.h`): 0x7fffffff.
 pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -111,7 +141,31 @@ impl Sock {
             prior_cwnd: 0,
             prior_ssthresh: 0,
             pacing_rate: 0,
+            max_pacing_rate: u64::MAX,
+            pacing_shift: SK_PACING_SHIFT,
+            gso_max_size: GSO_MAX_SIZE,
+            in_flight: 0,
+            lost: 0,
+            app_limited: false,
+            ecn_ok: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            lsndtime: Time::ZERO,
         }
+    }
+
+    /// `tcp_tso_autosize()` (`net/ipv4/tcp_output.c`): segments per TSO/GSO burst — about
+    /// 1 ms of data at the pacing rate (`pacing_rate >> pacing_shift`), plus
+    /// `gso_max_size >> (min_rtt_us >> tcp_tso_rtt_log)` for short paths, at most
+    /// `gso_max_size`, at least `min_tso_segs`.
+    pub fn tso_autosize(&self, min_tso_segs: u32) -> u32 {
+        let mut bytes = self.pacing_rate >> self.pacing_shift;
+        let r = self.min_rtt_us >> TCP_TSO_RTT_LOG;
+        if r < 32 {
+            bytes += (self.gso_max_size >> r) as u64;
+        }
+        let bytes = bytes.min(self.gso_max_size as u64);
+        ((bytes / self.mss.max(1) as u64) as u32).max(min_tso_segs)
     }
 
     /// `tcp_jiffies32`: the current time in ticks of `1/HZ` s.
@@ -357,6 +411,23 @@ mod tests {
             assert!(seen.insert(*name), "duplicate CCA name {name}");
             assert_eq!(make().name(), *name);
         }
+    }
+
+    #[test]
+    fn tso_autosize_is_about_a_millisecond_at_the_pacing_rate() {
+        assert_eq!((SK_PACING_SHIFT, GSO_MAX_SIZE, TCP_TSO_RTT_LOG, TCP_MIN_TSO_SEGS), (10, 65_536, 9, 2));
+        let mut tp = Sock::new(8948, 10, 1000);
+        tp.min_rtt_us = 209_000;
+        // 10 Gbit/s = 1.25e9 B/s: >> 10 = 1,220,703 B, capped at 64 KiB = 7 jumbo segments.
+        tp.pacing_rate = 1_250_000_000;
+        assert_eq!(tp.tso_autosize(TCP_MIN_TSO_SEGS), 7);
+        // 100 Mbit/s: 12,207 B = 1 segment, raised to the minimum of 2.
+        tp.pacing_rate = 12_500_000;
+        assert_eq!(tp.tso_autosize(TCP_MIN_TSO_SEGS), 2);
+        // A 1 ms path adds gso_max_size >> 1 = 32 KiB: (12,207 + 32,768) / 1448 = 31 segments.
+        tp.mss = 1448;
+        tp.min_rtt_us = 1000;
+        assert_eq!(tp.tso_autosize(TCP_MIN_TSO_SEGS), 31);
     }
 
     #[test]
