@@ -5,7 +5,7 @@
 //!
 //! The application (iperf3's receiver) reads every in-order byte at once.
 
-use crate::packet::{FlowId, Kind, MAX_SACK_BLOCKS, NodeId, Packet, SeqRange};
+use crate::packet::{Ecn, FlowId, Kind, MAX_SACK_BLOCKS, NodeId, Packet, SeqRange};
 use crate::scenario::FlowSpec;
 use crate::tcp::rtt::TCP_RTO_MIN;
 use crate::tcp::rwnd::{RcvWindow, RcvWindowConfig};
@@ -27,6 +27,15 @@ pub struct ReceiverStats {
     pub done_at: Option<Time>,
     pub acks_sent: u64,
     pub dup_segments: u64,
+}
+
+/// How this receiver echoes CE marks (negotiated with `tcp_ecn`; DCTCP's receiver is part of
+/// its congestion control in Linux).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EcnEcho {
+    Off,
+    Classic { demand_cwr: bool },
+    Dctcp { ce: bool, prior_rcv_nxt: u64 },
 }
 
 pub struct TcpReceiver {
@@ -54,8 +63,8 @@ pub struct TcpReceiver {
     ts_recent: Time,
     /// Receiver RTT estimate from timestamps (`tcp_rcv_rtt_measure_ts()`).
     rcv_rtt: Option<Time>,
-    /// ECN: CE seen since the last ACK that carried ECE.
     size: Option<u64>,
+    ecn: EcnEcho,
     pub stats: ReceiverStats,
 }
 
@@ -88,6 +97,13 @@ impl TcpReceiver {
             ts_recent: Time::ZERO,
             rcv_rtt: None,
             size: spec.size_bytes,
+            ecn: if !spec.ecn {
+                EcnEcho::Off
+            } else if spec.cca == "dctcp" {
+                EcnEcho::Dctcp { ce: false, prior_rcv_nxt: 0 }
+            } else {
+                EcnEcho::Classic { demand_cwr: false }
+            },
             stats: ReceiverStats::default(),
         }
     }
@@ -142,6 +158,7 @@ impl TcpReceiver {
             });
         }
         let mut ack_now = self.quickack_route;
+        ack_now |= self.check_ce(now, p, out);
         if end <= self.rcv_nxt {
             // A duplicate: ACK at once and enter quick-ack mode (`tcp_data_queue()`
             // out_of_window path, `tcp_send_dupack()`).
@@ -171,6 +188,47 @@ impl TcpReceiver {
             self.send_ack(now, out);
         } else if self.delack.is_none() {
             self.delack = Some(now + TCP_DELACK_MIN);
+        }
+    }
+
+    /// ECN on a received data segment; returns whether it requires an immediate ACK.
+    ///
+    /// Classic (RFC 3168 §6.1.3, `__tcp_ecn_check_ce()`): a CE mark makes every ACK carry ECE
+    /// until a segment with CWR arrives, and enters quick-ack mode for 2 ACKs. DCTCP
+    /// (RFC 8257 §3.2, `dctcp_ece_ack_update()`): ECE mirrors the CE state of the data it
+    /// acknowledges; when the state flips, a delayed ACK is sent first with the old state and
+    /// the new state is ACKed at once.
+    fn check_ce(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) -> bool {
+        let ce = p.ecn == Ecn::Ce;
+        match self.ecn {
+            EcnEcho::Off => false,
+            EcnEcho::Classic { ref mut demand_cwr } => {
+                if p.cwr {
+                    *demand_cwr = false;
+                }
+                if ce {
+                    *demand_cwr = true;
+                    self.quick = self.quick.max(2);
+                }
+                false
+            }
+            EcnEcho::Dctcp { ce: old, prior_rcv_nxt } => {
+                let flip = ce != old;
+                if flip && self.rcv_nxt > self.rcv_wup && self.delack.is_some() {
+                    self.send_ack_with(now, prior_rcv_nxt, old, out);
+                }
+                self.ecn = EcnEcho::Dctcp { ce, prior_rcv_nxt: self.rcv_nxt };
+                flip
+            }
+        }
+    }
+
+    /// The ECE flag for the next ACK.
+    fn ece(&self) -> bool {
+        match self.ecn {
+            EcnEcho::Off => false,
+            EcnEcho::Classic { demand_cwr } => demand_cwr,
+            EcnEcho::Dctcp { ce, .. } => ce,
         }
     }
 
@@ -247,7 +305,15 @@ impl TcpReceiver {
     }
 
     fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let ece = self.ece();
+        self.send_ack_with(now, self.rcv_nxt, ece, out);
+    }
+
+    /// Send an ACK of `ack` (normally `rcv_nxt`; DCTCP may acknowledge the data before a CE
+    /// flip separately) carrying `ece`.
+    fn send_ack_with(&mut self, now: Time, ack: u64, ece: bool, out: &mut Vec<Packet>) {
         let mut a = Packet::new(Kind::Ack, self.flow, self.node, self.peer, 0);
+        a.ece = ece;
         let mut n = 0;
         for s in self.recent.iter().take(MAX_SACK_BLOCKS) {
             if let Some(r) = self.ofo.iter().find(|r| r.start == *s) {
@@ -257,14 +323,14 @@ impl TcpReceiver {
         }
         a.sack_len = n as u8;
         a.ip_bytes = ack_bytes(n as u32);
-        a.ack = self.rcv_nxt;
-        a.rwnd = self.win.advertise(self.held_bytes(), self.rcv_nxt);
+        a.ack = ack;
+        a.rwnd = self.win.advertise(self.held_bytes(), ack);
         a.ts_val = now;
         a.ts_ecr = self.ts_recent;
-        let acked_segs = ((self.rcv_nxt - self.rcv_wup) / self.rcv_mss.max(1) as u64).max(1) as u32;
+        let acked_segs = ((ack.saturating_sub(self.rcv_wup)) / self.rcv_mss.max(1) as u64).max(1) as u32;
         // `tcp_dec_quickack_mode()`.
         self.quick = self.quick.saturating_sub(acked_segs);
-        self.rcv_wup = self.rcv_nxt;
+        self.rcv_wup = ack;
         self.delack = None;
         self.stats.acks_sent += 1;
         out.push(a);

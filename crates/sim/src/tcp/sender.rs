@@ -95,6 +95,8 @@ pub struct TcpSender {
     tlp_retrans: bool,
     /// RTOs since `snd_una` last moved (`icsk_retransmits`).
     rto_retransmits: u32,
+    /// `TCP_ECN_QUEUE_CWR`: set CWR on the next new data segment.
+    cwr_pending: bool,
     rack: Rack,
     cwnd_usage_seq: u64,
     timer: Option<(TimerKind, Time)>,
@@ -136,6 +138,7 @@ impl TcpSender {
             tlp_high_seq: None,
             tlp_retrans: false,
             rto_retransmits: 0,
+            cwr_pending: false,
             rack: Rack::default(),
             cwnd_usage_seq: 0,
             timer: None,
@@ -233,6 +236,12 @@ impl TcpSender {
         self.snd_wnd = p.rwnd;
         let acked_sacked = d.delivered;
         self.tp.delivered += acked_sacked as u64;
+        // ECN-Echo (RFC 3168 §6.1.2): counted into `delivered_ce` as `tcp_count_delivered()`
+        // does, reported to the CCA, and answered with a CWR episode below.
+        let ece = self.ecn_ok && p.ece;
+        if ece {
+            self.tp.delivered_ce += acked_sacked as u64;
+        }
         if acked_sacked > 0 {
             self.delivered_time = now;
         }
@@ -277,7 +286,16 @@ impl TcpSender {
             newly_lost = self.rack_mark_lost(now);
         }
         self.process_tlp_ack(p.ack, snd_una_advanced, d.sacked > 0);
-        self.update_state(now);
+        self.update_state(ece);
+
+        let mut flags = 0;
+        if snd_una_advanced {
+            flags |= cc::ack_flags::WIN_UPDATE;
+        }
+        if ece {
+            flags |= cc::ack_flags::ECE;
+        }
+        self.cc.in_ack_event(&mut self.tp, flags);
 
         // cwnd (`tcp_cong_control()`).
         let rs = self.rate_sample(now, &d, acked_sacked, newly_lost, prior_in_flight);
@@ -415,7 +433,9 @@ impl TcpSender {
         self.tp.ca_state = s;
     }
 
-    fn update_state(&mut self, now: Time) {
+    /// `tcp_fastretrans_alert()`: leave a finished episode; enter recovery on loss, or CWR on
+    /// an ECN echo (`tcp_try_to_open()` → `tcp_enter_cwr()`, once per window).
+    fn update_state(&mut self, ece: bool) {
         match self.tp.ca_state {
             CaState::Recovery | CaState::Cwr if self.snd_una >= self.high_seq => {
                 self.end_cwnd_reduction();
@@ -431,6 +451,11 @@ impl TcpSender {
         if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder | CaState::Cwr) {
             if self.board.lost_out > 0 {
                 self.enter_recovery();
+            } else if ece && self.tp.ca_state != CaState::Cwr {
+                self.init_cwnd_reduction();
+                self.set_ca_state(CaState::Cwr);
+                // `tcp_ecn_queue_cwr()`: the next new data segment carries CWR.
+                self.cwr_pending = true;
             } else if self.tp.ca_state != CaState::Cwr {
                 let s = if self.board.sacked_out > 0 || self.board.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
                 if s != self.tp.ca_state {
@@ -438,7 +463,6 @@ impl TcpSender {
                 }
             }
         }
-        let _ = now;
     }
 
     /// `tcp_enter_recovery()`. From CWR the reduction already under way continues.
@@ -545,7 +569,7 @@ impl TcpSender {
                 // `tcp_rack_reo_timeout()`: mark, enter recovery, and let PRR send one packet.
                 let prior_state = self.tp.ca_state;
                 let lost = self.rack_mark_lost(now);
-                self.update_state(now);
+                self.update_state(false);
                 if prior_state != CaState::Recovery && self.tp.ca_state == CaState::Recovery {
                     self.cwnd_reduction(1, lost, false);
                 }
@@ -672,7 +696,7 @@ impl TcpSender {
         }
     }
 
-    fn data_packet(&self, now: Time, seq: u64, len: u32, retrans: bool) -> Packet {
+    fn data_packet(&mut self, now: Time, seq: u64, len: u32, retrans: bool) -> Packet {
         let mut p = Packet::new(Kind::Data, self.flow, self.src, self.dst, len + header_bytes());
         p.payload = len;
         p.seq = seq;
@@ -680,9 +704,11 @@ impl TcpSender {
         p.ts_ecr = self.ts_recent;
         p.retrans = retrans;
         p.dscp = self.dscp;
-        // ECT only on new data, never on retransmissions (RFC 3168 §6.1.5).
+        // ECT only on new data, never on retransmissions (RFC 3168 §6.1.5); CWR on the first
+        // new segment after a reduction for ECN.
         if self.ecn_ok && !retrans {
             p.ecn = Ecn::Ect0;
+            p.cwr = std::mem::take(&mut self.cwr_pending);
         }
         p
     }
@@ -704,19 +730,22 @@ impl TcpSender {
         });
         self.snd_nxt += len as u64;
         self.tp.lsndtime = now;
-        if self.tp.ca_state == CaState::Recovery {
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+            // `tcp_in_cwnd_reduction()`: PRR counts what leaves during CWR as well.
             self.prr_out += 1;
         }
-        out.push(self.data_packet(now, seq, len, false));
+        let p = self.data_packet(now, seq, len, false);
+        out.push(p);
     }
 
     fn retransmit(&mut self, i: usize, now: Time, out: &mut Vec<Packet>) {
         let seg = self.board.retransmitted(i, now, self.tp.delivered, self.delivered_time);
         self.stats.retransmits += 1;
-        if self.tp.ca_state == CaState::Recovery {
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
         }
-        out.push(self.data_packet(now, seg.start, seg.len, true));
+        let p = self.data_packet(now, seg.start, seg.len, true);
+        out.push(p);
     }
 
     /// Bytes in flight as the sender sees them (for records).
