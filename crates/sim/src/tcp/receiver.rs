@@ -158,7 +158,6 @@ impl TcpReceiver {
             });
         }
         let mut ack_now = self.quickack_route;
-        ack_now |= self.check_ce(now, p, out);
         if end <= self.rcv_nxt {
             // A duplicate: ACK at once and enter quick-ack mode (`tcp_data_queue()`
             // out_of_window path, `tcp_send_dupack()`).
@@ -182,6 +181,9 @@ impl TcpReceiver {
             // schedules an ACK; it does not enter quick-ack mode).
             ack_now = true;
         }
+
+        // After queueing, as `tcp_event_data_recv()` calls `tcp_ecn_check_ce()`.
+        ack_now |= self.check_ce(now, p, out);
 
         // `__tcp_ack_snd_check()`: more than one full segment unacknowledged, or quick-ack mode.
         if ack_now || self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64 || self.quick > 0 {
@@ -214,7 +216,7 @@ impl TcpReceiver {
             }
             EcnEcho::Dctcp { ce: old, prior_rcv_nxt } => {
                 let flip = ce != old;
-                if flip && self.rcv_nxt > self.rcv_wup && self.delack.is_some() {
+                if flip && prior_rcv_nxt > self.rcv_wup && self.delack.is_some() {
                     self.send_ack_with(now, prior_rcv_nxt, old, out);
                 }
                 self.ecn = EcnEcho::Dctcp { ce, prior_rcv_nxt: self.rcv_nxt };
@@ -508,5 +510,61 @@ mod tests {
         let mut out = Vec::new();
         r.on_packet(Time::ZERO, &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
         assert_eq!(feed(&mut r, 0..40, Time::from_ms(1)).len(), 40);
+    }
+
+    fn ecn_receiver(cca: &str) -> TcpReceiver {
+        let mut sp = spec();
+        sp.ecn = true;
+        sp.cca = cca.into();
+        let mut r = TcpReceiver::new(0, 1, 0, &sp, 1500);
+        let mut out = Vec::new();
+        r.on_packet(Time::ZERO, &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
+        feed(&mut r, 0..16, Time::from_ms(1));
+        r
+    }
+
+    fn marked(k: u64, ce: bool, cwr: bool) -> Packet {
+        let mut p = data(k * MSS as u64, MSS);
+        p.ecn = if ce { Ecn::Ce } else { Ecn::Ect0 };
+        p.cwr = cwr;
+        p
+    }
+
+    #[test]
+    fn ecn_classic_echoes_ece_until_cwr() {
+        let mut r = ecn_receiver("cubic");
+        let mut out = Vec::new();
+        r.on_packet(Time::from_ms(2), &marked(16, true, false), &mut out);
+        // CE enters quick-ack mode: the mark is echoed at once.
+        assert_eq!(out.last().map(|a| a.ece), Some(true));
+        for k in 17..21 {
+            r.on_packet(Time::from_ms(2), &marked(k, false, false), &mut out);
+        }
+        assert!(out.iter().all(|a| a.ece), "ECE persists until CWR");
+        out.clear();
+        r.on_packet(Time::from_ms(3), &marked(21, false, true), &mut out);
+        r.on_packet(Time::from_ms(3), &marked(22, false, false), &mut out);
+        assert_eq!(out.last().map(|a| a.ece), Some(false));
+    }
+
+    #[test]
+    fn ecn_dctcp_acks_each_ce_flip_at_once_with_the_exact_state() {
+        let mut r = ecn_receiver("dctcp");
+        let mut out = Vec::new();
+        // One unmarked segment waits for its partner (delayed ACK)…
+        r.on_packet(Time::from_ms(2), &marked(16, false, false), &mut out);
+        assert!(out.is_empty());
+        // …then a CE segment flips the state: the pending ACK leaves first without ECE, and
+        // the CE segment is ACKed at once with ECE.
+        r.on_packet(Time::from_ms(2), &marked(17, true, false), &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].ack, out[0].ece), (17 * MSS as u64, false));
+        assert_eq!((out[1].ack, out[1].ece), (18 * MSS as u64, true));
+        // A second CE segment is no flip: normal delayed ACK rules, ECE still set.
+        out.clear();
+        r.on_packet(Time::from_ms(2), &marked(18, true, false), &mut out);
+        r.on_packet(Time::from_ms(2), &marked(19, true, false), &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].ece);
     }
 }
