@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use burstlab_sim::scenario::{
+    HostQdisc,
     BurstSpec, EcnMode, FlowSpec, PortSpec, Preset, QueueSpec, Scenario, Scheduler, WindowModel,
 };
 
@@ -82,6 +83,17 @@ fn flow(f: &FlowSpec) -> Value {
         "ecn": f.ecn,
         "hz": f.hz,
         "dscp": f.dscp,
+        "max_pacing_rate_bps": f.max_pacing_rate.map(|r| r.bps()),
+        "gso_max_size_bytes": f.gso_max_size,
+        "qdisc": match &f.qdisc {
+            HostQdisc::PfifoFast => json!({ "kind": "pfifo_fast" }),
+            HostQdisc::Fq(p) => json!({
+                "kind": "fq",
+                "maxrate_bytes_per_s": p.maxrate_bytes_per_s,
+                "flow_limit": p.flow_limit,
+                "quantum_bytes": p.quantum,
+            }),
+        },
     })
 }
 
@@ -141,6 +153,9 @@ mod tests {
                 ecn: true,
                 hz: 1000,
                 dscp: 0,
+                max_pacing_rate: None,
+                gso_max_size: 65536,
+                qdisc: HostQdisc::PfifoFast,
             }],
             bursts: vec![BurstSpec {
                 sources: 4,

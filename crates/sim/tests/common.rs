@@ -20,6 +20,9 @@ pub fn flow(cca: &str, size: Option<u64>) -> FlowSpec {
         ecn: false,
         hz: 250,
         dscp: 0,
+        max_pacing_rate: None,
+        gso_max_size: 65536,
+        qdisc: HostQdisc::PfifoFast,
     }
 }
 

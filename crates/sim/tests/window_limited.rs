@@ -13,7 +13,7 @@ fn steady_mbps(out: &burstlab_sim::record::Output, skip: usize) -> f64 {
     let Column::F64(bps) = iv.column("bits_per_second").unwrap() else { panic!() };
     let Column::F64(t0) = iv.column("t_start_s").unwrap() else { panic!() };
     let Column::F64(t1) = iv.column("t_end_s").unwrap() else { panic!() };
-    let mut v: Vec<f64> = bps
+    let v: Vec<f64> = bps
         .iter()
         .zip(t0.iter().zip(t1))
         .skip(skip)

@@ -30,6 +30,11 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// Whether the table sets `key` at all.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.table.contains_key(key)
+    }
+
     pub(crate) fn path(&self, key: &str) -> String {
         format!("{}.{key}", self.path)
     }

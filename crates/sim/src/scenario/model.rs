@@ -120,6 +120,32 @@ pub struct FlowSpec {
     /// Kernel `HZ` of the sender (CCAs count jiffies).
     pub hz: u32,
     pub dscp: u8,
+    /// `SO_MAX_PACING_RATE` (iperf3 `--fq-rate`): caps the pacing rate and turns on TCP's
+    /// internal pacing, as `sk_setsockopt()` does.
+    pub max_pacing_rate: Option<Rate>,
+    /// The sender's `gso_max_size`, bytes (64 KiB; BIG TCP raises it).
+    pub gso_max_size: u32,
+    /// The sender host's egress qdisc.
+    pub qdisc: HostQdisc,
+}
+
+/// A sending host's root qdisc.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostQdisc {
+    /// `pfifo_fast`: one FIFO, no pacing of its own.
+    PfifoFast,
+    /// `fq` (`net/sched/sch_fq.c`): per-flow queues, EDT pacing, optional per-flow `maxrate`.
+    Fq(FqParams),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FqParams {
+    /// `maxrate`: per-flow rate cap in bytes/s (a 32-bit field in Linux).
+    pub maxrate_bytes_per_s: Option<u64>,
+    /// `flow_limit`, packets per flow.
+    pub flow_limit: u32,
+    /// `quantum`, bytes; `None` = Linux's default (2 × MTU).
+    pub quantum: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

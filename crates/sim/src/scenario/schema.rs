@@ -54,6 +54,12 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("ecn", Leaf),
     ("hz", Leaf),
     ("dscp", Leaf),
+    ("max_pacing_rate", Leaf),
+    ("gso_max_size", Leaf),
+    ("qdisc", Leaf),
+    ("fq_maxrate", Leaf),
+    ("fq_flow_limit", Leaf),
+    ("fq_quantum", Leaf),
 ];
 
 pub(crate) const BURST: &[(&str, Node)] = &[

@@ -10,6 +10,7 @@ use super::model::*;
 use super::units::{self, format_rate, format_time};
 use crate::tcp::{cc, rwnd::TCP_DEFAULT_SCALING_RATIO};
 use crate::time::Time;
+use crate::units::Rate;
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
@@ -56,7 +57,55 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
             .integer_of("hz", HZ_CHOICES)?
             .map_or(DEFAULT_HZ, |v| v as u32),
         dscp: q.integer("dscp", DSCP_RANGE)?.map_or(0, |v| v as u8),
+        max_pacing_rate: q.rate("max_pacing_rate")?,
+        gso_max_size: gso_max_size(q)?,
+        qdisc: qdisc(q)?,
     })
+}
+
+/// `gso_max_size`: at least one jumbo segment, at most BIG TCP's 512 KiB.
+fn gso_max_size(q: &Fields) -> Result<u32> {
+    let v = q.size("gso_max_size")?.unwrap_or(GSO_MAX_SIZE as u64);
+    q.ensure("gso_max_size", (MIN_GSO_MAX_SIZE..=BIG_TCP_MAX_SIZE).contains(&v), || {
+        format!("a size from {MIN_GSO_MAX_SIZE} B to {BIG_TCP_MAX_SIZE} B (64KiB by default; BIG TCP raises it)")
+    })?;
+    Ok(v as u32)
+}
+
+/// `fq`'s `maxrate` is a u32 of bytes/s (`TCA_FQ_FLOW_MAX_RATE`): 2^32 − 1 B/s ≈ 34.36 Gbit/s
+/// is the most it can say.
+fn fq_maxrate(bps: u64) -> std::result::Result<u64, String> {
+    let bytes = bps / 8;
+    if bytes > u32::MAX as u64 {
+        return Err(format!(
+            "a rate up to 34.36Gbps: fq's maxrate is a 32-bit count of bytes per second \
+             (TCA_FQ_FLOW_MAX_RATE), so {} cannot be set; pace faster flows with \
+             max_pacing_rate (SO_MAX_PACING_RATE, 64-bit) instead",
+            format_rate(Rate(bps))
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `qdisc = "pfifo_fast" | "fq"` with fq's `maxrate`, `flow_limit` and `quantum`.
+fn qdisc(q: &Fields) -> Result<HostQdisc> {
+    let kind = q.choice("qdisc", &[("pfifo_fast", false), ("fq", true)])?.unwrap_or(false);
+    let fq_keys = ["fq_maxrate", "fq_flow_limit", "fq_quantum"];
+    if !kind {
+        if let Some(k) = fq_keys.iter().find(|k| q.has(k)) {
+            return Err(q.error(k, "qdisc = \"fq\" on this flow, or no fq_* settings"));
+        }
+        return Ok(HostQdisc::PfifoFast);
+    }
+    let maxrate = match q.rate("fq_maxrate")? {
+        None => None,
+        Some(r) => Some(fq_maxrate(r.bps()).map_err(|why| q.error("fq_maxrate", why))?),
+    };
+    Ok(HostQdisc::Fq(FqParams {
+        maxrate_bytes_per_s: maxrate,
+        flow_limit: q.integer("fq_flow_limit", 1..=U32_MAX)?.map_or(FQ_FLOW_LIMIT, |v| v as u32),
+        quantum: q.integer("fq_quantum", 1..=U32_MAX)?.map(|v| v as u32),
+    }))
 }
 
 /// `tcp_adv_win_scale` selects the ≤ 6.5 kernel model; without it, the ≥ 6.6 `scaling_ratio`.

@@ -374,6 +374,9 @@ mod tests {
             ecn: false,
             hz: 250,
             dscp: 0,
+            max_pacing_rate: None,
+            gso_max_size: 65536,
+            qdisc: crate::scenario::HostQdisc::PfifoFast,
         }
     }
 

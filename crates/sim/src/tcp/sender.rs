@@ -15,6 +15,14 @@ use crate::tcp::scoreboard::{AckDelta, EVER_RETRANS, Scoreboard, Segment};
 use crate::tcp::{SYN_BYTES, header_bytes, mss_from_mtu};
 use crate::time::Time;
 
+/// `sysctl_tcp_pacing_ss_ratio` = 200 and `sysctl_tcp_pacing_ca_ratio` = 120 (percent,
+/// `net/ipv4/tcp_ipv4.c`): `tcp_update_pacing_rate()` paces at 2× cwnd/srtt while
+/// cwnd < ssthresh/2, else 1.2×.
+pub const TCP_PACING_SS_RATIO: u64 = 200;
+pub const TCP_PACING_CA_RATIO: u64 = 120;
+/// `tcp_update_skb_after_send()` paces only once 10 data segments are out.
+pub const PACING_FREE_SEGS: u64 = 10;
+
 /// `TCP_TIMEOUT_MIN_US` (`include/net/tcp.h`): 2 ms added to TLP and RACK timers.
 pub const TCP_TIMEOUT_MIN: Time = Time::from_ms(2);
 /// Linux `tp->reordering` initial value, `sysctl_tcp_reordering` = `TCP_FASTRETRANS_THRESH` = 3
@@ -97,6 +105,12 @@ pub struct TcpSender {
     rto_retransmits: u32,
     /// `TCP_ECN_QUEUE_CWR`: set CWR on the next new data segment.
     cwr_pending: bool,
+    /// Earliest departure of the next burst (`tp->tcp_wstamp_ns`) under internal pacing.
+    next_send: Time,
+    /// A pacing hrtimer is waiting for `next_send`.
+    pace_at: Option<Time>,
+    /// Data segments sent, retransmissions included (`tp->data_segs_out`).
+    data_segs_out: u64,
     rack: Rack,
     cwnd_usage_seq: u64,
     timer: Option<(TimerKind, Time)>,
@@ -116,6 +130,9 @@ impl TcpSender {
         let cc = cc::by_name(&spec.cca).expect("scenario validation checks the CCA name");
         let mut tp = Sock::new(mss, spec.initcwnd, spec.hz);
         tp.ecn_ok = spec.ecn;
+        tp.gso_max_size = spec.gso_max_size;
+        // Bits/s in the scenario, bytes/s in the socket.
+        tp.max_pacing_rate = spec.max_pacing_rate.map_or(u64::MAX, |r| r.bps() / 8);
         TcpSender {
             flow,
             src,
@@ -139,6 +156,9 @@ impl TcpSender {
             tlp_retrans: false,
             rto_retransmits: 0,
             cwr_pending: false,
+            next_send: Time::ZERO,
+            pace_at: None,
+            data_segs_out: 0,
             rack: Rack::default(),
             cwnd_usage_seq: 0,
             timer: None,
@@ -155,9 +175,12 @@ impl TcpSender {
         self.tp.mss
     }
 
-    /// When the retransmit timer slot is due, if armed.
+    /// When the sender next needs the clock: its retransmit timer slot or the pacing timer.
     pub fn timer_deadline(&self) -> Option<Time> {
-        self.timer.map(|(_, t)| t)
+        match (self.timer.map(|(_, t)| t), self.pace_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     pub fn timer_kind(&self) -> Option<TimerKind> {
@@ -201,6 +224,9 @@ impl TcpSender {
         self.state = State::Established;
         self.tp.now = now;
         self.cc.init(&mut self.tp);
+        if self.tp.pacing_rate == 0 {
+            self.update_pacing_rate();
+        }
         self.sndbuf_expand();
         self.timer = None;
         self.xmit(now, out);
@@ -300,7 +326,9 @@ impl TcpSender {
         // cwnd (`tcp_cong_control()`).
         let rs = self.rate_sample(now, &d, acked_sacked, newly_lost, prior_in_flight);
         self.sync_sock();
-        if !self.cc.cong_control(&mut self.tp, &rs) {
+        if self.cc.cong_control(&mut self.tp, &rs) {
+            self.tp.pacing_rate = self.tp.pacing_rate.min(self.tp.max_pacing_rate);
+        } else {
             if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
                 self.cwnd_reduction(acked_sacked, newly_lost, snd_una_advanced);
             } else if snd_una_advanced {
@@ -308,6 +336,9 @@ impl TcpSender {
                 // no reordering is ever seen here).
                 self.cc.cong_avoid(&mut self.tp, acked_sacked);
             }
+        }
+        if !self.cc.wants_pacing() || self.tp.pacing_rate == 0 {
+            self.update_pacing_rate();
         }
         self.stats.max_cwnd = self.stats.max_cwnd.max(self.tp.snd_cwnd);
         if snd_una_advanced {
@@ -329,6 +360,7 @@ impl TcpSender {
     fn finish(&mut self, now: Time) {
         self.state = State::Done;
         self.timer = None;
+        self.pace_at = None;
         self.stats.done_at.get_or_insert(now);
     }
 
@@ -550,8 +582,15 @@ impl TcpSender {
         self.timer = Some((TimerKind::Tlp, now + pto));
     }
 
-    /// The timer slot fired at `now` (the world calls this only at or after the deadline).
+    /// A timer fired at `now` (the world calls this only at or after the deadline).
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.pace_at.is_some_and(|t| t <= now) {
+            self.pace_at = None;
+            if self.state == State::Established {
+                self.tp.now = now;
+                self.xmit(now, out);
+            }
+        }
         let Some((kind, deadline)) = self.timer else { return };
         if now < deadline {
             return;
@@ -662,20 +701,46 @@ impl TcpSender {
         self.next_new_len().is_some()
     }
 
+    /// TCP paces internally (`SK_PACING_NEEDED`): the CCA asks for it (BBR) or the application
+    /// set `SO_MAX_PACING_RATE`, which `sk_setsockopt()` turns into internal pacing.
+    fn internal_pacing(&self) -> bool {
+        self.cc.wants_pacing() || self.tp.max_pacing_rate != u64::MAX
+    }
+
+    /// `tcp_write_xmit()` and `tcp_xmit_retransmit_queue()`: lost segments first, then new
+    /// data, while cwnd allows. Unpaced, everything leaves at once (the NIC serializes it back
+    /// to back at `host_rate`). Paced, segments leave in TSO trains of `tcp_tso_autosize()`
+    /// segments, each train delayed to its earliest departure time (`tcp_pacing_check()`).
     fn xmit(&mut self, now: Time, out: &mut Vec<Packet>) {
-        // Lost segments first.
-        while self.board.in_flight() < self.tp.snd_cwnd {
-            let Some(i) = self.board.next_lost() else { break };
-            self.retransmit(i, now, out);
-            // Retransmitting the head restarts the RTO (`tcp_xmit_retransmit_queue()`).
-            if i == 0 && self.timer_kind() != Some(TimerKind::Reo) {
-                self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
-            }
-        }
+        let paced = self.internal_pacing();
         let mut sent = 0;
-        while self.board.in_flight() < self.tp.snd_cwnd && self.can_send_new() {
-            self.send_new_segment(now, out);
-            sent += 1;
+        loop {
+            if paced && now < self.next_send && self.data_segs_out >= PACING_FREE_SEGS {
+                self.pace_at = Some(self.next_send);
+                break;
+            }
+            let goal = if paced { self.tp.tso_autosize(self.cc.min_tso_segs(&self.tp)) } else { u32::MAX };
+            let (mut n, mut bytes) = (0, 0u64);
+            while n < goal && self.board.in_flight() < self.tp.snd_cwnd {
+                if let Some(i) = self.board.next_lost() {
+                    bytes += self.retransmit(i, now, out) as u64;
+                    // Retransmitting the head restarts the RTO (`tcp_xmit_retransmit_queue()`).
+                    if i == 0 && self.timer_kind() != Some(TimerKind::Reo) {
+                        self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+                    }
+                } else if let Some(len) = self.next_new_len() {
+                    self.send_new_segment(now, out);
+                    bytes += len as u64;
+                    sent += 1;
+                } else {
+                    break;
+                }
+                n += 1;
+            }
+            if n == 0 || !paced {
+                break;
+            }
+            self.after_train(now, bytes);
         }
         let cwnd_limited = self.board.in_flight() >= self.tp.snd_cwnd;
         if sent > 0 || cwnd_limited {
@@ -684,6 +749,32 @@ impl TcpSender {
         if sent > 0 && self.timer.is_none() {
             self.arm_timer(now, false);
         }
+    }
+
+    /// `tcp_update_skb_after_send()`: the next train may leave `bytes / pacing_rate` after this
+    /// one; time the stamp had fallen behind the clock is credited, up to half the train.
+    fn after_train(&mut self, now: Time, bytes: u64) {
+        let prior = self.next_send;
+        self.next_send = self.next_send.max(now);
+        let rate = self.tp.pacing_rate;
+        if rate == 0 || rate == u64::MAX || self.data_segs_out < PACING_FREE_SEGS {
+            return;
+        }
+        let credit = self.next_send - prior;
+        let len = Time((bytes as u128 * Time::PS_PER_S as u128 / rate as u128) as u64);
+        self.next_send += len - len.div(2).min(credit);
+    }
+
+    /// `tcp_update_pacing_rate()`: 200 % (slow start below ssthresh/2) or 120 % of
+    /// cwnd·mss/srtt, capped by `SO_MAX_PACING_RATE`. BBR sets its own rate instead.
+    fn update_pacing_rate(&mut self) {
+        if self.tp.srtt_us == 0 {
+            return;
+        }
+        let ratio = if self.tp.snd_cwnd < self.tp.snd_ssthresh / 2 { TCP_PACING_SS_RATIO } else { TCP_PACING_CA_RATIO };
+        let pkts = self.tp.snd_cwnd.max(self.board.packets_out()) as u128;
+        let rate = self.tp.mss as u128 * pkts * ratio as u128 * 1_000_000 / 100 / self.tp.srtt_us as u128;
+        self.tp.pacing_rate = (rate.min(u64::MAX as u128) as u64).min(self.tp.max_pacing_rate);
     }
 
     /// `tcp_cwnd_validate()`: track whether the last window was cwnd-limited.
@@ -730,6 +821,7 @@ impl TcpSender {
         });
         self.snd_nxt += len as u64;
         self.tp.lsndtime = now;
+        self.data_segs_out += 1;
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             // `tcp_in_cwnd_reduction()`: PRR counts what leaves during CWR as well.
             self.prr_out += 1;
@@ -738,14 +830,17 @@ impl TcpSender {
         out.push(p);
     }
 
-    fn retransmit(&mut self, i: usize, now: Time, out: &mut Vec<Packet>) {
+    /// Retransmit segment `i`; returns its payload length.
+    fn retransmit(&mut self, i: usize, now: Time, out: &mut Vec<Packet>) -> u32 {
         let seg = self.board.retransmitted(i, now, self.tp.delivered, self.delivered_time);
         self.stats.retransmits += 1;
+        self.data_segs_out += 1;
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
         }
         let p = self.data_packet(now, seg.start, seg.len, true);
         out.push(p);
+        seg.len
     }
 
     /// Bytes in flight as the sender sees them (for records).
@@ -783,6 +878,9 @@ mod tests {
             ecn: false,
             hz: 1000,
             dscp: 0,
+            max_pacing_rate: None,
+            gso_max_size: 65536,
+            qdisc: crate::scenario::HostQdisc::PfifoFast,
         }
     }
 
@@ -807,10 +905,6 @@ mod tests {
         }
         p.sack_len = sack.len() as u8;
         p
-    }
-
-    fn seg(k: u64) -> SeqRange {
-        SeqRange { start: k * MSS, end: (k + 1) * MSS }
     }
 
     #[test]

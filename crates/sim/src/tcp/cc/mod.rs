@@ -266,6 +266,11 @@ pub trait CongestionOps {
     fn wants_pacing(&self) -> bool {
         false
     }
+
+    /// (optional) Fewest segments in a TSO burst (`min_tso_segs`; `sysctl_tcp_min_tso_segs`).
+    fn min_tso_segs(&self, _tp: &Sock) -> u32 {
+        TCP_MIN_TSO_SEGS
+    }
 }
 
 /// Flags passed to `in_ack_event` (Linux `enum tcp_ca_ack_event_flags`).
@@ -381,6 +386,9 @@ impl CongestionOps for AnyCc {
     }
     fn wants_pacing(&self) -> bool {
         dispatch!(self, c => c.wants_pacing())
+    }
+    fn min_tso_segs(&self, tp: &Sock) -> u32 {
+        dispatch!(self, c => c.min_tso_segs(tp))
     }
 }
 
