@@ -11,8 +11,8 @@
 //!
 //! Where Linux differs from RFC 8257 (we follow Linux): F counts **packets** (`delivered`,
 //! `delivered_ce`), not bytes; the decay `α −= min_not_zero(α, α >> g)` lets α reach exactly 0
-//! (below 16 it drops to 0 in one step); ssthresh takes the reduction from `(cwnd·α) >> 11`, rounding the
-//! cut down, at least 2.
+//! (below 16 it drops to 0 in one step); ssthresh takes the reduction from `(cwnd·α) >> 11`,
+//! rounding the cut down, at least 2.
 //!
 //! Without ECN negotiated, `dctcp_init` swaps in the `dctcp_reno` ops table: pure Reno (Reno
 //! ssthresh and undo, no α, no loss hook), reported as `"dctcp-reno"`.
@@ -45,11 +45,11 @@ pub const SSTHRESH_ALPHA_SHIFT: u32 = 11;
 /// The module parameters of `tcp_dctcp.c` (same names, same defaults).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
-    /// `dctcp_shift_g = 4`: EWMA gain g = 1/2^4 = 1/16 (RFC 8257 §4.2 recommends 1/16).
+    /// `dctcp_shift_g = 4`: EWMA gain g = 1/2^4 = 1/16, the gain RFC 8257 recommends.
     /// At most [`MAX_SHIFT_G`].
     pub shift_g: u32,
     /// `dctcp_alpha_on_init = 1024` (`DCTCP_MAX_ALPHA`): α starts at 1.0, so the first marks
-    /// halve the window (RFC 8257 §4.2: "initialized to 1"). Values above 1024 act as 1024.
+    /// halve the window (RFC 8257 §3.3: "initialized to 1"). Values above 1024 act as 1024.
     pub alpha_on_init: u32,
 }
 
