@@ -97,7 +97,7 @@ impl TcpReceiver {
             ts_recent: Time::ZERO,
             rcv_rtt: None,
             size: spec.size_bytes,
-            ecn: if !spec.ecn {
+            ecn: if !spec.ecn && !crate::tcp::cc::by_name(&spec.cca).is_some_and(|c| crate::tcp::cc::CongestionOps::needs_ecn(&c)) {
                 EcnEcho::Off
             } else if spec.cca == "dctcp" {
                 EcnEcho::Dctcp { ce: false, prior_rcv_nxt: 0 }

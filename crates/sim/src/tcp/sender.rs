@@ -129,7 +129,9 @@ impl TcpSender {
         let mss = mss_from_mtu(mtu);
         let cc = cc::by_name(&spec.cca).expect("scenario validation checks the CCA name");
         let mut tp = Sock::new(mss, spec.initcwnd, spec.hz);
-        tp.ecn_ok = spec.ecn;
+        // A CCA that needs ECN negotiates it whatever the host's `tcp_ecn` (DCTCP).
+        let ecn_ok = spec.ecn || cc.needs_ecn();
+        tp.ecn_ok = ecn_ok;
         tp.gso_max_size = spec.gso_max_size;
         // Bits/s in the scenario, bytes/s in the socket.
         tp.max_pacing_rate = spec.max_pacing_rate.map_or(u64::MAX, |r| r.bps() / 8);
@@ -163,7 +165,7 @@ impl TcpSender {
             cwnd_usage_seq: 0,
             timer: None,
             rto_min: spec.rto_min,
-            ecn_ok: spec.ecn,
+            ecn_ok,
             dscp: spec.dscp,
             ts_recent: Time::ZERO,
             delivered_time: Time::ZERO,

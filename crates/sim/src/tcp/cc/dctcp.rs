@@ -157,6 +157,10 @@ impl Dctcp {
 }
 
 impl CongestionOps for Dctcp {
+    fn needs_ecn(&self) -> bool {
+        Dctcp::needs_ecn(self)
+    }
+
     fn name(&self) -> &'static str {
         if self.reno_fallback {
             "dctcp-reno"

@@ -267,6 +267,12 @@ pub trait CongestionOps {
         false
     }
 
+    /// (optional) The algorithm needs ECN (`TCP_CONG_NEEDS_ECN`): it is negotiated whatever
+    /// the host's `tcp_ecn`.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+
     /// (optional) Fewest segments in a TSO burst (`min_tso_segs`; `sysctl_tcp_min_tso_segs`).
     fn min_tso_segs(&self, _tp: &Sock) -> u32 {
         TCP_MIN_TSO_SEGS
@@ -342,6 +348,7 @@ pub fn reno_undo_cwnd(tp: &Sock) -> u32 {
 pub enum AnyCc {
     Reno(reno::Reno),
     Cubic(cubic::Cubic),
+    Dctcp(dctcp::Dctcp),
 }
 
 macro_rules! dispatch {
@@ -349,6 +356,7 @@ macro_rules! dispatch {
         match $self {
             AnyCc::Reno($cc) => $e,
             AnyCc::Cubic($cc) => $e,
+            AnyCc::Dctcp($cc) => $e,
         }
     };
 }
@@ -390,12 +398,16 @@ impl CongestionOps for AnyCc {
     fn min_tso_segs(&self, tp: &Sock) -> u32 {
         dispatch!(self, c => c.min_tso_segs(tp))
     }
+    fn needs_ecn(&self) -> bool {
+        dispatch!(self, c => c.needs_ecn())
+    }
 }
 
 /// One line per algorithm: its name and constructor.
 pub const REGISTRY: &[(&str, fn() -> AnyCc)] = &[
     ("reno", || AnyCc::Reno(reno::Reno::default())),
     ("cubic", || AnyCc::Cubic(cubic::Cubic::default())),
+    ("dctcp", || AnyCc::Dctcp(dctcp::Dctcp::default())),
 ];
 
 /// Names accepted for a flow's `cca`.
