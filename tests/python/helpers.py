@@ -43,6 +43,7 @@ FLOWS_COLUMNS = [
 INTERVALS_COLUMNS = [
     "flow_id", "t_start_s", "t_end_s", "bytes", "bits_per_second", "retransmits", "cwnd_bytes",
     "srtt_us",
+    "pacing_rate_bps",
 ]
 QUEUE_COLUMNS = ["t_s", "node", "port", "queue", "occupancy_bytes"]
 DROPS_COLUMNS = ["t_s", "node", "port", "queue", "flow_id", "bytes", "reason"]

@@ -43,6 +43,7 @@ struct Recorder {
     iv_retrans: Vec<u64>,
     iv_cwnd: Vec<u64>,
     iv_srtt: Vec<u64>,
+    iv_pacing: Vec<u64>,
     q_t: Vec<f64>,
     q_node: DictBuilder,
     q_port: DictBuilder,
@@ -381,6 +382,7 @@ impl<'s> World<'s> {
         r.iv_retrans.push(f.snd.stats.retransmits - f.iv_retrans);
         r.iv_cwnd.push(f.snd.cwnd_bytes());
         r.iv_srtt.push(f.snd.rtt.srtt_us() as u64);
+        r.iv_pacing.push(f.snd.tp.pacing_rate.saturating_mul(8));
         f.iv_start = now;
         f.iv_acked = acked;
         f.iv_retrans = f.snd.stats.retransmits;
@@ -544,6 +546,9 @@ impl<'s> World<'s> {
                 ("retransmits", Column::U64(r.iv_retrans)),
                 ("cwnd_bytes", Column::U64(r.iv_cwnd)),
                 ("srtt_us", Column::U64(r.iv_srtt)),
+                // The rate Linux computes for every flow (`sk_pacing_rate`), enforced only where
+                // Linux paces (BBR, SO_MAX_PACING_RATE, fq).
+                ("pacing_rate_bps", Column::U64(r.iv_pacing)),
             ],
         };
         let queue = Table {

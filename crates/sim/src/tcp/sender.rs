@@ -861,6 +861,7 @@ mod tests {
     use super::*;
     use crate::packet::SeqRange;
     use crate::scenario::WindowModel;
+    use crate::tcp::cc::TCP_MIN_TSO_SEGS;
 
     const MSS: u64 = 1448;
 
@@ -1108,5 +1109,32 @@ mod tests {
         let mut more = Vec::new();
         s.on_packet(Time::from_ms(21), &ack(10 * MSS, &[], 1000), &mut more);
         assert!(more.is_empty());
+    }
+
+    #[test]
+    fn paced_trains_leave_spaced_by_their_size_over_the_pacing_rate() {
+        let mut sp = spec("cubic", 10);
+        sp.max_pacing_rate = Some(crate::units::Rate::from_mbps(100));
+        let mut s = TcpSender::new(0, 0, 1, &sp, 1500);
+        let mut out = Vec::new();
+        s.open(Time::ZERO, &mut out);
+        let mut sa = Packet::new(Kind::SynAck, 0, 1, 0, SYN_BYTES);
+        sa.rwnd = 65_535;
+        s.on_packet(Time::from_ms(10), &sa, &mut out);
+        // The first 10 segments are never paced (`data_segs_out < 10`).
+        assert_eq!(out.len(), 1 + 10);
+        // 200 % of cwnd·mss/srtt = 2.896 MB/s, below the 12.5 MB/s cap.
+        assert_eq!(s.tp.pacing_rate, 2_896_000);
+        out.clear();
+        s.on_packet(Time::from_ms(20), &ack(2 * MSS, &[], 1 << 20), &mut out);
+        let rate = s.tp.pacing_rate;
+        let train = s.tp.tso_autosize(TCP_MIN_TSO_SEGS);
+        assert_eq!(out.len() as u32, train);
+        let first = s.pace_at.expect("the next train waits for the pacing timer");
+        s.on_timer(first, &mut out);
+        let second = s.pace_at.unwrap();
+        let bytes = train as u128 * MSS as u128;
+        assert_eq!(second - first, Time((bytes * Time::PS_PER_S as u128 / rate as u128) as u64));
+        assert_eq!(out.len() as u32, 2 * train);
     }
 }

@@ -1,0 +1,54 @@
+//! Pacing where Linux paces: `SO_MAX_PACING_RATE` turns on internal pacing and caps the rate;
+//! unpaced CUBIC bursts at line rate.
+use burstlab_sim::record::Column;
+use burstlab_sim::{run, scenario};
+
+const TEXT: &str = r#"
+name = "pacing"
+stop = "5s"
+interval = "100ms"
+[topology]
+bottleneck_rate = "10Gbps"
+host_rate = "10Gbps"
+rtt = "1ms"
+buffer = "16MB"
+mtu = 1500
+[[flow]]
+cca = "cubic"
+size = "100MB"
+tcp_rmem = "4096 131072 33554432"
+tcp_wmem = "4096 131072 33554432"
+max_pacing_rate = "2Gbps"
+"#;
+
+#[test]
+fn max_pacing_rate_caps_the_flow_at_that_rate() {
+    let out = run(&scenario::load(TEXT, &[]).unwrap());
+    let iv = out.table("intervals").unwrap();
+    let Some(Column::F64(bps)) = iv.column("bits_per_second") else { panic!() };
+    // Whole intervals after the first: payload at the pacing rate (2 Gbit/s of payload bytes).
+    let steady: Vec<f64> = bps[1..bps.len() - 1].to_vec();
+    for b in &steady {
+        assert!((b / 2e9 - 1.0).abs() < 0.03, "{b}");
+    }
+    // Paced trains never build a queue at an uncongested 10G bottleneck.
+    assert!(out.summary.ports[0].max_queue_bytes < 100_000, "{}", out.summary.ports[0].max_queue_bytes);
+}
+
+#[test]
+fn fq_maxrate_above_the_32_bit_field_is_rejected_with_the_reason() {
+    let text = TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"\nfq_maxrate = \"40Gbps\"");
+    let err = scenario::load(&text, &[]).unwrap_err().to_string();
+    assert!(err.contains("scenario.flow[0].fq_maxrate"), "{err}");
+    assert!(err.contains("32-bit"), "{err}");
+    assert!(err.contains("max_pacing_rate"), "{err}");
+    let ok = TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"\nfq_maxrate = \"34Gbps\"");
+    assert!(scenario::load(&ok, &[]).is_ok());
+}
+
+#[test]
+fn fq_settings_without_fq_are_an_error() {
+    let text = TEXT.replace("max_pacing_rate = \"2Gbps\"", "fq_maxrate = \"1Gbps\"");
+    let err = scenario::load(&text, &[]).unwrap_err().to_string();
+    assert!(err.contains("fq_maxrate") && err.contains("qdisc = \"fq\""), "{err}");
+}
