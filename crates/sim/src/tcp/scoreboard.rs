@@ -27,11 +27,20 @@ pub struct Segment {
     /// Time of the latest (re)transmission.
     pub sent_at: Time,
     pub flags: u8,
-    /// `tp->delivered` when this segment was last sent (delivery-rate sampling, `tcp_rate.c`).
-    pub delivered_at_send: u64,
-    /// The time of the most recent delivery when this segment was last sent.
-    pub delivered_time_at_send: Time,
-    /// The sender was application-limited when this segment was sent.
+    /// Delivery-rate state when this segment was last sent (`tcp_rate_skb_sent()`).
+    pub tx: TxInfo,
+}
+
+/// `TCP_SKB_CB(skb)->tx` (`net/ipv4/tcp_rate.c`): what the sender knew when the segment left.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TxInfo {
+    /// `tp->delivered` (packets).
+    pub delivered: u64,
+    /// `tp->delivered_mstamp`: time of the latest delivery.
+    pub delivered_mstamp: Time,
+    /// `tp->first_tx_mstamp`: start of the current send phase.
+    pub first_tx: Time,
+    /// The application limited sending (`tp->app_limited != 0`).
     pub app_limited: bool,
 }
 
@@ -297,7 +306,7 @@ impl Scoreboard {
     }
 
     /// Record a retransmission of segment `i` sent at `now`.
-    pub fn retransmitted(&mut self, i: usize, now: Time, delivered: u64, delivered_time: Time) -> Segment {
+    pub fn retransmitted(&mut self, i: usize, now: Time, tx: TxInfo) -> Segment {
         let s = &mut self.segs[i];
         debug_assert!(!s.has(SACKED));
         if !s.has(RETRANS) {
@@ -308,8 +317,7 @@ impl Scoreboard {
         }
         s.flags |= RETRANS | EVER_RETRANS;
         s.sent_at = now;
-        s.delivered_at_send = delivered;
-        s.delivered_time_at_send = delivered_time;
+        s.tx = tx;
         let seg = *s;
         self.tsorted.push_back((seg.start, now));
         seg
@@ -411,9 +419,7 @@ mod tests {
                 len: mss,
                 sent_at: Time::from_us(k),
                 flags: 0,
-                delivered_at_send: 0,
-                delivered_time_at_send: Time::ZERO,
-                app_limited: false,
+                tx: TxInfo::default(),
             });
         }
         b
@@ -476,7 +482,7 @@ mod tests {
         assert_eq!(b.mark_all_lost(Time::from_ms(100), Time::from_ms(1)), 4);
         assert_eq!(b.in_flight(), 0);
         let i = b.next_lost().unwrap();
-        b.retransmitted(i, Time::from_ms(5), 0, Time::ZERO);
+        b.retransmitted(i, Time::from_ms(5), TxInfo::default());
         // The retransmitted segment stays LOST with RETRANS set: it counts once in flight.
         assert_eq!((b.lost_out, b.retrans_out, b.in_flight()), (4, 1, 1));
         assert_eq!(b.next_lost(), Some(1));

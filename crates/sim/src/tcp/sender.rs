@@ -11,7 +11,7 @@ use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet};
 use crate::scenario::FlowSpec;
 use crate::tcp::cc::{self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock};
 use crate::tcp::rtt::RttEstimator;
-use crate::tcp::scoreboard::{AckDelta, EVER_RETRANS, Scoreboard, Segment};
+use crate::tcp::scoreboard::{AckDelta, EVER_RETRANS, Scoreboard, Segment, TxInfo};
 use crate::tcp::{SYN_BYTES, header_bytes, mss_from_mtu};
 use crate::time::Time;
 
@@ -121,6 +121,10 @@ pub struct TcpSender {
     ts_recent: Time,
     /// `tp->delivered_mstamp`: time of the latest delivery (rate sampling).
     delivered_time: Time,
+    /// `tp->first_tx_mstamp`: send time of the most recently delivered segment.
+    first_tx: Time,
+    /// `tp->app_limited`: samples are app-limited until `delivered` passes this (0 = not).
+    app_limited_until: u64,
     pub stats: SenderStats,
 }
 
@@ -169,6 +173,8 @@ impl TcpSender {
             dscp: spec.dscp,
             ts_recent: Time::ZERO,
             delivered_time: Time::ZERO,
+            first_tx: Time::ZERO,
+            app_limited_until: 0,
             stats: SenderStats::default(),
         }
     }
@@ -381,23 +387,58 @@ impl TcpSender {
         self.tp.snd_nxt = self.snd_nxt;
     }
 
-    /// `tcp_rate_gen()` (`net/ipv4/tcp_rate.c`), simplified to the fields our CCAs read.
-    fn rate_sample(&self, now: Time, d: &AckDelta, acked_sacked: u32, losses: u32, prior_in_flight: u32) -> RateSample {
-        match d.rate_from {
-            Some(seg) => {
-                let interval = now.saturating_sub(seg.delivered_time_at_send.max(seg.sent_at.min(now)));
-                RateSample {
-                    delivered: (self.tp.delivered - seg.delivered_at_send) as i64,
-                    interval_us: interval.as_us() as i64,
-                    rtt_us: (now - seg.sent_at).as_us() as i64,
-                    losses,
-                    acked_sacked,
-                    prior_in_flight,
-                    prior_delivered: seg.delivered_at_send,
-                    is_app_limited: seg.app_limited,
-                }
-            }
-            None => RateSample { delivered: 0, interval_us: -1, rtt_us: -1, losses, acked_sacked, prior_in_flight, ..Default::default() },
+    /// `tcp_rate_skb_sent()` (`net/ipv4/tcp_rate.c`): a send phase starts when nothing is in
+    /// flight; the segment remembers the delivery state it left in.
+    fn tx_info(&mut self, now: Time) -> TxInfo {
+        if self.board.is_empty() {
+            self.first_tx = now;
+            self.delivered_time = now;
+        }
+        TxInfo {
+            delivered: self.tp.delivered,
+            delivered_mstamp: self.delivered_time,
+            first_tx: self.first_tx,
+            app_limited: self.app_limited_until > 0,
+        }
+    }
+
+    /// `tcp_rate_skb_delivered()` + `tcp_rate_gen()`: the rate over the longer of the send
+    /// phase and the ACK phase of the most recently sent segment this ACK delivered; a sample
+    /// shorter than min RTT is discarded (it would overestimate bandwidth).
+    fn rate_sample(&mut self, now: Time, d: &AckDelta, acked_sacked: u32, losses: u32, prior_in_flight: u32) -> RateSample {
+        if self.app_limited_until > 0 && self.tp.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        let mut rs = RateSample { delivered: -1, interval_us: -1, rtt_us: -1, losses, acked_sacked, prior_in_flight, ..Default::default() };
+        let Some(seg) = d.rate_from else { return rs };
+        if seg.tx.delivered_mstamp == Time::ZERO && seg.tx.delivered == 0 && seg.tx.first_tx == Time::ZERO {
+            return rs;
+        }
+        let snd = seg.sent_at.saturating_sub(seg.tx.first_tx);
+        self.first_tx = seg.sent_at;
+        let ack = now.saturating_sub(seg.tx.delivered_mstamp);
+        let interval = snd.max(ack);
+        rs.delivered = (self.tp.delivered - seg.tx.delivered) as i64;
+        rs.prior_delivered = seg.tx.delivered;
+        rs.is_app_limited = seg.tx.app_limited;
+        rs.rtt_us = (now - seg.sent_at).as_us() as i64;
+        if interval.as_us() < self.tp.min_rtt_us as u64 {
+            return rs;
+        }
+        rs.interval_us = interval.as_us() as i64;
+        rs
+    }
+
+    /// `tcp_rate_check_app_limited()`: nothing more to send while cwnd has room (the
+    /// application, or the send buffer, is the limit): samples taken until this much has been
+    /// delivered are marked app-limited.
+    fn check_app_limited(&mut self) {
+        let unsent = self.written().saturating_sub(self.snd_nxt);
+        if unsent < self.tp.mss as u64
+            && self.board.in_flight() < self.tp.snd_cwnd
+            && self.board.lost_out <= self.board.retrans_out
+        {
+            self.app_limited_until = (self.tp.delivered + self.board.in_flight() as u64).max(1);
         }
     }
 
@@ -744,6 +785,7 @@ impl TcpSender {
             }
             self.after_train(now, bytes);
         }
+        self.check_app_limited();
         let cwnd_limited = self.board.in_flight() >= self.tp.snd_cwnd;
         if sent > 0 || cwnd_limited {
             self.cwnd_validate(cwnd_limited);
@@ -812,14 +854,13 @@ impl TcpSender {
         if self.board.is_empty() {
             self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         }
+        let tx = self.tx_info(now);
         self.board.push(Segment {
             start: seq,
             len,
             sent_at: now,
             flags: 0,
-            delivered_at_send: self.tp.delivered,
-            delivered_time_at_send: self.delivered_time,
-            app_limited: false,
+            tx,
         });
         self.snd_nxt += len as u64;
         self.tp.lsndtime = now;
@@ -834,7 +875,8 @@ impl TcpSender {
 
     /// Retransmit segment `i`; returns its payload length.
     fn retransmit(&mut self, i: usize, now: Time, out: &mut Vec<Packet>) -> u32 {
-        let seg = self.board.retransmitted(i, now, self.tp.delivered, self.delivered_time);
+        let tx = self.tx_info(now);
+        let seg = self.board.retransmitted(i, now, tx);
         self.stats.retransmits += 1;
         self.data_segs_out += 1;
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
