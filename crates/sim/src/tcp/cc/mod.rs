@@ -349,6 +349,7 @@ pub enum AnyCc {
     Reno(reno::Reno),
     Cubic(cubic::Cubic),
     Dctcp(dctcp::Dctcp),
+    Htcp(htcp::Htcp),
 }
 
 macro_rules! dispatch {
@@ -357,6 +358,7 @@ macro_rules! dispatch {
             AnyCc::Reno($cc) => $e,
             AnyCc::Cubic($cc) => $e,
             AnyCc::Dctcp($cc) => $e,
+            AnyCc::Htcp($cc) => $e,
         }
     };
 }
@@ -408,6 +410,7 @@ pub const REGISTRY: &[(&str, fn() -> AnyCc)] = &[
     ("reno", || AnyCc::Reno(reno::Reno::default())),
     ("cubic", || AnyCc::Cubic(cubic::Cubic::default())),
     ("dctcp", || AnyCc::Dctcp(dctcp::Dctcp::default())),
+    ("htcp", || AnyCc::Htcp(htcp::Htcp::default())),
 ];
 
 /// Names accepted for a flow's `cca`.
