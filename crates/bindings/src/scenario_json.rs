@@ -43,7 +43,14 @@ fn port(p: &PortSpec) -> Value {
         Scheduler::Strict => "strict",
         Scheduler::Drr => "drr",
     };
-    json!({ "scheduler": scheduler, "queues": p.queues.iter().map(queue).collect::<Vec<_>>() })
+    let shaper = p.shaper.map(|t| {
+        json!({ "rate_bps": t.rate.bps(), "burst_bytes": t.burst_bytes, "limit_bytes": t.limit_bytes })
+    });
+    json!({
+        "scheduler": scheduler,
+        "queues": p.queues.iter().map(queue).collect::<Vec<_>>(),
+        "tbf": shaper,
+    })
 }
 
 fn queue(q: &QueueSpec) -> Value {
@@ -136,6 +143,7 @@ mod tests {
                         flows: vec![0],
                         ecn: Some(EcnSpec { threshold_bytes: 65_000, mode: EcnMode::Dequeue }),
                     }],
+                    shaper: None,
                 },
             },
             flows: vec![FlowSpec {

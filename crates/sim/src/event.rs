@@ -16,6 +16,8 @@ pub enum Event {
     TxDone { port: u32 },
     /// The head packet of a port's link reached the far end.
     Arrival { port: u32 },
+    /// A port's shaper may now release its head packet.
+    PortWake { port: u32 },
     /// A TCP flow opens its connection (sends the SYN).
     FlowStart { flow: u32 },
     /// A flow's sender timer (RTO, TLP or RACK reorder) may be due.

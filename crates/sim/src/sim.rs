@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use crate::app::burst::BurstSource;
 use crate::event::{Event, EventQueue};
-use crate::net::port::{Offer, PortId};
+use crate::net::port::{Offer, PortId, Start};
 use crate::net::topology::{self, Network, NodeKind};
 use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
 use crate::record::{
@@ -171,6 +171,7 @@ impl<'s> World<'s> {
             match ev {
                 Event::TxDone { port } => self.tx_done(port),
                 Event::Arrival { port } => self.arrival(port),
+                Event::PortWake { port } => self.port_wake(port),
                 Event::FlowStart { flow } => self.flow_start(flow),
                 Event::SenderTimer { flow } => self.sender_timer(flow, t),
                 Event::DelAckTimer { flow } => self.delack_timer(flow, t),
@@ -189,10 +190,10 @@ impl<'s> World<'s> {
             let head = port.pipe.front().unwrap().0;
             self.events.push(head, Event::Arrival { port: pid });
         }
-        if let Some(done) = port.start_next(now, &mut self.pool) {
-            self.events.push(done, Event::TxDone { port: pid });
-        }
-        if port.recorded {
+        let start = port.start_next(now, &mut self.pool);
+        let recorded = port.recorded;
+        self.schedule_start(pid, start);
+        if recorded {
             self.record_queue(pid);
         }
     }
@@ -247,8 +248,7 @@ impl<'s> World<'s> {
         let now = self.now;
         let port = &mut self.net.ports[pid as usize];
         match port.offer(now, &mut self.pool, id) {
-            Offer::Started { tx_done, .. } => self.events.push(tx_done, Event::TxDone { port: pid }),
-            Offer::Queued { .. } => {}
+            Offer::Queued { start, .. } => self.schedule_start(pid, start),
             Offer::Dropped { queue } => {
                 let p = *self.pool.get(id);
                 self.pool.free(id);
@@ -263,6 +263,28 @@ impl<'s> World<'s> {
                 r.d_reason.push_code(0);
             }
         }
+        if self.net.ports[pid as usize].recorded {
+            self.record_queue(pid);
+        }
+    }
+
+    fn schedule_start(&mut self, pid: PortId, start: Start) {
+        match start {
+            Start::Sending(done) => self.events.push(done, Event::TxDone { port: pid }),
+            Start::Wait(at) => self.events.push(at, Event::PortWake { port: pid }),
+            Start::Nothing => {}
+        }
+    }
+
+    /// A shaper's tokens for the head packet are due.
+    fn port_wake(&mut self, pid: PortId) {
+        let now = self.now;
+        let port = &mut self.net.ports[pid as usize];
+        if port.wake_at.is_some_and(|t| t <= now) {
+            port.wake_at = None;
+        }
+        let start = port.start_next(now, &mut self.pool);
+        self.schedule_start(pid, start);
         if self.net.ports[pid as usize].recorded {
             self.record_queue(pid);
         }

@@ -3,4 +3,5 @@
 
 pub mod port;
 pub mod queue;
+pub mod tbf;
 pub mod topology;

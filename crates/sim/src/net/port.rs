@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 
 use crate::net::queue::{Dequeued, PortQueues, Verdict};
+use crate::net::tbf::TokenBucket;
 use crate::packet::{NodeId, PacketId, PacketPool};
 use crate::time::Time;
 use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
@@ -22,6 +23,10 @@ pub struct Port {
     /// One-way propagation delay of the link.
     pub delay: Time,
     pub queues: PortQueues,
+    /// A `tbf` shaper: the head packet leaves only when the bucket has its tokens.
+    pub shaper: Option<TokenBucket>,
+    /// A wake-up is scheduled for the shaper at this time.
+    pub wake_at: Option<Time>,
     /// Packet being serialized, if any.
     pub in_tx: Option<PacketId>,
     /// When the current (or last) serialization ends.
@@ -45,11 +50,20 @@ pub struct PortStats {
 
 /// What the world must do after offering a packet to a port.
 pub enum Offer {
-    /// Queued behind others; nothing to schedule.
-    Queued { queue: usize },
-    /// The port was idle and started serializing it: schedule `TxDone` at the given time.
-    Started { queue: usize, tx_done: Time },
+    /// Queued; `start` says whether the port started serializing (or must wake up later).
+    Queued { queue: usize, start: Start },
     Dropped { queue: usize },
+}
+
+/// The outcome of asking an idle port to send its next packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// Serializing; schedule `TxDone` at this time.
+    Sending(Time),
+    /// The shaper holds the head packet until this time; schedule a wake-up.
+    Wait(Time),
+    /// Busy already, or nothing to send.
+    Nothing,
 }
 
 impl Port {
@@ -61,6 +75,8 @@ impl Port {
             rate,
             delay,
             queues,
+            shaper: None,
+            wake_at: None,
             in_tx: None,
             tx_end: Time::ZERO,
             pipe: VecDeque::new(),
@@ -87,27 +103,40 @@ impl Port {
             Verdict::Enqueued { queue, ce_marked } => {
                 self.stats.ecn_marks += ce_marked as u64;
                 self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queues.bytes());
-                if self.in_tx.is_none() {
-                    let tx_done = self.start_next(now, pool).expect("a packet was just queued");
-                    Offer::Started { queue, tx_done }
-                } else {
-                    Offer::Queued { queue }
-                }
+                Offer::Queued { queue, start: self.start_next(now, pool) }
             }
         }
     }
 
-    /// Take the next packet from the queues and start serializing it; returns when it ends.
-    pub fn start_next(&mut self, now: Time, pool: &mut PacketPool) -> Option<Time> {
-        debug_assert!(self.in_tx.is_none());
-        let Dequeued { id, ce_marked, .. } = self.queues.dequeue(pool)?;
+    /// If idle, take the next packet the shaper allows and start serializing it.
+    pub fn start_next(&mut self, now: Time, pool: &mut PacketPool) -> Start {
+        if self.in_tx.is_some() {
+            return Start::Nothing;
+        }
+        if let Some(tb) = &mut self.shaper {
+            let Some(head) = self.queues.peek() else { return Start::Nothing };
+            let bytes = pool.get(head).ip_bytes;
+            let ready = tb.ready_at(now, bytes);
+            if ready > now {
+                // One pending wake-up is enough: the head only changes when it leaves.
+                return match self.wake_at {
+                    Some(t) if t <= ready => Start::Nothing,
+                    _ => {
+                        self.wake_at = Some(ready);
+                        Start::Wait(ready)
+                    }
+                };
+            }
+            tb.consume(now, bytes);
+        }
+        let Some(Dequeued { id, ce_marked, .. }) = self.queues.dequeue(pool) else { return Start::Nothing };
         self.stats.ecn_marks += ce_marked as u64;
         // Invariant: a port never starts a packet before the previous one has left.
         debug_assert!(now >= self.tx_end, "{}: overlapping transmissions", self.name);
         let ser = self.serialization(pool.get(id).ip_bytes);
         self.in_tx = Some(id);
         self.tx_end = now + ser;
-        Some(self.tx_end)
+        Start::Sending(self.tx_end)
     }
 
     /// Serialization of the current packet ended at `now`: put it on the wire. Returns true if

@@ -267,6 +267,16 @@ impl PortQueues {
         Verdict::Enqueued { queue, ce_marked }
     }
 
+    /// The packet `dequeue` would take next, for a shaper that must first check its size.
+    /// Only FIFO and strict priority know it without charging a DRR deficit.
+    pub fn peek(&self) -> Option<PacketId> {
+        assert!(self.scheduler != Scheduler::Drr, "a shaper needs a FIFO or strict-priority port");
+        if self.packets == 0 {
+            return None;
+        }
+        self.queues[self.nonempty.trailing_zeros() as usize].ids.front().copied()
+    }
+
     /// Takes the next packet to transmit, marking CE in `Dequeue` mode.
     pub fn dequeue(&mut self, pool: &mut PacketPool) -> Option<Dequeued> {
         if self.packets == 0 {
@@ -472,7 +482,7 @@ mod tests {
     }
 
     fn port(scheduler: Scheduler, queues: Vec<QueueSpec>) -> PortQueues {
-        PortQueues::new(&PortSpec { scheduler, queues })
+        PortQueues::new(&PortSpec { scheduler, queues, shaper: None })
     }
 
     fn packet(pool: &mut PacketPool, bytes: u32, dscp: u8, flow: u32, ecn: Ecn) -> PacketId {

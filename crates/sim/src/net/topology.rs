@@ -2,6 +2,7 @@
 
 use crate::net::port::{Port, PortId};
 use crate::net::queue::PortQueues;
+use crate::net::tbf::TokenBucket;
 use crate::packet::NodeId;
 use crate::scenario::{Preset, Scenario};
 use crate::time::Time;
@@ -85,6 +86,7 @@ fn dumbbell(s: &Scenario) -> Network {
     let one_way = t.rtt.div(2);
     let (bottleneck, reverse) =
         b.link(sw_a, sw_b, t.bottleneck_rate, one_way, PortQueues::new(&t.bottleneck), PortQueues::fifo(side_buffer));
+    b.ports[bottleneck as usize].shaper = t.bottleneck.shaper.as_ref().map(TokenBucket::new);
 
     let mut flow_hosts = Vec::new();
     for i in 0..s.flows.len() {

@@ -45,6 +45,18 @@ pub struct PortSpec {
     pub scheduler: Scheduler,
     /// At least one queue. With `Strict`, index 0 is the highest priority.
     pub queues: Vec<QueueSpec>,
+    /// A `tbf` shaper in front of the (single, FIFO) queue, whose buffer is then tbf's `limit`.
+    pub shaper: Option<TbfSpec>,
+}
+
+/// Linux `tc qdisc … tbf rate R burst B limit L`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TbfSpec {
+    pub rate: Rate,
+    /// Bucket size, bytes (at least one frame).
+    pub burst_bytes: u64,
+    /// Bytes that may wait for tokens (the bfifo child's limit).
+    pub limit_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

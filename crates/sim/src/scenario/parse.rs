@@ -68,6 +68,25 @@ const SCHEDULERS: &[(&str, Scheduler)] = &[
 const ECN_MODES: &[(&str, EcnMode)] =
     &[("enqueue", EcnMode::Enqueue), ("dequeue", EcnMode::Dequeue)];
 
+/// `tbf_rate`, `tbf_burst`, `tbf_limit`: a Linux `tbf` qdisc on the bottleneck
+/// (`tc qdisc add dev X root tbf rate R burst B limit L`).
+fn tbf(t: &Fields, mtu: u32) -> Result<Option<TbfSpec>> {
+    let Some(rate) = t.rate("tbf_rate")? else {
+        if let Some(k) = ["tbf_burst", "tbf_limit"].into_iter().find(|k| t.has(k)) {
+            return Err(t.error(k, "a tbf_rate with it, or no tbf settings"));
+        }
+        return Ok(None);
+    };
+    let frame = u64::from(mtu) + 14;
+    let burst_bytes = t.required("tbf_burst", t.size("tbf_burst")?, "a size such as \"16KB\"")?;
+    // sch_tbf refuses a bucket that cannot hold one frame: such packets would never leave.
+    t.ensure("tbf_burst", burst_bytes >= frame, || {
+        format!("a burst of at least one frame ({frame} bytes at MTU {mtu})")
+    })?;
+    let limit_bytes = t.required("tbf_limit", t.size("tbf_limit")?, "a size such as \"128KB\"")?;
+    Ok(Some(TbfSpec { rate, burst_bytes, limit_bytes }))
+}
+
 fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
     let preset = t
         .choice("preset", &[("dumbbell", Preset::Dumbbell)])?
@@ -87,7 +106,12 @@ fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
         || format!("an MTU from {MIN_MTU} (the RFC 791 minimum) to {MAX_MTU} bytes"),
     )?;
     let mtu = mtu as u32;
-    let buffer = t.size("buffer")?.unwrap_or(DEFAULT_BUFFER);
+    let shaper = tbf(t, mtu)?;
+    // With tbf, the queue is tbf's bfifo: its `limit` is the buffer.
+    let buffer = match shaper {
+        Some(s) => s.limit_bytes,
+        None => t.size("buffer")?.unwrap_or(DEFAULT_BUFFER),
+    };
     check_buffer(t, buffer, mtu)?;
     let ecn = ecn(t, None, buffer)?;
     let scheduler = t
@@ -119,7 +143,13 @@ fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
             ),
         ));
     }
-    let bottleneck = PortSpec { scheduler, queues };
+    if shaper.is_some() && (scheduler != Scheduler::Fifo || t.has("buffer")) {
+        return Err(t.error(
+            if t.has("buffer") { "buffer" } else { "scheduler" },
+            "no buffer or scheduler with tbf_rate: tbf queues in one FIFO of tbf_limit bytes",
+        ));
+    }
+    let bottleneck = PortSpec { scheduler, queues, shaper };
     Ok(Topology {
         preset,
         bottleneck_rate,

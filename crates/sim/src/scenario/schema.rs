@@ -35,6 +35,9 @@ pub(crate) const TOPOLOGY: &[(&str, Node)] = &[
     ("scheduler", Leaf),
     ("ecn_threshold", Leaf),
     ("ecn_mode", Leaf),
+    ("tbf_rate", Leaf),
+    ("tbf_burst", Leaf),
+    ("tbf_limit", Leaf),
     ("queue", Node::Tables(QUEUE)),
 ];
 
