@@ -22,6 +22,8 @@ pub enum Event {
     FlowStart { flow: u32 },
     /// A flow's sender timer (RTO, TLP or RACK reorder) may be due.
     SenderTimer { flow: u32 },
+    /// A flow's pacing timer may let its next train leave.
+    PaceTimer { flow: u32 },
     /// A flow's receiver delayed-ACK timer may be due.
     DelAckTimer { flow: u32 },
     /// A flow's iperf3-style reporting interval ends.

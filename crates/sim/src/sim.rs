@@ -24,6 +24,7 @@ struct Flow {
     size: Option<u64>,
     /// Pending timer events (earliest known), for lazy re-arming.
     snd_timer_at: Option<Time>,
+    pace_at: Option<Time>,
     delack_at: Option<Time>,
     /// Interval reporting: start of the current interval and counters at its start.
     iv_start: Time,
@@ -102,6 +103,7 @@ impl<'s> World<'s> {
                     start: spec.start,
                     size: spec.size_bytes,
                     snd_timer_at: None,
+                    pace_at: None,
                     delack_at: None,
                     iv_start: spec.start,
                     iv_acked: 0,
@@ -174,6 +176,7 @@ impl<'s> World<'s> {
                 Event::PortWake { port } => self.port_wake(port),
                 Event::FlowStart { flow } => self.flow_start(flow),
                 Event::SenderTimer { flow } => self.sender_timer(flow, t),
+                Event::PaceTimer { flow } => self.pace_timer(flow, t),
                 Event::DelAckTimer { flow } => self.delack_timer(flow, t),
                 Event::Interval { flow } => self.interval(flow),
                 Event::BurstEmit { source } => self.burst_emit(source),
@@ -340,6 +343,12 @@ impl<'s> World<'s> {
                 self.events.push(d, Event::SenderTimer { flow: fi as u32 });
             }
         }
+        if let Some(d) = f.snd.pace_deadline() {
+            if f.pace_at.is_none_or(|t| d < t) {
+                f.pace_at = Some(d);
+                self.events.push(d, Event::PaceTimer { flow: fi as u32 });
+            }
+        }
         if let Some(d) = f.rcv.delack_deadline() {
             if f.delack_at.is_none_or(|t| d < t) {
                 f.delack_at = Some(d);
@@ -354,7 +363,24 @@ impl<'s> World<'s> {
         if f.snd_timer_at == Some(t) {
             f.snd_timer_at = None;
         }
-        if f.snd.timer_deadline().is_some_and(|d| d <= self.now) {
+        let due = f.snd.timer_deadline();
+        self.fire_sender(fi, due);
+    }
+
+    fn pace_timer(&mut self, fi: u32, t: Time) {
+        let fi = fi as usize;
+        let f = &mut self.flows[fi];
+        if f.pace_at == Some(t) {
+            f.pace_at = None;
+        }
+        let due = f.snd.pace_deadline();
+        self.fire_sender(fi, due);
+    }
+
+    /// Run the sender's due timers if `deadline` has come, then re-arm.
+    fn fire_sender(&mut self, fi: usize, deadline: Option<Time>) {
+        let f = &mut self.flows[fi];
+        if deadline.is_some_and(|d| d <= self.now) {
             let mut out = std::mem::take(&mut self.out);
             f.snd.on_timer(self.now, &mut out);
             let node = f.snd.src;

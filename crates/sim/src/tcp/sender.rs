@@ -183,12 +183,14 @@ impl TcpSender {
         self.tp.mss
     }
 
-    /// When the sender next needs the clock: its retransmit timer slot or the pacing timer.
+    /// When the retransmit timer slot (RTO, TLP or RACK reorder) is due, if armed.
     pub fn timer_deadline(&self) -> Option<Time> {
-        match (self.timer.map(|(_, t)| t), self.pace_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.timer.map(|(_, t)| t)
+    }
+
+    /// When the pacing timer lets the next train leave, if one is waiting.
+    pub fn pace_deadline(&self) -> Option<Time> {
+        self.pace_at
     }
 
     pub fn timer_kind(&self) -> Option<TimerKind> {
@@ -334,8 +336,14 @@ impl TcpSender {
         // cwnd (`tcp_cong_control()`).
         let rs = self.rate_sample(now, &d, acked_sacked, newly_lost, prior_in_flight);
         self.sync_sock();
+        // A CCA marks the flow app-limited by setting `tp.app_limited` (BBR in PROBE_RTT);
+        // Linux's marker is the delivered count at which that ends.
+        self.tp.app_limited = false;
         if self.cc.cong_control(&mut self.tp, &rs) {
             self.tp.pacing_rate = self.tp.pacing_rate.min(self.tp.max_pacing_rate);
+            if self.tp.app_limited {
+                self.app_limited_until = (self.tp.delivered + self.board.in_flight() as u64).max(1);
+            }
         } else {
             if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
                 self.cwnd_reduction(acked_sacked, newly_lost, snd_una_advanced);
@@ -713,7 +721,7 @@ impl TcpSender {
     fn sndbuf_expand(&mut self) {
         let per_mss = (self.tp.mss as u64 + MAX_TCP_HEADER + SKB_SHINFO_BYTES).next_power_of_two() + SKB_STRUCT_BYTES;
         let segs = (self.tp.snd_cwnd.max(self.initcwnd).max(10)).max(TCP_FASTRETRANS_THRESH + 1) as u64;
-        let want = (2 * segs * per_mss).min(self.wmem[2]);
+        let want = (self.cc.sndbuf_expand() as u64 * segs * per_mss).min(self.wmem[2]);
         self.sndbuf = self.sndbuf.max(want);
     }
 
@@ -852,6 +860,7 @@ impl TcpSender {
         let Some(len) = self.next_new_len() else { return };
         let seq = self.snd_nxt;
         if self.board.is_empty() {
+            self.tp.app_limited = self.app_limited_until != 0;
             self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         }
         let tx = self.tx_info(now);

@@ -757,6 +757,14 @@ fn msecs_to_jiffies(ms: u32, hz: u32) -> u32 {
 }
 
 impl CongestionOps for Bbr {
+    fn min_tso_segs(&self, tp: &Sock) -> u32 {
+        Bbr::min_tso_segs(tp)
+    }
+
+    fn sndbuf_expand(&self) -> u32 {
+        Bbr::sndbuf_expand(self)
+    }
+
     fn name(&self) -> &'static str {
         "bbr"
     }

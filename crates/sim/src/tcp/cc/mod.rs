@@ -273,6 +273,11 @@ pub trait CongestionOps {
         false
     }
 
+    /// (optional) Send-buffer multiple of cwnd (`sndbuf_expand`; Linux's default is 2).
+    fn sndbuf_expand(&self) -> u32 {
+        2
+    }
+
     /// (optional) Fewest segments in a TSO burst (`min_tso_segs`; `sysctl_tcp_min_tso_segs`).
     fn min_tso_segs(&self, _tp: &Sock) -> u32 {
         TCP_MIN_TSO_SEGS
@@ -350,6 +355,7 @@ pub enum AnyCc {
     Cubic(cubic::Cubic),
     Dctcp(dctcp::Dctcp),
     Htcp(htcp::Htcp),
+    Bbr(bbr::Bbr),
 }
 
 macro_rules! dispatch {
@@ -359,6 +365,7 @@ macro_rules! dispatch {
             AnyCc::Cubic($cc) => $e,
             AnyCc::Dctcp($cc) => $e,
             AnyCc::Htcp($cc) => $e,
+            AnyCc::Bbr($cc) => $e,
         }
     };
 }
@@ -403,6 +410,9 @@ impl CongestionOps for AnyCc {
     fn needs_ecn(&self) -> bool {
         dispatch!(self, c => c.needs_ecn())
     }
+    fn sndbuf_expand(&self) -> u32 {
+        dispatch!(self, c => c.sndbuf_expand())
+    }
 }
 
 /// One line per algorithm: its name and constructor.
@@ -411,6 +421,7 @@ pub const REGISTRY: &[(&str, fn() -> AnyCc)] = &[
     ("cubic", || AnyCc::Cubic(cubic::Cubic::default())),
     ("dctcp", || AnyCc::Dctcp(dctcp::Dctcp::default())),
     ("htcp", || AnyCc::Htcp(htcp::Htcp::default())),
+    ("bbr", || AnyCc::Bbr(bbr::Bbr::default())),
 ];
 
 /// Names accepted for a flow's `cca`.
