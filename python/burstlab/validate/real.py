@@ -1,0 +1,229 @@
+"""The real side of the differential validation: scenarios run on this machine's Linux TCP.
+
+    python -m burstlab.validate.real single-flow --cca cubic --repeat 3
+    python -m burstlab.validate.real incast --n 8 --limit-bytes 131072 --repeat 3
+    python -m burstlab.validate.real lean --repeat 3      # the subset docs/validation.md records
+
+Each repeat builds a fresh dumbbell (fresh namespaces: zeroed MIB counters, empty qdisc, no
+cached route metrics), runs our traffic tool in it and tears it down. Results are plain dicts:
+`runs` (one metrics dict per repeat) and `summary` (per metric: mean, std, min, max and the
+relative spread (max - min) / mean). Needs root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+from burstlab.validate.topology import FRAME_BYTES, Bottleneck, Dumbbell, HostTuning, rate_bps
+
+#: The traffic tool runs as a script, not `-m`, so it does not import burstlab (or its Rust
+#: extension) in every namespace process.
+TRAFFIC = Path(__file__).with_name("traffic.py")
+PORT = 5001
+#: Query completion times above this count as "slow" (a 200 ms minimum RTO would put every
+#: query that suffers one timeout above it; a sub-ms RTT path without loss is far below).
+SLOW_QUERY_S = 0.100
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile: the smallest value with at least p % of the values at or below it
+    (p99 of 50 queries is the 50th smallest, i.e. the maximum)."""
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def summarize(runs: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Per numeric metric over repeats: mean, std (sample; 0 for one run), min, max, rel_spread."""
+    out: dict[str, dict[str, float]] = {}
+    for key in runs[0]:
+        vals = [float(r[key]) for r in runs if isinstance(r.get(key), (int, float))]
+        if len(vals) != len(runs):
+            continue
+        mean = statistics.fmean(vals)
+        out[key] = {"mean": mean, "std": statistics.stdev(vals) if len(vals) > 1 else 0.0,
+                    "min": min(vals), "max": max(vals),
+                    "rel_spread": (max(vals) - min(vals)) / mean if mean else 0.0}
+    return out
+
+
+def _traffic(python: str, *args: str) -> list[str]:
+    return [python, str(TRAFFIC), *args]
+
+
+def _collect(procs, timeout: float) -> list[dict]:
+    """Wait for every process; any failure raises with the process's stderr."""
+    results = []
+    for proc in procs:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except Exception:
+            proc.kill()
+            raise
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(proc.args)} exited {proc.returncode}: {err.strip()}")
+        results.append(json.loads(out))
+    return results
+
+
+def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_bytes: int,
+                     timeout: float) -> dict[str, float]:
+    py = sys.executable
+    with Dumbbell(senders=1, bottleneck=bottleneck, tuning=tuning) as net:
+        rx = net.spawn(net.receiver_ns, _traffic(py, "--timeout", str(timeout), "bulk-recv",
+                                                 "--port", str(PORT)))
+        tx = net.spawn(net.sender_ns[0], _traffic(py, "--timeout", str(timeout), "bulk-send",
+                                                  "--host", net.receiver_addr, "--port", str(PORT),
+                                                  "--bytes", str(size_bytes), "--cca", cca))
+        recv, send = _collect([rx, tx], timeout + 5)
+        q = net.qdisc_stats()
+    if send["cca"] != cca:
+        raise RuntimeError(f"asked for {cca}, the kernel used {send['cca']}")
+    info = send["tcp_info"]
+    return {
+        "fct_s": recv["fct_s"],
+        "goodput_bps": recv["goodput_bps"],
+        # tbf meters Ethernet frames: a full segment of snd_mss payload bytes is a FRAME_BYTES
+        # frame, so the payload goodput scales by FRAME_BYTES / mss to compare with the rate.
+        "rate_fraction": recv["goodput_bps"] * FRAME_BYTES / info["snd_mss"] / rate_bps(bottleneck.rate),
+        "sender_done_s": send["acked_s"],
+        "retrans_segs": send["mib"]["Tcp.RetransSegs"],
+        "timeouts": send["mib"]["TcpExt.TCPTimeouts"],
+        "total_retrans": info["total_retrans"],
+        "qdisc_drops": q["drops"],
+        "srtt_us": info["rtt_us"],
+        "min_rtt_us": info["min_rtt_us"],
+        "snd_cwnd": info["snd_cwnd"],
+    }
+
+
+def single_flow(cca: str, *, rate: str = "1gbit", limit_bytes: int = 128 * 1024,
+                size_bytes: int = 50_000_000, burst_bytes: int | None = None,
+                rmem: tuple[int, int, int] | None = None, wmem: tuple[int, int, int] | None = None,
+                repeat: int = 1, timeout: float = 60.0) -> dict:
+    """One `cca` flow of `size_bytes` through a tbf of `rate`/`limit_bytes`, `repeat` times.
+
+    There is no emulated delay (no netem on this kernel): the base RTT is the veth path's, tens of
+    µs, and what the flow sees above that is queueing in the tbf."""
+    bottleneck = Bottleneck(rate=rate, limit_bytes=limit_bytes,
+                            **({"burst_bytes": burst_bytes} if burst_bytes else {}))
+    tuning = HostTuning(cca=cca, rmem=rmem, wmem=wmem)
+    runs = [_one_single_flow(cca, bottleneck, tuning, size_bytes, timeout) for _ in range(repeat)]
+    return {"scenario": {"kind": "single_flow", "cca": cca, "rate": rate, "limit_bytes": limit_bytes,
+                         "burst_bytes": bottleneck.burst_bytes, "size_bytes": size_bytes},
+            "runs": runs, "summary": summarize(runs)}
+
+
+def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes: int, queries: int,
+                timeout: float) -> dict[str, float]:
+    py = sys.executable
+    with Dumbbell(senders=1, bottleneck=bottleneck, tuning=tuning) as net:
+        serve = net.spawn(net.sender_ns[0], _traffic(py, "--timeout", str(timeout), "incast-serve",
+                                                     "--port", str(PORT), "--conns", str(n),
+                                                     "--cca", tuning.cca or ""))
+        query = net.spawn(net.receiver_ns, _traffic(py, "--timeout", str(timeout), "incast-query",
+                                                    "--host", net.sender_addr(0), "--port", str(PORT),
+                                                    "--conns", str(n),
+                                                    "--bytes-per-sender", str(total_bytes // n),
+                                                    "--queries", str(queries)))
+        served, asked = _collect([serve, query], timeout + 5)
+        q = net.qdisc_stats()
+    if tuning.cca and served["cca"] != tuning.cca:
+        raise RuntimeError(f"asked for {tuning.cca}, the kernel used {served['cca']}")
+    qct = asked["qct_s"]
+    return {
+        "qct_median_s": statistics.median(qct),
+        "qct_p99_s": percentile(qct, 99),
+        "qct_max_s": max(qct),
+        "frac_over_100ms": sum(t > SLOW_QUERY_S for t in qct) / len(qct),
+        "retrans_segs": served["mib"]["Tcp.RetransSegs"],
+        "timeouts": served["mib"]["TcpExt.TCPTimeouts"],
+        "total_retrans": served["total_retrans"],
+        "qdisc_drops": q["drops"],
+    }
+
+
+def incast(n: int, limit_bytes: int, *, total_bytes: int = 1_000_000, queries: int = 50,
+           rto_min: float | None = None, quickack: bool = False, cca: str = "cubic",
+           rate: str = "1gbit", burst_bytes: int | None = None, repeat: int = 1,
+           timeout: float = 60.0) -> dict:
+    """`n` senders answer `queries` queries of `total_bytes` (total_bytes // n each) at once
+    through a tbf of `rate`/`limit_bytes`. `rto_min` (seconds, whole ms) and `quickack` are route
+    attributes on the hosts' routes."""
+    if n < 1 or total_bytes < n:
+        raise ValueError(f"need n >= 1 and total_bytes >= n, got n={n}, total_bytes={total_bytes}")
+    bottleneck = Bottleneck(rate=rate, limit_bytes=limit_bytes,
+                            **({"burst_bytes": burst_bytes} if burst_bytes else {}))
+    tuning = HostTuning(cca=cca, rto_min=rto_min, quickack=quickack)
+    runs = [_one_incast(n, bottleneck, tuning, total_bytes, queries, timeout) for _ in range(repeat)]
+    return {"scenario": {"kind": "incast", "n": n, "cca": cca, "rate": rate, "limit_bytes": limit_bytes,
+                         "burst_bytes": bottleneck.burst_bytes, "total_bytes": total_bytes,
+                         "queries": queries, "rto_min": rto_min, "quickack": quickack},
+            "runs": runs, "summary": summarize(runs)}
+
+
+#: The lean subset whose real-side noise docs/validation.md records.
+LEAN_CCAS = ("reno", "cubic", "bbr")
+LEAN_INCAST_N = (1, 8, 32)
+
+
+def lean(repeat: int = 3, limit_bytes: int = 128 * 1024) -> list[dict]:
+    results = [single_flow(c, limit_bytes=limit_bytes, repeat=repeat) for c in LEAN_CCAS]
+    results += [incast(n, limit_bytes, repeat=repeat) for n in LEAN_INCAST_N]
+    return results
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m burstlab.validate.real",
+                                description="Run validation scenarios on the real Linux kernel.")
+    sub = p.add_subparsers(dest="what", required=True)
+    s = sub.add_parser("single-flow")
+    s.add_argument("--cca", default="cubic")
+    s.add_argument("--rate", default="1gbit")
+    s.add_argument("--limit-bytes", type=int, default=128 * 1024)
+    s.add_argument("--size-bytes", type=int, default=50_000_000)
+    s.add_argument("--repeat", type=int, default=1)
+    i = sub.add_parser("incast")
+    i.add_argument("--n", type=int, required=True)
+    i.add_argument("--limit-bytes", type=int, default=128 * 1024)
+    i.add_argument("--total-bytes", type=int, default=1_000_000)
+    i.add_argument("--queries", type=int, default=50)
+    i.add_argument("--rto-min", type=float, help="seconds, whole milliseconds (route rto_min)")
+    i.add_argument("--quickack", action="store_true")
+    i.add_argument("--cca", default="cubic")
+    i.add_argument("--repeat", type=int, default=1)
+    c = sub.add_parser("cleanup", help="remove bl-* namespaces left by crashed runs")
+    c.add_argument("--all", action="store_true", help="also those of live runs")
+    ln = sub.add_parser("lean")
+    ln.add_argument("--repeat", type=int, default=3)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _parse_args(argv)
+    if a.what == "single-flow":
+        out: object = single_flow(a.cca, rate=a.rate, limit_bytes=a.limit_bytes,
+                                  size_bytes=a.size_bytes, repeat=a.repeat)
+    elif a.what == "incast":
+        out = incast(a.n, a.limit_bytes, total_bytes=a.total_bytes, queries=a.queries,
+                     rto_min=a.rto_min, quickack=a.quickack, cca=a.cca, repeat=a.repeat)
+    elif a.what == "cleanup":
+        from burstlab.validate.topology import cleanup_stale
+
+        out = {"removed": cleanup_stale(all_runs=a.all)}
+    else:
+        out = lean(a.repeat)
+    json.dump(out, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

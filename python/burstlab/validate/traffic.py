@@ -1,0 +1,338 @@
+"""Our traffic tool, run inside a namespace: bulk sender/receiver and incast query/serve.
+
+    ip netns exec NS python3 -m burstlab.validate.traffic bulk-recv --port 5001
+    ip netns exec NS python3 -m burstlab.validate.traffic bulk-send --host 10.202.0.2 --port 5001 --bytes 50000000
+
+Standard library only and free of package-relative imports, so `real.py` runs it as a plain
+script (`python3 .../traffic.py`), which starts in ~50 ms without importing burstlab's extension.
+Each invocation prints exactly one JSON object on stdout. Times come from CLOCK_MONOTONIC, which
+network namespaces share, so a sender's and a receiver's timestamps are comparable.
+
+Every loop is bounded: sockets carry a timeout, connect retries stop at a deadline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import selectors
+import socket
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+
+# -- struct tcp_info ---------------------------------------------------------------------------
+#: Byte offsets in `struct tcp_info`, include/uapi/linux/tcp.h (stable ABI: fields are only ever
+#: appended). Eight __u8 fields (state, ca_state, retransmits, probes, backoff, options, wscale
+#: bitfields, app_limited bitfield) fill bytes 0-7; __u32 fields follow from offset 8; the first
+#: __u64 (tcpi_pacing_rate) lands at 104, already 8-aligned.
+TCP_INFO_FIELDS: dict[str, tuple[int, str]] = {
+    "state": (0, "B"),            # TCP_ESTABLISHED == 1
+    "ca_state": (1, "B"),         # TCP_CA_Open/Disorder/CWR/Recovery/Loss
+    "retransmits": (2, "B"),      # icsk_retransmits: consecutive RTOs now, not a total
+    "backoff": (4, "B"),          # icsk_backoff
+    "rto_us": (8, "I"),           # icsk_rto, µs
+    "snd_mss": (16, "I"),
+    "unacked": (24, "I"),         # packets_out
+    "lost": (32, "I"),
+    "rtt_us": (68, "I"),          # srtt >> 3, µs
+    "rttvar_us": (72, "I"),
+    "snd_ssthresh": (76, "I"),
+    "snd_cwnd": (80, "I"),        # packets
+    "total_retrans": (100, "I"),  # tp->total_retrans, segments over the connection's life
+    "bytes_acked": (120, "Q"),
+    "bytes_received": (128, "Q"),
+    "segs_out": (136, "I"),
+    "min_rtt_us": (148, "I"),
+    "delivery_rate_Bps": (160, "Q"),
+    "busy_time_us": (168, "Q"),       # time with data in flight
+    "rwnd_limited_us": (176, "Q"),    # ... of which limited by the receive window
+    "sndbuf_limited_us": (184, "Q"),  # ... of which limited by the send buffer
+    "bytes_retrans": (208, "Q"),
+}
+#: Bytes we ask for; older kernels return less and the missing fields are reported as None.
+TCP_INFO_LEN = 232
+#: Linux socket option numbers (include/uapi/linux/tcp.h); Python's socket module may lack some.
+TCP_INFO = getattr(socket, "TCP_INFO", 11)
+TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+
+
+def parse_tcp_info(raw: bytes) -> dict[str, int | None]:
+    """Decode the fields of TCP_INFO_FIELDS from the bytes getsockopt returned."""
+    out: dict[str, int | None] = {}
+    for name, (offset, fmt) in TCP_INFO_FIELDS.items():
+        size = struct.calcsize(fmt)
+        out[name] = struct.unpack_from("=" + fmt, raw, offset)[0] if offset + size <= len(raw) else None
+    return out
+
+
+def tcp_info(sock: socket.socket) -> dict[str, int | None]:
+    return parse_tcp_info(sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, TCP_INFO_LEN))
+
+
+# -- namespace MIB counters --------------------------------------------------------------------
+def read_mib(root: Path = Path("/proc/net")) -> dict[str, int]:
+    """`/proc/net/snmp` and `/proc/net/netstat` of the calling process's namespace, as
+    {"Tcp.RetransSegs": n, "TcpExt.TCPTimeouts": n, ...}: each file is pairs of lines, a header
+    line of names and a line of values, both prefixed with the group ("TcpExt:")."""
+    mib: dict[str, int] = {}
+    for name in ("snmp", "netstat"):
+        lines = (root / name).read_text().splitlines()
+        for head, vals in zip(lines[::2], lines[1::2]):
+            group, _, names = head.partition(":")
+            _, _, values = vals.partition(":")
+            for key, value in zip(names.split(), values.split()):
+                try:
+                    mib[f"{group}.{key}"] = int(value)
+                except ValueError:
+                    pass
+    return mib
+
+
+#: Counters every report carries, zero or not (so downstream code can index them).
+MIB_KEYS = ("Tcp.RetransSegs", "Tcp.OutSegs", "TcpExt.TCPTimeouts", "TcpExt.TCPLossProbes",
+            "TcpExt.TCPFastRetrans", "TcpExt.TCPSlowStartRetrans", "TcpExt.TCPSpuriousRTOs",
+            "TcpExt.TCPSynRetrans", "TcpExt.DelayedACKs")
+
+
+def mib_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """Counter increase; the fixed MIB_KEYS always, plus every other counter that moved.
+    Gauges (Tcp.CurrEstab, RtoMin…) are skipped: they are not monotone."""
+    gauges = {"Tcp.CurrEstab", "Tcp.RtoAlgorithm", "Tcp.RtoMin", "Tcp.RtoMax", "Tcp.MaxConn"}
+    out = {k: after.get(k, 0) - before.get(k, 0) for k in MIB_KEYS}
+    for k, v in after.items():
+        if k not in gauges and k not in out and v != before.get(k, 0):
+            out[k] = v - before.get(k, 0)
+    return out
+
+
+# -- helpers ------------------------------------------------------------------------------------
+_HEADER = struct.Struct("!QQ")   # bulk: payload bytes, sender's connect-start monotonic ns
+_REQUEST = struct.Struct("!Q")   # incast: bytes wanted from this sender (0 = goodbye)
+_CHUNK = 1 << 20
+_ZEROS = memoryview(bytes(_CHUNK))
+
+
+def connect(host: str, port: int, deadline: float, cca: str | None) -> tuple[socket.socket, int]:
+    """Connect, retrying while the peer is not listening yet; returns the socket and the monotonic
+    ns at the start of the attempt that succeeded (the flow's start)."""
+    while True:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if cca:
+            sock.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cca.encode())
+        sock.settimeout(max(0.1, deadline - time.monotonic()))
+        t0 = time.monotonic_ns()
+        try:
+            sock.connect((host, port))
+            return sock, t0
+        except (ConnectionRefusedError, socket.timeout):
+            sock.close()
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
+def listener(port: int, backlog: int, timeout: float) -> socket.socket:
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("0.0.0.0", port))
+    srv.listen(backlog)
+    srv.settimeout(timeout)
+    return srv
+
+
+def recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError(f"peer closed after {len(buf)} of {n} bytes")
+        buf += chunk
+    return bytes(buf)
+
+
+def send_zeros(sock: socket.socket, n: int) -> None:
+    while n > 0:
+        k = min(n, _CHUNK)
+        sock.sendall(_ZEROS[:k])
+        n -= k
+
+
+def cca_of(sock: socket.socket) -> str:
+    return sock.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).split(b"\0", 1)[0].decode()
+
+
+# -- bulk ---------------------------------------------------------------------------------------
+def bulk_recv(port: int, timeout: float) -> dict:
+    """Accept one flow, read it to the end, acknowledge with one byte. FCT runs from the sender's
+    first connect attempt to the last payload byte read here."""
+    with listener(port, 4, timeout) as srv:
+        conn, peer = srv.accept()
+    with conn:
+        conn.settimeout(timeout)
+        size, t_connect = _HEADER.unpack(recv_exact(conn, _HEADER.size))
+        buf = bytearray(_CHUNK)
+        got, t_first = 0, None
+        while got < size:
+            k = conn.recv_into(buf, min(_CHUNK, size - got))
+            if k == 0:
+                raise ConnectionError(f"sender closed after {got} of {size} bytes")
+            if t_first is None:
+                t_first = time.monotonic_ns()
+            got += k
+        t_last = time.monotonic_ns()
+        conn.sendall(b"\x01")
+        info = tcp_info(conn)
+        conn.recv(1)  # wait for the sender's close, bounded by the timeout
+    fct = (t_last - t_connect) / 1e9
+    return {"mode": "bulk-recv", "peer": peer[0], "bytes": got, "fct_s": fct,
+            "first_byte_s": ((t_first or t_last) - t_connect) / 1e9,
+            "goodput_bps": got * 8 / fct if fct > 0 else None, "tcp_info": info}
+
+
+def bulk_send(host: str, port: int, size: int, cca: str | None, timeout: float) -> dict:
+    """Send `size` bytes; done when the receiver's one-byte acknowledgement arrives."""
+    mib0 = read_mib()
+    sock, t_connect = connect(host, port, time.monotonic() + timeout, cca)
+    with sock:
+        sock.settimeout(timeout)
+        t_est = time.monotonic_ns()
+        sock.sendall(_HEADER.pack(size, t_connect))
+        send_zeros(sock, size)
+        t_sent = time.monotonic_ns()
+        if recv_exact(sock, 1) != b"\x01":
+            raise ConnectionError("bad acknowledgement from receiver")
+        t_done = time.monotonic_ns()
+        info = tcp_info(sock)
+        cca_used = cca_of(sock)
+    return {"mode": "bulk-send", "bytes": size, "cca": cca_used,
+            "connect_s": (t_est - t_connect) / 1e9, "send_done_s": (t_sent - t_connect) / 1e9,
+            "acked_s": (t_done - t_connect) / 1e9, "tcp_info": info,
+            "mib": mib_delta(mib0, read_mib())}
+
+
+# -- incast -------------------------------------------------------------------------------------
+def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict:
+    """Accept `conns` connections; answer each request of n bytes with n bytes, until the
+    aggregator says goodbye. One thread per connection: sendall releases the GIL."""
+    mib0 = read_mib()
+    infos: list[dict] = [{} for _ in range(conns)]
+    errors: list[str] = []
+    with listener(port, conns + 16, timeout) as srv:
+        if cca:
+            srv.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cca.encode())  # inherited by accept
+        accepted = [srv.accept()[0] for _ in range(conns)]
+
+    def serve(i: int, sock: socket.socket) -> None:
+        try:
+            with sock:
+                sock.settimeout(timeout)
+                while True:
+                    (n,) = _REQUEST.unpack(recv_exact(sock, _REQUEST.size))
+                    if n == 0:
+                        break
+                    send_zeros(sock, n)
+                infos[i] = tcp_info(sock)
+        except (OSError, ConnectionError) as exc:
+            errors.append(f"conn {i}: {exc}")
+
+    threads = [threading.Thread(target=serve, args=(i, s), daemon=True) for i, s in enumerate(accepted)]
+    cca_used = cca_of(accepted[0])
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    if errors:
+        raise ConnectionError("; ".join(errors))
+    return {"mode": "incast-serve", "conns": conns, "cca": cca_used,
+            "total_retrans": sum(i.get("total_retrans") or 0 for i in infos),
+            "max_rto_us": max(i.get("rto_us") or 0 for i in infos),
+            "tcp_info": infos, "mib": mib_delta(mib0, read_mib())}
+
+
+def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int,
+                 timeout: float) -> dict:
+    """Open `conns` persistent connections; `queries` times, ask all at once for `per_sender`
+    bytes each and time until the last byte of the last response (query completion time)."""
+    mib0 = read_mib()
+    deadline = time.monotonic() + timeout
+    socks = [connect(host, port, deadline, None)[0] for _ in range(conns)]
+    sel = selectors.DefaultSelector()
+    buf = bytearray(_CHUNK)
+    request = _REQUEST.pack(per_sender)
+    qct: list[float] = []
+    try:
+        for s in socks:
+            s.setblocking(False)
+            sel.register(s, selectors.EVENT_READ)
+        for _ in range(queries):
+            left = {s.fileno(): per_sender for s in socks}
+            t0 = time.monotonic_ns()
+            for s in socks:
+                s.send(request)  # 8 bytes into an idle, empty send buffer: never partial
+            while left:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"query {len(qct)}: {len(left)} senders still pending")
+                for key, _ in sel.select(remaining):
+                    fd = key.fd
+                    if fd not in left:
+                        raise ConnectionError("a sender sent more than it was asked for")
+                    k = key.fileobj.recv_into(buf, min(_CHUNK, left[fd]))
+                    if k == 0:
+                        raise ConnectionError("a sender closed mid-query")
+                    left[fd] -= k
+                    if left[fd] <= 0:
+                        del left[fd]
+            qct.append((time.monotonic_ns() - t0) / 1e9)
+        for s in socks:
+            s.setblocking(True)
+            s.settimeout(max(0.1, deadline - time.monotonic()))
+            s.sendall(_REQUEST.pack(0))
+    finally:
+        sel.close()
+        for s in socks:
+            s.close()
+    return {"mode": "incast-query", "conns": conns, "bytes_per_sender": per_sender,
+            "queries": queries, "qct_s": qct, "mib": mib_delta(mib0, read_mib())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="burstlab.validate.traffic", description=__doc__.splitlines()[0])
+    p.add_argument("--timeout", type=float, default=60.0, help="bound on the whole run, seconds")
+    sub = p.add_subparsers(dest="mode", required=True)
+    r = sub.add_parser("bulk-recv")
+    r.add_argument("--port", type=int, required=True)
+    s = sub.add_parser("bulk-send")
+    s.add_argument("--host", required=True)
+    s.add_argument("--port", type=int, required=True)
+    s.add_argument("--bytes", type=int, required=True)
+    s.add_argument("--cca")
+    v = sub.add_parser("incast-serve")
+    v.add_argument("--port", type=int, required=True)
+    v.add_argument("--conns", type=int, required=True)
+    v.add_argument("--cca")
+    q = sub.add_parser("incast-query")
+    q.add_argument("--host", required=True)
+    q.add_argument("--port", type=int, required=True)
+    q.add_argument("--conns", type=int, required=True)
+    q.add_argument("--bytes-per-sender", type=int, required=True)
+    q.add_argument("--queries", type=int, required=True)
+    a = p.parse_args(argv)
+    if a.mode == "bulk-recv":
+        out = bulk_recv(a.port, a.timeout)
+    elif a.mode == "bulk-send":
+        out = bulk_send(a.host, a.port, a.bytes, a.cca, a.timeout)
+    elif a.mode == "incast-serve":
+        out = incast_serve(a.port, a.conns, a.cca, a.timeout)
+    else:
+        out = incast_query(a.host, a.port, a.conns, a.bytes_per_sender, a.queries, a.timeout)
+    json.dump(out, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""Real-kernel validation tests: they need root and working `ip netns add`, else they skip."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Until pyproject.toml lists it under [tool.pytest.ini_options] markers (--strict-markers).
+    config.addinivalue_line("markers", "netns: needs root and Linux network namespaces (real kernel)")
+
+
+def _netns_unavailable() -> str | None:
+    """Why namespaces cannot be used here, or None if they can."""
+    if os.geteuid() != 0:
+        return "needs root to create network namespaces"
+    probe = f"bl-{os.getpid()}x999999-probe"
+    try:
+        add = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`ip netns add` unusable: {exc}"
+    if add.returncode != 0:
+        return f"`ip netns add` failed: {add.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True, timeout=10)
+    return None
+
+
+@pytest.fixture(scope="session")
+def netns_reason() -> str | None:
+    return _netns_unavailable()
+
+
+@pytest.fixture(autouse=True)
+def _skip_without_netns(request: pytest.FixtureRequest, netns_reason: str | None) -> None:
+    if request.node.get_closest_marker("netns") and netns_reason:
+        pytest.skip(netns_reason)

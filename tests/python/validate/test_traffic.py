@@ -1,0 +1,78 @@
+"""The traffic tool: struct tcp_info offsets, MIB parsing, and a live flow that pins both."""
+
+from __future__ import annotations
+
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+from burstlab.validate import traffic
+from burstlab.validate.real import TRAFFIC, _collect
+from burstlab.validate.topology import Dumbbell
+
+
+def test_tcp_info_offsets_match_uapi_layout() -> None:
+    # Lay out a struct tcp_info by hand from include/uapi/linux/tcp.h: 8 u8, 24 u32 up to
+    # tcpi_total_retrans at 100, then u64s from 104.
+    raw = bytearray(232)
+    raw[0:3] = bytes([1, 4, 2])                      # state, ca_state, retransmits
+    struct.pack_into("=I", raw, 8, 408_000)           # rto after one backoff of 204 ms
+    struct.pack_into("=I", raw, 16, 1448)             # snd_mss
+    struct.pack_into("=I", raw, 68, 850)              # rtt
+    struct.pack_into("=I", raw, 80, 78)               # snd_cwnd
+    struct.pack_into("=I", raw, 100, 309)             # total_retrans
+    struct.pack_into("=Q", raw, 120, 50_000_017)      # bytes_acked
+    struct.pack_into("=Q", raw, 208, 447_432)         # bytes_retrans
+    info = traffic.parse_tcp_info(bytes(raw))
+    assert (info["state"], info["ca_state"], info["retransmits"]) == (1, 4, 2)
+    assert (info["rto_us"], info["snd_mss"], info["rtt_us"], info["snd_cwnd"]) == (408_000, 1448, 850, 78)
+    assert (info["total_retrans"], info["bytes_acked"], info["bytes_retrans"]) == (309, 50_000_017, 447_432)
+
+
+def test_tcp_info_short_buffer_gives_none_for_missing_fields() -> None:
+    info = traffic.parse_tcp_info(bytes(104))  # a kernel from before tcpi_pacing_rate
+    assert info["total_retrans"] == 0
+    assert info["bytes_acked"] is None and info["delivery_rate_Bps"] is None
+
+
+def test_mib_parsed_as_name_value_line_pairs(tmp_path: Path) -> None:
+    (tmp_path / "snmp").write_text(
+        "Tcp: RtoAlgorithm RtoMin CurrEstab RetransSegs OutSegs\nTcp: 1 200 3 10 500\n")
+    (tmp_path / "netstat").write_text(
+        "TcpExt: TCPTimeouts DelayedACKs\nTcpExt: 2 7\nIpExt: InOctets\nIpExt: 900\n")
+    before = traffic.read_mib(tmp_path)
+    assert before["Tcp.RetransSegs"] == 10 and before["TcpExt.TCPTimeouts"] == 2
+    assert before["IpExt.InOctets"] == 900
+    after = {**before, "Tcp.RetransSegs": 14, "Tcp.CurrEstab": 1, "IpExt.InOctets": 1000}
+    delta = traffic.mib_delta(before, after)
+    assert delta["Tcp.RetransSegs"] == 4 and delta["TcpExt.TCPTimeouts"] == 0
+    assert delta["IpExt.InOctets"] == 100
+    assert "Tcp.CurrEstab" not in delta  # a gauge, not a counter
+
+
+@pytest.mark.netns
+def test_bulk_flow_reports_kernel_counters_consistently() -> None:
+    size = 2_000_000
+    py = sys.executable
+    with Dumbbell() as net:
+        rx = net.spawn(net.receiver_ns, [py, str(TRAFFIC), "--timeout", "20", "bulk-recv", "--port", "5001"])
+        tx = net.spawn(net.sender_ns[0], [py, str(TRAFFIC), "--timeout", "20", "bulk-send", "--host",
+                                          net.receiver_addr, "--port", "5001", "--bytes", str(size),
+                                          "--cca", "cubic"])
+        recv, send = _collect([rx, tx], 25)
+        drops = net.qdisc_stats()["drops"]
+    info = send["tcp_info"]
+    assert send["cca"] == "cubic"
+    assert info["state"] == 1                        # TCP_ESTABLISHED: offsets line up
+    assert info["snd_mss"] == 1500 - 20 - 20 - 12    # veth MTU - IP - TCP - timestamps option
+    # bytes_acked counts the SYN's sequence number too; 16 is our header.
+    assert info["bytes_acked"] == size + 16 + 1
+    # The receiver reads its tcp_info after acknowledging; if the sender's FIN already arrived,
+    # its sequence number is counted too (tcp_rcv_nxt_update covers end_seq, FIN included).
+    assert recv["bytes"] == size and recv["tcp_info"]["bytes_received"] in (size + 16, size + 17)
+    assert info["unacked"] == 0 and info["retransmits"] == 0
+    assert info["total_retrans"] == send["mib"]["Tcp.RetransSegs"]  # one flow in the namespace
+    assert send["mib"]["Tcp.RetransSegs"] >= drops   # every tbf drop is a data segment resent
+    assert 0 < recv["fct_s"] and send["connect_s"] < recv["first_byte_s"] <= recv["fct_s"]
