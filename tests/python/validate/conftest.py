@@ -8,11 +8,6 @@ import subprocess
 import pytest
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # Until pyproject.toml lists it under [tool.pytest.ini_options] markers (--strict-markers).
-    config.addinivalue_line("markers", "netns: needs root and Linux network namespaces (real kernel)")
-
-
 def _netns_unavailable() -> str | None:
     """Why namespaces cannot be used here, or None if they can."""
     if os.geteuid() != 0:
