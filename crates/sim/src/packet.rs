@@ -86,6 +86,8 @@ pub struct Packet {
     pub ts_ecr: Time,
     /// When the packet entered its current queue (for delay telemetry and sojourn checks).
     pub enqueued_at: Time,
+    /// Earliest departure time set by TCP pacing for an `fq` qdisc (`skb->tstamp`); zero = now.
+    pub edt: Time,
 }
 
 impl Packet {
@@ -110,6 +112,7 @@ impl Packet {
             ts_val: Time::ZERO,
             ts_ecr: Time::ZERO,
             enqueued_at: Time::ZERO,
+            edt: Time::ZERO,
         }
     }
 

@@ -83,12 +83,32 @@ impl DictBuilder {
 pub enum DropReason {
     /// The queue's byte limit would have been exceeded (tail drop).
     QueueFull,
+    /// A host `fq`: the flow already held `flow_limit` packets.
+    FqFlowLimit,
+    /// A host `fq`: the qdisc already held `limit` packets.
+    FqLimit,
+    /// A host `fq`: the departure time was beyond the horizon.
+    FqHorizon,
+}
+
+impl From<crate::net::fq::FqDrop> for DropReason {
+    fn from(d: crate::net::fq::FqDrop) -> DropReason {
+        use crate::net::fq::FqDrop;
+        match d {
+            FqDrop::FlowLimit => DropReason::FqFlowLimit,
+            FqDrop::Limit => DropReason::FqLimit,
+            FqDrop::Horizon => DropReason::FqHorizon,
+        }
+    }
 }
 
 impl DropReason {
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::QueueFull => "queue_full",
+            DropReason::FqFlowLimit => "fq_flow_limit",
+            DropReason::FqLimit => "fq_limit",
+            DropReason::FqHorizon => "fq_horizon",
         }
     }
 }

@@ -97,8 +97,10 @@ impl<'s> World<'s> {
             .enumerate()
             .map(|(i, spec)| {
                 let (s, r) = net.flow_hosts[i];
+                let mut snd = TcpSender::new(i as u32, s, r, spec, mtu);
+                snd.enable_tsq();
                 Flow {
-                    snd: TcpSender::new(i as u32, s, r, spec, mtu),
+                    snd,
                     rcv: TcpReceiver::new(i as u32, r, s, spec, mtu),
                     start: spec.start,
                     size: spec.size_bytes,
@@ -129,7 +131,9 @@ impl<'s> World<'s> {
             rec.d_node.intern(&net.nodes[p.node as usize].name);
             rec.d_port.intern(&p.name);
         }
-        rec.d_reason.intern(DropReason::QueueFull.as_str());
+        for r in [DropReason::QueueFull, DropReason::FqFlowLimit, DropReason::FqLimit, DropReason::FqHorizon] {
+            rec.d_reason.intern(r.as_str());
+        }
         let q_last = net.ports.iter().map(|p| vec![0; p.queues.num_queues()]).collect();
         let q_step = scn.topology.mtu as u64;
         let mut w = World {
@@ -193,12 +197,30 @@ impl<'s> World<'s> {
             let head = port.pipe.front().unwrap().0;
             self.events.push(head, Event::Arrival { port: pid });
         }
+        let (_, sent) = *port.pipe.back().expect("just put on the wire");
+        let node = port.node;
         let start = port.start_next(now, &mut self.pool);
         let recorded = port.recorded;
         self.schedule_start(pid, start);
         if recorded {
             self.record_queue(pid);
         }
+        self.tsq_completion(node, sent);
+    }
+
+    /// A sender's segment left its host NIC: TCP Small Queues may let it send more.
+    fn tsq_completion(&mut self, node: NodeId, id: PacketId) {
+        let p = self.pool.get(id);
+        let fi = p.flow as usize;
+        if p.kind != Kind::Data || fi >= self.flows.len() || self.flows[fi].snd.src != node {
+            return;
+        }
+        let bytes = p.ip_bytes;
+        let mut out = std::mem::take(&mut self.out);
+        self.flows[fi].snd.on_nic_tx(self.now, bytes, &mut out);
+        self.send_all(node, &mut out);
+        self.out = out;
+        self.sync_timers(fi);
     }
 
     fn arrival(&mut self, pid: PortId) {
@@ -250,10 +272,13 @@ impl<'s> World<'s> {
     fn offer(&mut self, pid: PortId, id: PacketId) {
         let now = self.now;
         let port = &mut self.net.ports[pid as usize];
+        let node = port.node;
         match port.offer(now, &mut self.pool, id) {
             Offer::Queued { start, .. } => self.schedule_start(pid, start),
-            Offer::Dropped { queue } => {
+            Offer::Dropped { queue, reason } => {
                 let p = *self.pool.get(id);
+                // A segment dropped by its own host's qdisc (fq limits) leaves TSQ's count too.
+                self.tsq_completion(node, id);
                 self.pool.free(id);
                 let (node_code, port_code) = self.port_codes[pid as usize];
                 let r = &mut self.rec;
@@ -263,7 +288,8 @@ impl<'s> World<'s> {
                 r.d_queue.push(queue as u64);
                 r.d_flow.push(p.flow as u64);
                 r.d_bytes.push(p.ip_bytes as u64);
-                r.d_reason.push_code(0);
+                let code = r.d_reason.intern(reason.as_str());
+                r.d_reason.push_code(code);
             }
         }
         if self.net.ports[pid as usize].recorded {

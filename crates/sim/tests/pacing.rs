@@ -52,3 +52,18 @@ fn fq_settings_without_fq_are_an_error() {
     let err = scenario::load(&text, &[]).unwrap_err().to_string();
     assert!(err.contains("fq_maxrate") && err.contains("qdisc = \"fq\""), "{err}");
 }
+
+#[test]
+fn fq_maxrate_paces_the_flow_at_its_cap() {
+    let text = TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"\nfq_maxrate = \"1Gbps\"");
+    let out = run(&scenario::load(&text, &[]).unwrap());
+    let iv = out.table("intervals").unwrap();
+    let Some(Column::F64(bps)) = iv.column("bits_per_second") else { panic!() };
+    // fq charges 14 + 1500 bytes per 1448-byte segment against its 125 MB/s.
+    let expect = 1e9 * 1448.0 / 1514.0;
+    for b in &bps[2..bps.len() - 1] {
+        assert!((b / expect - 1.0).abs() < 0.03, "{b} vs {expect}");
+    }
+    assert_eq!(out.summary.flows[0].retransmits, 0);
+    assert!(out.summary.ports[0].max_queue_bytes < 100_000);
+}

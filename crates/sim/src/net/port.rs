@@ -7,7 +7,9 @@
 use std::collections::VecDeque;
 
 use crate::net::queue::{Dequeued, PortQueues, Verdict};
+use crate::net::fq::{Fq, FqVerdict, Next};
 use crate::net::tbf::TokenBucket;
+use crate::record::DropReason;
 use crate::packet::{NodeId, PacketId, PacketPool};
 use crate::time::Time;
 use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
@@ -25,6 +27,8 @@ pub struct Port {
     pub queues: PortQueues,
     /// A `tbf` shaper: the head packet leaves only when the bucket has its tokens.
     pub shaper: Option<TokenBucket>,
+    /// A host `fq` qdisc, used instead of `queues` (per-flow queues, EDT pacing, maxrate).
+    pub fq: Option<Fq>,
     /// A wake-up is scheduled for the shaper at this time.
     pub wake_at: Option<Time>,
     /// Packet being serialized, if any.
@@ -52,7 +56,7 @@ pub struct PortStats {
 pub enum Offer {
     /// Queued; `start` says whether the port started serializing (or must wake up later).
     Queued { queue: usize, start: Start },
-    Dropped { queue: usize },
+    Dropped { queue: usize, reason: DropReason },
 }
 
 /// The outcome of asking an idle port to send its next packet.
@@ -76,6 +80,7 @@ impl Port {
             delay,
             queues,
             shaper: None,
+            fq: None,
             wake_at: None,
             in_tx: None,
             tx_end: Time::ZERO,
@@ -94,11 +99,25 @@ impl Port {
     /// Offer a packet at `now`: enqueue (or drop), and start serializing if idle.
     pub fn offer(&mut self, now: Time, pool: &mut PacketPool, id: PacketId) -> Offer {
         pool.get_mut(id).enqueued_at = now;
+        if let Some(fq) = &mut self.fq {
+            let edt = pool.get(id).edt;
+            return match fq.enqueue(pool, id, edt, now) {
+                FqVerdict::Dropped(why) => {
+                    self.stats.drops += 1;
+                    self.stats.dropped_bytes += pool.get(id).ip_bytes as u64;
+                    Offer::Dropped { queue: 0, reason: why.into() }
+                }
+                FqVerdict::Enqueued => {
+                    self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(fq.bytes());
+                    Offer::Queued { queue: 0, start: self.start_next(now, pool) }
+                }
+            };
+        }
         match self.queues.enqueue(pool, id) {
-            Verdict::Dropped { queue, .. } => {
+            Verdict::Dropped { queue, reason } => {
                 self.stats.drops += 1;
                 self.stats.dropped_bytes += pool.get(id).ip_bytes as u64;
-                Offer::Dropped { queue }
+                Offer::Dropped { queue, reason }
             }
             Verdict::Enqueued { queue, ce_marked } => {
                 self.stats.ecn_marks += ce_marked as u64;
@@ -113,24 +132,40 @@ impl Port {
         if self.in_tx.is_some() {
             return Start::Nothing;
         }
+        if let Some(fq) = &mut self.fq {
+            return match fq.dequeue(pool, now) {
+                Next::Packet(id) => self.transmit(now, pool, id),
+                Next::Wait(t) => self.wake(t),
+                Next::Empty => Start::Nothing,
+            };
+        }
         if let Some(tb) = &mut self.shaper {
             let Some(head) = self.queues.peek() else { return Start::Nothing };
             let bytes = pool.get(head).ip_bytes;
             let ready = tb.ready_at(now, bytes);
             if ready > now {
-                // One pending wake-up is enough: the head only changes when it leaves.
-                return match self.wake_at {
-                    Some(t) if t <= ready => Start::Nothing,
-                    _ => {
-                        self.wake_at = Some(ready);
-                        Start::Wait(ready)
-                    }
-                };
+                return self.wake(ready);
             }
             tb.consume(now, bytes);
         }
         let Some(Dequeued { id, ce_marked, .. }) = self.queues.dequeue(pool) else { return Start::Nothing };
         self.stats.ecn_marks += ce_marked as u64;
+        self.transmit(now, pool, id)
+    }
+
+    /// Ask for a wake-up at `t` unless one is already due by then (the qdisc watchdog).
+    fn wake(&mut self, t: Time) -> Start {
+        match self.wake_at {
+            Some(w) if w <= t => Start::Nothing,
+            _ => {
+                self.wake_at = Some(t);
+                Start::Wait(t)
+            }
+        }
+    }
+
+    /// Start serializing packet `id`.
+    fn transmit(&mut self, now: Time, pool: &PacketPool, id: PacketId) -> Start {
         // Invariant: a port never starts a packet before the previous one has left.
         debug_assert!(now >= self.tx_end, "{}: overlapping transmissions", self.name);
         let ser = self.serialization(pool.get(id).ip_bytes);

@@ -2,9 +2,10 @@
 
 use crate::net::port::{Port, PortId};
 use crate::net::queue::PortQueues;
+use crate::net::fq::{Fq, FqSpec};
 use crate::net::tbf::TokenBucket;
 use crate::packet::NodeId;
-use crate::scenario::{Preset, Scenario};
+use crate::scenario::{HostQdisc, Preset, Scenario};
 use crate::time::Time;
 use crate::units::Rate;
 
@@ -95,6 +96,15 @@ fn dumbbell(s: &Scenario) -> Network {
         let (up, down) = b.link(snd, sw_a, t.host_rate, Time::ZERO, PortQueues::fifo(HOST_QUEUE_BYTES), PortQueues::fifo(side_buffer));
         let (to_rcv, from_rcv) = b.link(sw_b, rcv, t.host_rate, Time::ZERO, PortQueues::fifo(side_buffer), PortQueues::fifo(HOST_QUEUE_BYTES));
         b.route(snd, rcv, up);
+        if let HostQdisc::Fq(p) = &s.flows[i].qdisc {
+            let mut spec = FqSpec::linux_default(t.mtu);
+            spec.flow_limit = p.flow_limit;
+            spec.maxrate = p.maxrate_bytes_per_s;
+            if let Some(q) = p.quantum {
+                spec.quantum = q;
+            }
+            b.ports[up as usize].fq = Some(Fq::new(&spec));
+        }
         b.route(sw_a, rcv, bottleneck);
         b.route(sw_b, rcv, to_rcv);
         b.route(rcv, snd, from_rcv);

@@ -39,8 +39,6 @@ pub use crate::tcp::cc::GSO_MAX_SIZE;
 pub const BIG_TCP_MAX_SIZE: u64 = 512 * 1024;
 /// A GSO size below one jumbo frame would make every burst a single segment: refuse it.
 pub const MIN_GSO_MAX_SIZE: u64 = 9000;
-/// `fq` `flow_limit` default: 100 packets (`net/sched/sch_fq.c` `fq_init()`).
-pub const FQ_FLOW_LIMIT: u32 = 100;
 pub use crate::tcp::TCP_INIT_CWND;
 pub use crate::tcp::rtt::TCP_RTO_MIN;
 pub use crate::tcp::rwnd::SYSCTL_INT_MAX;

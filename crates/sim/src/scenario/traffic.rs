@@ -73,18 +73,16 @@ fn gso_max_size(q: &Fields) -> Result<u32> {
 }
 
 /// `fq`'s `maxrate` is a u32 of bytes/s (`TCA_FQ_FLOW_MAX_RATE`): 2^32 − 1 B/s ≈ 34.36 Gbit/s
-/// is the most it can say.
+/// is the most it can say ([`crate::net::fq::check_maxrate`]).
 fn fq_maxrate(bps: u64) -> std::result::Result<u64, String> {
-    let bytes = bps / 8;
-    if bytes > u32::MAX as u64 {
-        return Err(format!(
+    crate::net::fq::check_maxrate(bps).map_err(|_| {
+        format!(
             "a rate up to 34.36Gbps: fq's maxrate is a 32-bit count of bytes per second \
              (TCA_FQ_FLOW_MAX_RATE), so {} cannot be set; pace faster flows with \
              max_pacing_rate (SO_MAX_PACING_RATE, 64-bit) instead",
             format_rate(Rate(bps))
-        ));
-    }
-    Ok(bytes)
+        )
+    })
 }
 
 /// `qdisc = "pfifo_fast" | "fq"` with fq's `maxrate`, `flow_limit` and `quantum`.
@@ -103,7 +101,9 @@ fn qdisc(q: &Fields) -> Result<HostQdisc> {
     };
     Ok(HostQdisc::Fq(FqParams {
         maxrate_bytes_per_s: maxrate,
-        flow_limit: q.integer("fq_flow_limit", 1..=U32_MAX)?.map_or(FQ_FLOW_LIMIT, |v| v as u32),
+        flow_limit: q
+            .integer("fq_flow_limit", 1..=U32_MAX)?
+            .map_or(crate::net::fq::DEFAULT_FLOW_LIMIT, |v| v as u32),
         quantum: q.integer("fq_quantum", 1..=U32_MAX)?.map(|v| v as u32),
     }))
 }

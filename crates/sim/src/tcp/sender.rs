@@ -8,7 +8,7 @@
 //! counted. cwnd is in packets (`Sock::snd_cwnd`), as in Linux.
 
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet};
-use crate::scenario::FlowSpec;
+use crate::scenario::{FlowSpec, HostQdisc};
 use crate::tcp::cc::{self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{AckDelta, EVER_RETRANS, Scoreboard, Segment, TxInfo};
@@ -22,6 +22,11 @@ pub const TCP_PACING_SS_RATIO: u64 = 200;
 pub const TCP_PACING_CA_RATIO: u64 = 120;
 /// `tcp_update_skb_after_send()` paces only once 10 data segments are out.
 pub const PACING_FREE_SEGS: u64 = 10;
+
+/// `sysctl_tcp_limit_output_bytes` (`net/ipv4/tcp_ipv4.c`): TCP Small Queues let at most this
+/// many bytes of one socket wait in the qdisc and NIC — 1 MiB (16 × 64 KiB) in the kernels
+/// of reference/linux-tcp.md §10.4 (later kernels raised it to 4 MiB).
+pub const TCP_LIMIT_OUTPUT_BYTES: u64 = 1 << 20;
 
 /// `TCP_TIMEOUT_MIN_US` (`include/net/tcp.h`): 2 ms added to TLP and RACK timers.
 pub const TCP_TIMEOUT_MIN: Time = Time::from_ms(2);
@@ -105,6 +110,14 @@ pub struct TcpSender {
     rto_retransmits: u32,
     /// `TCP_ECN_QUEUE_CWR`: set CWR on the next new data segment.
     cwr_pending: bool,
+    /// The sending host runs `fq`: pacing by departure-time stamps (`SK_PACING_FQ`).
+    fq_host: bool,
+    /// Bytes handed to the host's qdisc and NIC and not yet on the wire (`sk_wmem_alloc`).
+    nic_bytes: u64,
+    /// Sending stopped on the TSQ limit; a NIC completion resumes it.
+    tsq_throttled: bool,
+    /// TSQ is in force: the host reports every segment leaving its NIC (`on_nic_tx`).
+    tsq: bool,
     /// Earliest departure of the next burst (`tp->tcp_wstamp_ns`) under internal pacing.
     next_send: Time,
     /// A pacing hrtimer is waiting for `next_send`.
@@ -162,6 +175,10 @@ impl TcpSender {
             tlp_retrans: false,
             rto_retransmits: 0,
             cwr_pending: false,
+            fq_host: matches!(spec.qdisc, HostQdisc::Fq(_)),
+            nic_bytes: 0,
+            tsq_throttled: false,
+            tsq: false,
             next_send: Time::ZERO,
             pace_at: None,
             data_segs_out: 0,
@@ -753,43 +770,40 @@ impl TcpSender {
     }
 
     /// TCP paces internally (`SK_PACING_NEEDED`): the CCA asks for it (BBR) or the application
-    /// set `SO_MAX_PACING_RATE`, which `sk_setsockopt()` turns into internal pacing.
+    /// set `SO_MAX_PACING_RATE`, which `sk_setsockopt()` turns into internal pacing — unless
+    /// the host runs `fq`, which then paces every flow from the departure times TCP stamps
+    /// (`SK_PACING_FQ`).
     fn internal_pacing(&self) -> bool {
-        self.cc.wants_pacing() || self.tp.max_pacing_rate != u64::MAX
+        !self.fq_host && (self.cc.wants_pacing() || self.tp.max_pacing_rate != u64::MAX)
     }
 
     /// `tcp_write_xmit()` and `tcp_xmit_retransmit_queue()`: lost segments first, then new
     /// data, while cwnd allows. Unpaced, everything leaves at once (the NIC serializes it back
     /// to back at `host_rate`). Paced, segments leave in TSO trains of `tcp_tso_autosize()`
-    /// segments, each train delayed to its earliest departure time (`tcp_pacing_check()`).
+    /// segments: with internal pacing each train waits for its earliest departure time
+    /// (`tcp_pacing_check()`); with `fq` on the host TCP does not wait but stamps each train
+    /// with that time (`skb->tstamp`) and fq holds it.
     fn xmit(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let paced = self.internal_pacing();
+        let internal = self.internal_pacing();
+        let paced = internal || self.fq_host;
         let mut sent = 0;
         loop {
-            if paced && now < self.next_send && self.data_segs_out >= PACING_FREE_SEGS {
+            if internal && now < self.next_send && self.data_segs_out >= PACING_FREE_SEGS {
                 self.pace_at = Some(self.next_send);
                 break;
             }
             let goal = if paced { self.tp.tso_autosize(self.cc.min_tso_segs(&self.tp)) } else { u32::MAX };
-            let (mut n, mut bytes) = (0, 0u64);
-            while n < goal && self.board.in_flight() < self.tp.snd_cwnd {
-                if let Some(i) = self.board.next_lost() {
-                    bytes += self.retransmit(i, now, out) as u64;
-                    // Retransmitting the head restarts the RTO (`tcp_xmit_retransmit_queue()`).
-                    if i == 0 && self.timer_kind() != Some(TimerKind::Reo) {
-                        self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
-                    }
-                } else if let Some(len) = self.next_new_len() {
-                    self.send_new_segment(now, out);
-                    bytes += len as u64;
-                    sent += 1;
-                } else {
-                    break;
-                }
-                n += 1;
-            }
+            let first = out.len();
+            let edt = self.next_send.max(now);
+            let (n, bytes, new) = self.send_train(now, goal, out);
+            sent += new;
             if n == 0 || !paced {
                 break;
+            }
+            if self.fq_host && self.data_segs_out > PACING_FREE_SEGS {
+                for p in &mut out[first..] {
+                    p.edt = edt;
+                }
             }
             self.after_train(now, bytes);
         }
@@ -801,6 +815,62 @@ impl TcpSender {
         if sent > 0 && self.timer.is_none() {
             self.arm_timer(now, false);
         }
+    }
+
+    /// `tcp_small_queue_check()`: stop while more than max(2 segments, ~1 ms at the pacing rate)
+    /// — at most `tcp_limit_output_bytes` — waits below TCP; one segment may always go.
+    fn tsq_full(&mut self) -> bool {
+        if !self.tsq {
+            return false;
+        }
+        // Before the first RTT sample the pacing rate is unbounded (`~0UL` in Linux).
+        let rate_ms = match self.tp.pacing_rate {
+            0 => u64::MAX,
+            r => r >> self.tp.pacing_shift,
+        };
+        let two = 2 * (self.tp.mss as u64 + header_bytes() as u64);
+        let limit = two.max(rate_ms).min(TCP_LIMIT_OUTPUT_BYTES);
+        let full = self.nic_bytes > limit;
+        self.tsq_throttled |= full;
+        full
+    }
+
+    /// Turn on TCP Small Queues: from now on the host calls [`TcpSender::on_nic_tx`] for every
+    /// segment that leaves its NIC (or is dropped by its qdisc).
+    pub fn enable_tsq(&mut self) {
+        self.tsq = true;
+    }
+
+    /// A segment of `ip_bytes` left the host NIC (`tcp_wfree()` → the TSQ tasklet).
+    pub fn on_nic_tx(&mut self, now: Time, ip_bytes: u32, out: &mut Vec<Packet>) {
+        self.nic_bytes -= ip_bytes as u64;
+        if std::mem::take(&mut self.tsq_throttled) && self.state == State::Established {
+            self.tp.now = now;
+            self.xmit(now, out);
+        }
+    }
+
+    /// Send up to `goal` segments while cwnd and TSQ allow; returns (segments, payload bytes,
+    /// new segments).
+    fn send_train(&mut self, now: Time, goal: u32, out: &mut Vec<Packet>) -> (u32, u64, u32) {
+        let (mut n, mut bytes, mut new) = (0, 0u64, 0);
+        while n < goal && self.board.in_flight() < self.tp.snd_cwnd && !self.tsq_full() {
+            if let Some(i) = self.board.next_lost() {
+                bytes += self.retransmit(i, now, out) as u64;
+                // Retransmitting the head restarts the RTO (`tcp_xmit_retransmit_queue()`).
+                if i == 0 && self.timer_kind() != Some(TimerKind::Reo) {
+                    self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+                }
+            } else if let Some(len) = self.next_new_len() {
+                self.send_new_segment(now, out);
+                bytes += len as u64;
+                new += 1;
+            } else {
+                break;
+            }
+            n += 1;
+        }
+        (n, bytes, new)
     }
 
     /// `tcp_update_skb_after_send()`: the next train may leave `bytes / pacing_rate` after this
@@ -847,6 +917,7 @@ impl TcpSender {
         p.ts_ecr = self.ts_recent;
         p.retrans = retrans;
         p.dscp = self.dscp;
+        self.nic_bytes += p.ip_bytes as u64;
         // ECT only on new data, never on retransmissions (RFC 3168 §6.1.5); CWR on the first
         // new segment after a reduction for ECN.
         if self.ecn_ok && !retrans {
