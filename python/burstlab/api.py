@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["run", "RunResult", "TABLES"]
 
 #: The tables every run produces, in the order the simulator returns them (DESIGN.md "Records").
-TABLES = ("flows", "intervals", "queue", "drops")
+TABLES = ("flows", "intervals", "queue", "drops", "queries")
 
 # Parquet schema metadata keys: where a file came from, so a lone file is still traceable.
 _META_SCENARIO = b"burstlab.scenario"
@@ -146,7 +146,8 @@ class RunResult:
         return self.table(name).to_pandas()
 
     def write(self, out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
-        """Write ``flows.parquet``, ``intervals.parquet``, ``queue.parquet``, ``drops.parquet``
+        """Write ``flows.parquet``, ``intervals.parquet``, ``queue.parquet``, ``drops.parquet``,
+        ``queries.parquet``
         and ``summary.json`` into ``out_dir``, all or nothing.
 
         The files are written into a temporary directory beside ``out_dir`` and renamed into

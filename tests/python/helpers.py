@@ -47,13 +47,18 @@ INTERVALS_COLUMNS = [
 ]
 QUEUE_COLUMNS = ["t_s", "node", "port", "queue", "occupancy_bytes"]
 DROPS_COLUMNS = ["t_s", "node", "port", "queue", "flow_id", "bytes", "reason"]
+QUERIES_COLUMNS = ["app", "query", "request_s", "done_s", "qct_s"]
 EXPECTED_COLUMNS = {
     "flows": FLOWS_COLUMNS,
     "intervals": INTERVALS_COLUMNS,
     "queue": QUEUE_COLUMNS,
     "drops": DROPS_COLUMNS,
+    "queries": QUERIES_COLUMNS,
 }
-OUTPUT_FILES = {"flows.parquet", "intervals.parquet", "queue.parquet", "drops.parquet", "summary.json"}
+OUTPUT_FILES = {
+    "flows.parquet", "intervals.parquet", "queue.parquet", "drops.parquet", "queries.parquet",
+    "summary.json",
+}
 
 
 def burstlab(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -27,6 +27,14 @@ pub fn to_json(s: &Scenario) -> Value {
             "bottleneck": port(&t.bottleneck),
         },
         "flows": s.flows.iter().map(flow).collect::<Vec<_>>(),
+        "incasts": s.incasts.iter().map(|i| json!({
+            "senders": i.senders,
+            "query_bytes": i.query_bytes,
+            "queries": i.queries,
+            "start_s": i.start.as_secs_f64(),
+            "gap_s": i.gap.as_secs_f64(),
+            "tcp": flow(&i.tcp),
+        })).collect::<Vec<_>>(),
         "bursts": s.bursts.iter().map(burst).collect::<Vec<_>>(),
     })
 }
@@ -165,6 +173,7 @@ mod tests {
                 gso_max_size: 65536,
                 qdisc: HostQdisc::PfifoFast,
             }],
+            incasts: vec![],
             bursts: vec![BurstSpec {
                 sources: 4,
                 rate: Rate::from_gbps(25),

@@ -30,6 +30,10 @@ pub enum Event {
     Interval { flow: u32 },
     /// A burst source emits its next datagram.
     BurstEmit { source: u32 },
+    /// An incast receiver sends its next request.
+    IncastRequest { app: u32 },
+    /// An incast's request reaches its senders, which write their responses.
+    IncastWrite { app: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]

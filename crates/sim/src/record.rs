@@ -164,7 +164,8 @@ pub struct EngineSummary {
 #[derive(Clone, Debug)]
 pub struct Output {
     pub summary: Summary,
-    /// `flows`, `intervals`, `queue`, `drops`, in that order.
+    /// `flows`, `intervals`, `queue`, `drops`, `queries` (one row per completed incast query),
+    /// in that order.
     pub tables: Vec<Table>,
 }
 

@@ -10,11 +10,47 @@ use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
 use crate::record::{
     Column, DictBuilder, DropReason, EngineSummary, FlowSummary, Output, PortSummary, Summary, Table,
 };
-use crate::scenario::Scenario;
+use crate::scenario::{FlowSpec, IncastSpec, Scenario};
 use crate::tcp::cc::CongestionOps;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{State, TcpSender};
 use crate::time::Time;
+
+/// An incast app's progress (see [`IncastSpec`]).
+struct IncastApp {
+    /// Its senders' flow indices.
+    flows: std::ops::Range<usize>,
+    /// Bytes each sender returns per query.
+    each: u64,
+    queries: u32,
+    gap: Time,
+    /// Queries completed.
+    done: u32,
+    /// Cumulative bytes each connection must have delivered for the current query.
+    target: u64,
+    /// Responses of the current query still incomplete.
+    waiting: usize,
+    /// Per sender: the target up to which its response was counted.
+    counted: Vec<u64>,
+    request_at: Time,
+}
+
+impl IncastApp {
+    fn new(spec: &IncastSpec, flows: std::ops::Range<usize>) -> IncastApp {
+        let n = flows.len();
+        IncastApp {
+            flows,
+            each: spec.query_bytes / spec.senders as u64,
+            queries: spec.queries,
+            gap: spec.gap,
+            done: 0,
+            target: 0,
+            waiting: 0,
+            counted: vec![0; n],
+            request_at: Time::ZERO,
+        }
+    }
+}
 
 /// One TCP flow: both endpoints and its reporting state.
 struct Flow {
@@ -22,6 +58,8 @@ struct Flow {
     rcv: TcpReceiver,
     start: Time,
     size: Option<u64>,
+    /// The incast app this connection serves, if any.
+    app: Option<usize>,
     /// Pending timer events (earliest known), for lazy re-arming.
     snd_timer_at: Option<Time>,
     pace_at: Option<Time>,
@@ -57,6 +95,11 @@ struct Recorder {
     d_flow: Vec<u64>,
     d_bytes: Vec<u64>,
     d_reason: DictBuilder,
+    qy_app: Vec<u64>,
+    qy_index: Vec<u64>,
+    qy_start: Vec<f64>,
+    qy_end: Vec<f64>,
+    qy_qct: Vec<f64>,
 }
 
 pub struct World<'s> {
@@ -66,6 +109,7 @@ pub struct World<'s> {
     pool: PacketPool,
     net: Network,
     flows: Vec<Flow>,
+    incasts: Vec<IncastApp>,
     bursts: Vec<BurstSource>,
     /// Flows and burst sources not finished yet; the run ends when both are zero and the last
     /// packet has left the network (or at `stop`).
@@ -91,26 +135,44 @@ impl<'s> World<'s> {
     pub fn new(scn: &'s Scenario) -> World<'s> {
         let net = topology::build(scn);
         let mtu = scn.topology.mtu;
-        let flows: Vec<Flow> = scn
-            .flows
+        // [[flow]] transfers first, then every incast's senders: connections that open empty
+        // (size 0) and carry each query's response when the app writes it.
+        let mut specs: Vec<(FlowSpec, Option<usize>)> = scn.flows.iter().map(|f| (f.clone(), None)).collect();
+        let mut incasts = Vec::new();
+        for (k, inc) in scn.incasts.iter().enumerate() {
+            let first = specs.len();
+            for _ in 0..inc.senders {
+                let mut spec = inc.tcp.clone();
+                spec.size_bytes = Some(0);
+                spec.start = inc.start;
+                specs.push((spec, Some(k)));
+            }
+            incasts.push(IncastApp::new(inc, first..specs.len()));
+        }
+        let flows: Vec<Flow> = specs
             .iter()
             .enumerate()
-            .map(|(i, spec)| {
+            .map(|(i, (spec, app))| {
                 let (s, r) = net.flow_hosts[i];
                 let mut snd = TcpSender::new(i as u32, s, r, spec, mtu);
                 snd.enable_tsq();
+                let mut rcv_spec = spec.clone();
+                if app.is_some() {
+                    rcv_spec.size_bytes = None;
+                }
                 Flow {
                     snd,
-                    rcv: TcpReceiver::new(i as u32, r, s, spec, mtu),
+                    rcv: TcpReceiver::new(i as u32, r, s, &rcv_spec, mtu),
                     start: spec.start,
-                    size: spec.size_bytes,
+                    size: if app.is_some() { None } else { spec.size_bytes },
+                    app: *app,
                     snd_timer_at: None,
                     pace_at: None,
                     delack_at: None,
                     iv_start: spec.start,
                     iv_acked: 0,
                     iv_retrans: 0,
-                    iv_open: true,
+                    iv_open: app.is_none(),
                 }
             })
             .collect();
@@ -142,7 +204,8 @@ impl<'s> World<'s> {
             events: EventQueue::default(),
             pool: PacketPool::default(),
             net,
-            active: flows.len() + bursts.len(),
+            active: scn.flows.len() + incasts.len() + bursts.len(),
+            incasts,
             flows,
             bursts,
             rec,
@@ -153,7 +216,14 @@ impl<'s> World<'s> {
         };
         for (i, f) in w.flows.iter().enumerate() {
             w.events.push(f.start, Event::FlowStart { flow: i as u32 });
-            w.events.push(f.start + scn.interval, Event::Interval { flow: i as u32 });
+            if f.iv_open {
+                w.events.push(f.start + scn.interval, Event::Interval { flow: i as u32 });
+            }
+        }
+        for (k, inc) in scn.incasts.iter().enumerate() {
+            // The first request once the connections are up (a few RTTs after their SYNs).
+            let settle = scn.topology.rtt.mul(4).max(Time::from_ms(10));
+            w.events.push(inc.start + settle, Event::IncastRequest { app: k as u32 });
         }
         for (i, b) in w.bursts.iter().enumerate() {
             if let Some(t) = b.next_departure() {
@@ -184,6 +254,8 @@ impl<'s> World<'s> {
                 Event::DelAckTimer { flow } => self.delack_timer(flow, t),
                 Event::Interval { flow } => self.interval(flow),
                 Event::BurstEmit { source } => self.burst_emit(source),
+                Event::IncastRequest { app } => self.incast_request(app),
+                Event::IncastWrite { app } => self.incast_write(app),
             }
         }
     }
@@ -264,9 +336,13 @@ impl<'s> World<'s> {
                 f.rcv.app_read(now);
             }
         }
+        let app = self.flows[fi].app;
         self.send_all(node, &mut out);
         self.out = out;
         self.sync_timers(fi);
+        if let (Some(k), Kind::Data) = (app, p.kind) {
+            self.incast_progress(fi, k);
+        }
     }
 
     fn offer(&mut self, pid: PortId, id: PacketId) {
@@ -433,8 +509,63 @@ impl<'s> World<'s> {
     }
 
     fn flow_done(&mut self, fi: usize) {
+        if self.flows[fi].app.is_some() {
+            return; // a persistent incast connection between responses
+        }
         self.close_interval(fi);
         self.active -= 1;
+    }
+
+    // ---- incast apps ----
+
+    /// The receiver sends its request; the senders get it half an RTT later.
+    fn incast_request(&mut self, k: u32) {
+        self.incasts[k as usize].request_at = self.now;
+        let one_way = self.scn.topology.rtt.div(2);
+        self.events.push(self.now + one_way, Event::IncastWrite { app: k });
+    }
+
+    /// Every sender writes its share of the response.
+    fn incast_write(&mut self, k: u32) {
+        let app = &mut self.incasts[k as usize];
+        app.target += app.each;
+        app.waiting = app.flows.len();
+        for fi in app.flows.clone() {
+            let mut out = std::mem::take(&mut self.out);
+            let f = &mut self.flows[fi];
+            let each = self.incasts[k as usize].each;
+            f.snd.app_write(self.now, each, &mut out);
+            let node = f.snd.src;
+            self.send_all(node, &mut out);
+            self.out = out;
+            self.sync_timers(fi);
+        }
+    }
+
+    /// A receiver got data: count the response if it is now complete.
+    fn incast_progress(&mut self, fi: usize, k: usize) {
+        let delivered = self.flows[fi].rcv.stats.delivered;
+        let app = &mut self.incasts[k];
+        if app.waiting == 0 || delivered < app.target || app.counted[fi - app.flows.start] >= app.target {
+            return;
+        }
+        app.counted[fi - app.flows.start] = app.target;
+        app.waiting -= 1;
+        if app.waiting > 0 {
+            return;
+        }
+        let r = &mut self.rec;
+        r.qy_app.push(k as u64);
+        r.qy_index.push(app.done as u64);
+        r.qy_start.push(app.request_at.as_secs_f64());
+        r.qy_end.push(self.now.as_secs_f64());
+        r.qy_qct.push((self.now - app.request_at).as_secs_f64());
+        app.done += 1;
+        if app.done < app.queries {
+            self.events.push(self.now + app.gap, Event::IncastRequest { app: k as u32 });
+        } else {
+            self.active -= 1;
+        }
     }
 
     /// iperf3-style interval report of one flow (sender's view: bytes newly acknowledged).
@@ -647,7 +778,17 @@ impl<'s> World<'s> {
                 ("reason", r.d_reason.finish()),
             ],
         };
-        Output { summary, tables: vec![flows_table, intervals, queue, drops] }
+        let queries = Table {
+            name: "queries",
+            columns: vec![
+                ("app", Column::U64(r.qy_app)),
+                ("query", Column::U64(r.qy_index)),
+                ("request_s", Column::F64(r.qy_start)),
+                ("done_s", Column::F64(r.qy_end)),
+                ("qct_s", Column::F64(r.qy_qct)),
+            ],
+        };
+        Output { summary, tables: vec![flows_table, intervals, queue, drops, queries] }
     }
 }
 

@@ -50,6 +50,7 @@ pub fn dumbbell(rate: Rate, rtt: Time, buffer: u64, mtu: u32, flows: Vec<FlowSpe
             bottleneck: fifo(buffer),
         },
         flows,
+        incasts: vec![],
         bursts: vec![],
     }
 }

@@ -228,7 +228,7 @@ fn nothing_to_simulate() {
     let m = error(&text, &[], "field");
     assert_eq!(
         m,
-        "scenario.flow is missing: expected at least one [[flow]] or [[burst]] (nothing to simulate)"
+        "scenario.flow is missing: expected at least one [[flow]], [[incast]] or [[burst]] (nothing to simulate)"
     );
 }
 

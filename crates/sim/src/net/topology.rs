@@ -5,7 +5,7 @@ use crate::net::queue::PortQueues;
 use crate::net::fq::{Fq, FqSpec};
 use crate::net::tbf::TokenBucket;
 use crate::packet::NodeId;
-use crate::scenario::{HostQdisc, Preset, Scenario};
+use crate::scenario::{FlowSpec, HostQdisc, Preset, Scenario, Topology};
 use crate::time::Time;
 use crate::units::Rate;
 
@@ -69,6 +69,46 @@ impl Builder {
     }
 }
 
+/// The two switches and the bottleneck between them, to which hosts attach.
+struct Ends {
+    sw_a: NodeId,
+    sw_b: NodeId,
+    bottleneck: PortId,
+    reverse: PortId,
+    side_buffer: u64,
+}
+
+impl Ends {
+    /// A receiving host behind switch B; returns it and its port back towards B.
+    fn receiver(&self, b: &mut Builder, name: String, t: &Topology) -> (NodeId, PortId) {
+        let rcv = b.node(name, NodeKind::Host);
+        let (to_rcv, from_rcv) =
+            b.link(self.sw_b, rcv, t.host_rate, Time::ZERO, PortQueues::fifo(self.side_buffer), PortQueues::fifo(HOST_QUEUE_BYTES));
+        b.route(self.sw_a, rcv, self.bottleneck);
+        b.route(self.sw_b, rcv, to_rcv);
+        (rcv, from_rcv)
+    }
+
+    /// A sending host on switch A, talking to `rcv`, with its own qdisc.
+    fn sender(&self, b: &mut Builder, snd: NodeId, (rcv, from_rcv): (NodeId, PortId), spec: &FlowSpec, t: &Topology) {
+        let (up, down) =
+            b.link(snd, self.sw_a, t.host_rate, Time::ZERO, PortQueues::fifo(HOST_QUEUE_BYTES), PortQueues::fifo(self.side_buffer));
+        if let HostQdisc::Fq(p) = &spec.qdisc {
+            let mut fq = FqSpec::linux_default(t.mtu);
+            fq.flow_limit = p.flow_limit;
+            fq.maxrate = p.maxrate_bytes_per_s;
+            if let Some(q) = p.quantum {
+                fq.quantum = q;
+            }
+            b.ports[up as usize].fq = Some(Fq::new(&fq));
+        }
+        b.route(snd, rcv, up);
+        b.route(rcv, snd, from_rcv);
+        b.route(self.sw_b, snd, self.reverse);
+        b.route(self.sw_a, snd, down);
+    }
+}
+
 pub fn build(s: &Scenario) -> Network {
     match s.topology.preset {
         Preset::Dumbbell => dumbbell(s),
@@ -90,27 +130,21 @@ fn dumbbell(s: &Scenario) -> Network {
     b.ports[bottleneck as usize].shaper = t.bottleneck.shaper.as_ref().map(TokenBucket::new);
 
     let mut flow_hosts = Vec::new();
-    for i in 0..s.flows.len() {
+    let ends = Ends { sw_a, sw_b, bottleneck, reverse, side_buffer };
+    // Each [[flow]] has a receiver of its own; an incast's senders share one.
+    for (i, spec) in s.flows.iter().enumerate() {
+        let rcv = ends.receiver(&mut b, format!("r{i}"), t);
         let snd = b.node(format!("s{i}"), NodeKind::Host);
-        let rcv = b.node(format!("r{i}"), NodeKind::Host);
-        let (up, down) = b.link(snd, sw_a, t.host_rate, Time::ZERO, PortQueues::fifo(HOST_QUEUE_BYTES), PortQueues::fifo(side_buffer));
-        let (to_rcv, from_rcv) = b.link(sw_b, rcv, t.host_rate, Time::ZERO, PortQueues::fifo(side_buffer), PortQueues::fifo(HOST_QUEUE_BYTES));
-        b.route(snd, rcv, up);
-        if let HostQdisc::Fq(p) = &s.flows[i].qdisc {
-            let mut spec = FqSpec::linux_default(t.mtu);
-            spec.flow_limit = p.flow_limit;
-            spec.maxrate = p.maxrate_bytes_per_s;
-            if let Some(q) = p.quantum {
-                spec.quantum = q;
-            }
-            b.ports[up as usize].fq = Some(Fq::new(&spec));
+        ends.sender(&mut b, snd, rcv, spec, t);
+        flow_hosts.push((snd, rcv.0));
+    }
+    for (k, inc) in s.incasts.iter().enumerate() {
+        let rcv = ends.receiver(&mut b, format!("q{k}"), t);
+        for j in 0..inc.senders {
+            let snd = b.node(format!("q{k}s{j}"), NodeKind::Host);
+            ends.sender(&mut b, snd, rcv, &inc.tcp, t);
+            flow_hosts.push((snd, rcv.0));
         }
-        b.route(sw_a, rcv, bottleneck);
-        b.route(sw_b, rcv, to_rcv);
-        b.route(rcv, snd, from_rcv);
-        b.route(sw_b, snd, reverse);
-        b.route(sw_a, snd, down);
-        flow_hosts.push((snd, rcv));
     }
 
     let mut burst_hosts = Vec::new();

@@ -14,7 +14,26 @@ pub struct Scenario {
     pub interval: Time,
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
+    /// N-to-1 query apps; their senders' flows are numbered after `flows`.
+    pub incasts: Vec<IncastSpec>,
     pub bursts: Vec<BurstSpec>,
+}
+
+/// An incast (partition/aggregate) app: one receiver asks `senders` hosts at once for
+/// `query_bytes / senders` bytes each over persistent connections, `queries` times; a query
+/// completes when the last byte of the last response arrives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IncastSpec {
+    pub senders: u32,
+    /// Bytes per query, split equally among the senders.
+    pub query_bytes: u64,
+    pub queries: u32,
+    /// Connections open at `start`; the first query follows once they are established.
+    pub start: Time,
+    /// Think time between one query's completion and the next request.
+    pub gap: Time,
+    /// Every sender's TCP settings (`size` and `start` do not apply).
+    pub tcp: FlowSpec,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -37,16 +37,22 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
         .iter()
         .map(|q| traffic::flow(q, stop))
         .collect::<Result<Vec<_>>>()?;
-    let topology = topology(&f.table("topology"), flows.len())?;
+    let incasts = f
+        .tables("incast")
+        .iter()
+        .map(|q| traffic::incast(q, stop))
+        .collect::<Result<Vec<_>>>()?;
+    let tcp_flows = flows.len() + incasts.iter().map(|i| i.senders as usize).sum::<usize>();
+    let topology = topology(&f.table("topology"), tcp_flows)?;
     let bursts = f
         .tables("burst")
         .iter()
         .map(|b| traffic::burst(b, &topology, stop))
         .collect::<Result<Vec<_>>>()?;
-    if flows.is_empty() && bursts.is_empty() {
+    if flows.is_empty() && incasts.is_empty() && bursts.is_empty() {
         return Err(f.error(
             "flow",
-            "at least one [[flow]] or [[burst]] (nothing to simulate)",
+            "at least one [[flow]], [[incast]] or [[burst]] (nothing to simulate)",
         ));
     }
     Ok(Scenario {
@@ -56,6 +62,7 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
         interval,
         topology,
         flows,
+        incasts,
         bursts,
     })
 }

@@ -81,7 +81,17 @@ pub(crate) const ROOT: &[(&str, Node)] = &[
     ("interval", Leaf),
     ("topology", Node::Table(TOPOLOGY)),
     ("flow", Node::Tables(FLOW)),
+    ("incast", Node::Tables(INCAST)),
     ("burst", Node::Tables(BURST)),
+];
+
+pub(crate) const INCAST: &[(&str, Node)] = &[
+    ("senders", Leaf),
+    ("query_size", Leaf),
+    ("queries", Leaf),
+    ("start", Leaf),
+    ("gap", Leaf),
+    ("tcp", Node::Table(FLOW)),
 ];
 
 /// Rejects the first key (in key order, depth first) that `fields` does not list, and any

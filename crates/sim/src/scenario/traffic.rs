@@ -169,6 +169,28 @@ fn check_start(q: &Fields, start: Time, stop: Time) -> Result<()> {
     })
 }
 
+/// `[[incast]]`: senders, query size and count, timing, and the senders' `[incast.tcp]`
+/// settings (the keys of a `[[flow]]` but `size` and `start`).
+pub(crate) fn incast(q: &Fields, stop: Time) -> Result<IncastSpec> {
+    let senders = q.required("senders", q.integer("senders", 1..=4096)?, "a number of senders from 1 to 4096")? as u32;
+    let query_bytes = q.required("query_size", q.size("query_size")?, "a size such as \"1MB\"")?;
+    q.ensure("query_size", query_bytes >= senders as u64, || {
+        format!("at least one byte per sender ({senders})")
+    })?;
+    let queries = q.integer("queries", 1..=1_000_000)?.map_or(1, |v| v as u32);
+    let start = q.time("start")?.unwrap_or(Time::ZERO);
+    check_start(q, start, stop)?;
+    let gap = q.time("gap")?.unwrap_or(Time::ZERO);
+    let t = q.table("tcp");
+    for key in ["size", "start"] {
+        if t.has(key) {
+            return Err(t.error(key, format!("no {key} here: the incast's query_size and start set it")));
+        }
+    }
+    let tcp = flow(&t, stop)?;
+    Ok(IncastSpec { senders, query_bytes, queries, start, gap, tcp })
+}
+
 pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<BurstSpec> {
     let sources = b.integer("sources", 1..=U32_MAX)?.map_or(1, |v| v as u32);
     let rate = b.required("rate", b.rate("rate")?, RATE_EXPECTED)?;

@@ -394,7 +394,51 @@ impl TcpSender {
         self.state = State::Done;
         self.timer = None;
         self.pace_at = None;
-        self.stats.done_at.get_or_insert(now);
+        self.stats.done_at = Some(now);
+    }
+
+    /// The application writes `bytes` more (a persistent connection's next response): the
+    /// transfer grows and sending resumes.
+    pub fn app_write(&mut self, now: Time, bytes: u64, out: &mut Vec<Packet>) {
+        self.size = Some(self.size.unwrap_or(0) + bytes);
+        if self.state == State::Done {
+            self.state = State::Established;
+        }
+        if self.state == State::Established {
+            self.tp.now = now;
+            self.sndbuf_expand();
+            self.xmit(now, out);
+        }
+    }
+
+    /// `tcp_slow_start_after_idle_check()` → `tcp_cwnd_restart()` (RFC 5681 §4.1, as Linux
+    /// does it with `tcp_slow_start_after_idle` = 1): after more than an RTO without sending,
+    /// cwnd halves once per RTO idle, down to the initial window; CCAs with their own
+    /// `cong_control` (BBR) are exempt.
+    fn restart_after_idle(&mut self, now: Time) {
+        if !self.board.is_empty() || self.cc.has_cong_control() || self.data_segs_out == 0 {
+            return;
+        }
+        let rto = self.rtt.rto();
+        let idle = now.saturating_sub(self.tp.lsndtime);
+        if idle <= rto {
+            return;
+        }
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CwndRestart);
+        // `tcp_current_ssthresh()`.
+        self.tp.snd_ssthresh = if matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.tp.snd_ssthresh
+        } else {
+            self.tp.snd_ssthresh.max((self.tp.snd_cwnd >> 1) + (self.tp.snd_cwnd >> 2))
+        };
+        let restart = self.initcwnd.min(self.tp.snd_cwnd);
+        let mut cwnd = self.tp.snd_cwnd;
+        let mut delta = idle;
+        while delta > rto && cwnd > restart {
+            delta -= rto;
+            cwnd >>= 1;
+        }
+        self.tp.snd_cwnd = cwnd.max(restart);
     }
 
     fn note_min_rtt(&mut self, r: Time) {
@@ -784,6 +828,7 @@ impl TcpSender {
     /// (`tcp_pacing_check()`); with `fq` on the host TCP does not wait but stamps each train
     /// with that time (`skb->tstamp`) and fq holds it.
     fn xmit(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.restart_after_idle(now);
         let internal = self.internal_pacing();
         let paced = internal || self.fq_host;
         let mut sent = 0;
@@ -958,7 +1003,9 @@ impl TcpSender {
         let tx = self.tx_info(now);
         let seg = self.board.retransmitted(i, now, tx);
         self.stats.retransmits += 1;
+        // `tcp_event_data_sent()` runs for every data segment, retransmissions included.
         self.data_segs_out += 1;
+        self.tp.lsndtime = now;
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
         }

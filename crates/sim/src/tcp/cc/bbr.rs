@@ -765,6 +765,10 @@ impl CongestionOps for Bbr {
         Bbr::sndbuf_expand(self)
     }
 
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "bbr"
     }

@@ -273,6 +273,12 @@ pub trait CongestionOps {
         false
     }
 
+    /// (optional) The algorithm implements `cong_control` (Linux: `ca_ops->cong_control` set),
+    /// which exempts it from the core's cwnd restart after idle.
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
     /// (optional) Send-buffer multiple of cwnd (`sndbuf_expand`; Linux's default is 2).
     fn sndbuf_expand(&self) -> u32 {
         2
@@ -412,6 +418,9 @@ impl CongestionOps for AnyCc {
     }
     fn sndbuf_expand(&self) -> u32 {
         dispatch!(self, c => c.sndbuf_expand())
+    }
+    fn has_cong_control(&self) -> bool {
+        dispatch!(self, c => c.has_cong_control())
     }
 }
 
