@@ -147,8 +147,7 @@ class RunResult:
 
     def write(self, out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
         """Write ``flows.parquet``, ``intervals.parquet``, ``queue.parquet``, ``drops.parquet``,
-        ``queries.parquet``
-        and ``summary.json`` into ``out_dir``, all or nothing.
+        ``queries.parquet`` and ``summary.json`` into ``out_dir``, all or nothing.
 
         The files are written into a temporary directory beside ``out_dir`` and renamed into
         place, so an interrupted or failed write leaves no partial output. An existing non-empty
