@@ -5,25 +5,7 @@ use burstlab_sim::scenario::*;
 use burstlab_sim::{Rate, Time};
 
 pub fn flow(cca: &str, size: Option<u64>) -> FlowSpec {
-    FlowSpec {
-        cca: cca.into(),
-        size_bytes: size,
-        start: Time::ZERO,
-        tcp_rmem: [4096, 131072, 6291456],
-        tcp_wmem: [4096, 16384, 4194304],
-        rmem_max: 212992,
-        window_model: WindowModel::AdvWinScale(1),
-        initcwnd: 10,
-        initrwnd: 0,
-        rto_min: Time::from_ms(200),
-        quickack: false,
-        ecn: false,
-        hz: 250,
-        dscp: 0,
-        max_pacing_rate: None,
-        gso_max_size: 65536,
-        qdisc: HostQdisc::PfifoFast,
-    }
+    FlowSpec { size_bytes: size, window_model: WindowModel::AdvWinScale(1), ..FlowSpec::linux_default(cca) }
 }
 
 pub fn fifo(buffer: u64) -> PortSpec {

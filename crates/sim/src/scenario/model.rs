@@ -160,6 +160,34 @@ pub struct FlowSpec {
     pub qdisc: HostQdisc,
 }
 
+impl FlowSpec {
+    /// A flow of `cca` between hosts with Linux's default settings (the parser's defaults):
+    /// `tcp_rmem`/`tcp_wmem` defaults, `rmem_max` 212992, the ≥ 6.6 window model, IW 10,
+    /// `rto_min` 200 ms, HZ 250, no ECN, pacing or fq; sends until the scenario stops.
+    pub fn linux_default(cca: &str) -> FlowSpec {
+        use super::defaults::*;
+        FlowSpec {
+            cca: cca.to_owned(),
+            size_bytes: None,
+            start: Time::ZERO,
+            tcp_rmem: DEFAULT_TCP_RMEM,
+            tcp_wmem: DEFAULT_TCP_WMEM,
+            rmem_max: DEFAULT_RMEM_MAX,
+            window_model: WindowModel::ScalingRatio(crate::tcp::rwnd::TCP_DEFAULT_SCALING_RATIO),
+            initcwnd: TCP_INIT_CWND,
+            initrwnd: 0,
+            rto_min: TCP_RTO_MIN,
+            quickack: false,
+            ecn: false,
+            hz: DEFAULT_HZ,
+            dscp: 0,
+            max_pacing_rate: None,
+            gso_max_size: GSO_MAX_SIZE,
+            qdisc: HostQdisc::PfifoFast,
+        }
+    }
+}
+
 /// A sending host's root qdisc.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostQdisc {

@@ -360,23 +360,9 @@ mod tests {
 
     fn spec() -> FlowSpec {
         FlowSpec {
-            cca: "reno".into(),
             size_bytes: Some(1_000_000),
-            start: Time::ZERO,
-            tcp_rmem: [4096, 131072, 6291456],
-            tcp_wmem: [4096, 16384, 4194304],
-            rmem_max: 212992,
             window_model: WindowModel::AdvWinScale(1),
-            initcwnd: 10,
-            initrwnd: 0,
-            rto_min: Time::from_ms(200),
-            quickack: false,
-            ecn: false,
-            hz: 250,
-            dscp: 0,
-            max_pacing_rate: None,
-            gso_max_size: 65536,
-            qdisc: crate::scenario::HostQdisc::PfifoFast,
+            ..FlowSpec::linux_default("reno")
         }
     }
 

@@ -1036,23 +1036,11 @@ mod tests {
 
     fn spec(cca: &str, initcwnd: u32) -> FlowSpec {
         FlowSpec {
-            cca: cca.into(),
             size_bytes: Some(1_000 * MSS),
-            start: Time::ZERO,
-            tcp_rmem: [4096, 131072, 6291456],
-            tcp_wmem: [4096, 16384, 4194304],
-            rmem_max: 212992,
             window_model: WindowModel::AdvWinScale(1),
             initcwnd,
-            initrwnd: 0,
-            rto_min: Time::from_ms(200),
-            quickack: false,
-            ecn: false,
             hz: 1000,
-            dscp: 0,
-            max_pacing_rate: None,
-            gso_max_size: 65536,
-            qdisc: crate::scenario::HostQdisc::PfifoFast,
+            ..FlowSpec::linux_default(cca)
         }
     }
 

@@ -22,7 +22,7 @@
 //!   agree when that ACK emptied the pipe, which is when `TxStart` fires.
 
 use super::{
-    AckSample, CaEvent, CaState, CongestionOps, Sock, cong_avoid_ai, reno_undo_cwnd, slow_start,
+    AckSample, CaEvent, CaState, CongestionOps, Sock, cong_avoid_ai, reno_undo_cwnd, slow_start_then,
 };
 use crate::time::Time;
 
@@ -427,16 +427,7 @@ impl CongestionOps for Cubic {
 
     /// `cubictcp_cong_avoid()`.
     fn cong_avoid(&mut self, tp: &mut Sock, acked: u32) {
-        if !tp.is_cwnd_limited() {
-            return;
-        }
-        let mut acked = acked;
-        if tp.in_slow_start() {
-            acked = slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = slow_start_then(tp, acked) else { return };
         self.update(tp.snd_cwnd, acked, Self::jiffies(tp), tp.hz);
         cong_avoid_ai(tp, self.ca.cnt, acked);
     }

@@ -328,20 +328,23 @@ pub fn cong_avoid_ai(tp: &mut Sock, w: u32, acked: u32) {
     tp.snd_cwnd = tp.snd_cwnd.min(tp.snd_cwnd_clamp);
 }
 
+/// The common start of a `cong_avoid` (`tcp_reno_cong_avoid()`, `cubictcp_cong_avoid()`):
+/// nothing unless cwnd-limited; slow start first; returns the acked packets left for
+/// congestion avoidance, if any.
+pub fn slow_start_then(tp: &mut Sock, acked: u32) -> Option<u32> {
+    if !tp.is_cwnd_limited() {
+        return None;
+    }
+    let left = if tp.in_slow_start() { slow_start(tp, acked) } else { acked };
+    (left > 0).then_some(left)
+}
+
 /// `tcp_reno_cong_avoid()`.
 pub fn reno_cong_avoid(tp: &mut Sock, acked: u32) {
-    if !tp.is_cwnd_limited() {
-        return;
+    if let Some(acked) = slow_start_then(tp, acked) {
+        let w = tp.snd_cwnd;
+        cong_avoid_ai(tp, w, acked);
     }
-    let mut acked = acked;
-    if tp.in_slow_start() {
-        acked = slow_start(tp, acked);
-        if acked == 0 {
-            return;
-        }
-    }
-    let w = tp.snd_cwnd;
-    cong_avoid_ai(tp, w, acked);
 }
 
 /// `tcp_reno_ssthresh()`: half the window, at least 2.
