@@ -222,7 +222,7 @@ impl<'s> World<'s> {
         }
         for (k, inc) in scn.incasts.iter().enumerate() {
             // The first request once the connections are up (a few RTTs after their SYNs).
-            let settle = scn.topology.rtt.mul(4).max(Time::from_ms(10));
+            let settle = (scn.topology.rtt * 4).max(Time::from_ms(10));
             w.events.push(inc.start + settle, Event::IncastRequest { app: k as u32 });
         }
         for (i, b) in w.bursts.iter().enumerate() {
@@ -439,24 +439,21 @@ impl<'s> World<'s> {
     /// a popped event whose deadline moved later re-arms itself.
     fn sync_timers(&mut self, fi: usize) {
         let f = &mut self.flows[fi];
-        if let Some(d) = f.snd.timer_deadline() {
-            if f.snd_timer_at.is_none_or(|t| d < t) {
+        if let Some(d) = f.snd.timer_deadline()
+            && f.snd_timer_at.is_none_or(|t| d < t) {
                 f.snd_timer_at = Some(d);
                 self.events.push(d, Event::SenderTimer { flow: fi as u32 });
             }
-        }
-        if let Some(d) = f.snd.pace_deadline() {
-            if f.pace_at.is_none_or(|t| d < t) {
+        if let Some(d) = f.snd.pace_deadline()
+            && f.pace_at.is_none_or(|t| d < t) {
                 f.pace_at = Some(d);
                 self.events.push(d, Event::PaceTimer { flow: fi as u32 });
             }
-        }
-        if let Some(d) = f.rcv.delack_deadline() {
-            if f.delack_at.is_none_or(|t| d < t) {
+        if let Some(d) = f.rcv.delack_deadline()
+            && f.delack_at.is_none_or(|t| d < t) {
                 f.delack_at = Some(d);
                 self.events.push(d, Event::DelAckTimer { flow: fi as u32 });
             }
-        }
     }
 
     fn sender_timer(&mut self, fi: u32, t: Time) {
@@ -521,7 +518,7 @@ impl<'s> World<'s> {
     /// The receiver sends its request; the senders get it half an RTT later.
     fn incast_request(&mut self, k: u32) {
         self.incasts[k as usize].request_at = self.now;
-        let one_way = self.scn.topology.rtt.div(2);
+        let one_way = self.scn.topology.rtt / 2;
         self.events.push(self.now + one_way, Event::IncastWrite { app: k });
     }
 

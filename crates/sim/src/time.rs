@@ -63,12 +63,21 @@ impl Time {
     pub fn saturating_sub(self, other: Time) -> Time {
         Time(self.0.saturating_sub(other.0))
     }
+}
+
+impl std::ops::Mul<u64> for Time {
+    type Output = Time;
+    /// Saturates rather than wrapping: a backed-off timer never overflows into the past.
     #[inline]
-    pub fn mul(self, k: u64) -> Time {
+    fn mul(self, k: u64) -> Time {
         Time(self.0.saturating_mul(k))
     }
+}
+
+impl std::ops::Div<u64> for Time {
+    type Output = Time;
     #[inline]
-    pub fn div(self, k: u64) -> Time {
+    fn div(self, k: u64) -> Time {
         Time(self.0 / k)
     }
 }

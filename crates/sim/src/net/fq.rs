@@ -706,7 +706,7 @@ mod tests {
         let out = drain(&mut fq, &mut pool, T0);
         assert_eq!(out.len(), 50);
         for (i, &(t, _)) in out.iter().enumerate() {
-            assert_eq!(t, T0 + Time::from_ns(1200).mul(i as u64));
+            assert_eq!(t, T0 + Time::from_ns(1200) * i as u64);
         }
         assert_eq!(fq.stats().throttled, 49);
     }
@@ -722,9 +722,9 @@ mod tests {
         // The port was busy: 100 ns late. The next departure is still due at T0 + 2 gaps.
         let late = T0 + gap + Time::from_ns(100);
         assert!(matches!(fq.dequeue(&pool, late), Next::Packet(_)));
-        assert_eq!(fq.dequeue(&pool, late), Next::Wait(T0 + gap.mul(2)));
+        assert_eq!(fq.dequeue(&pool, late), Next::Wait(T0 + gap * 2));
         // 1000 ns late: the credit for lateness is capped at half a gap (600 ns).
-        let later = T0 + gap.mul(2) + Time::from_ns(1000);
+        let later = T0 + gap * 2 + Time::from_ns(1000);
         assert!(matches!(fq.dequeue(&pool, later), Next::Packet(_)));
         assert_eq!(
             fq.dequeue(&pool, later),

@@ -124,7 +124,7 @@ fn dumbbell(s: &Scenario) -> Network {
     let sw_a = b.node("swA".into(), NodeKind::Switch);
     let sw_b = b.node("swB".into(), NodeKind::Switch);
     let side_buffer = t.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
-    let one_way = t.rtt.div(2);
+    let one_way = t.rtt / 2;
     let (bottleneck, reverse) =
         b.link(sw_a, sw_b, t.bottleneck_rate, one_way, PortQueues::new(&t.bottleneck), PortQueues::fifo(side_buffer));
     b.ports[bottleneck as usize].shaper = t.bottleneck.shaper.as_ref().map(TokenBucket::new);

@@ -95,7 +95,7 @@ mod tests {
         assert_eq!(TCP_INIT_CWND, 10);
         assert_eq!(DEFAULT_CCA, "cubic");
         assert!(crate::tcp::cc::names().any(|n| n == DEFAULT_CCA));
-        assert_eq!(TCP_RTO_MIN, Time::from_secs(1).div(5));
+        assert_eq!(TCP_RTO_MIN, Time::from_secs(1) / 5);
         assert_eq!(TCP_ADV_WIN_SCALE_RANGE, -31..=31);
         assert_eq!(SCALING_RATIO_RANGE, 1..=i64::from(u8::MAX));
         assert!(HZ_CHOICES.contains(&i64::from(DEFAULT_HZ)));

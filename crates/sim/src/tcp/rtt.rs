@@ -360,7 +360,7 @@ mod tests {
             assert_eq!(e.rto(), expect.min(TCP_RTO_MAX));
             assert_eq!(e.base_rto(), ms(627));
             e.backoff();
-            expect = expect.mul(2);
+            expect = expect * 2;
         }
         assert_eq!(e.rto(), TCP_RTO_MAX); // 627 ms · 256 = 160 s
         for _ in 0..100 {

@@ -437,7 +437,7 @@ mod tests {
                 }
                 snd_nxt += len;
                 rcv_nxt += len;
-                let now = rtt.mul(round) + rtt.mul(i).div(n);
+                let now = rtt * round + rtt * i / n;
                 w.on_data(len as u32, len);
                 w.on_app_read(now, rcv_nxt, Some(rtt));
                 last = w.advertise(0, rcv_nxt);

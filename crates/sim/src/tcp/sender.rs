@@ -687,7 +687,7 @@ impl TcpSender {
     fn schedule_tlp(&mut self, now: Time) {
         let srtt = self.rtt.srtt();
         let mut pto = match srtt {
-            Some(s) => s.mul(2) + if self.board.packets_out() == 1 { self.rto_min } else { TCP_TIMEOUT_MIN },
+            Some(s) => s * 2 + if self.board.packets_out() == 1 { self.rto_min } else { TCP_TIMEOUT_MIN },
             None => self.rtt.rto(),
         };
         pto = pto.min(self.rtt.rto());
@@ -740,11 +740,10 @@ impl TcpSender {
             self.send_new_segment(now, out);
         }
         self.tlp_retrans = self.snd_nxt == before;
-        if self.tlp_retrans {
-            if let Some(i) = self.board.len().checked_sub(1) {
+        if self.tlp_retrans
+            && let Some(i) = self.board.len().checked_sub(1) {
                 self.retransmit(i, now, out);
             }
-        }
         self.tlp_high_seq = Some(self.snd_nxt);
         self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
     }
@@ -929,7 +928,7 @@ impl TcpSender {
         }
         let credit = self.next_send - prior;
         let len = Time((bytes as u128 * Time::PS_PER_S as u128 / rate as u128) as u64);
-        self.next_send += len - len.div(2).min(credit);
+        self.next_send += len - (len / 2).min(credit);
     }
 
     /// `tcp_update_pacing_rate()`: 200 % (slow start below ssthresh/2) or 120 % of
@@ -1184,7 +1183,7 @@ mod tests {
         assert_eq!(s.tp.snd_ssthresh, (10 * 717 / 1024).max(2));
         assert_eq!(s.stats.timeouts, 1);
         assert_eq!(out.last().map(|p| (p.seq, p.retrans)), Some((0, true)));
-        assert_eq!(s.timer_deadline(), Some(at + rto.mul(2)));
+        assert_eq!(s.timer_deadline(), Some(at + rto * 2));
     }
 
     #[test]

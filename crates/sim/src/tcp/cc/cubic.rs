@@ -536,7 +536,7 @@ mod tests {
             trace.push(tp.snd_cwnd);
             let n = tp.snd_cwnd as u64;
             for _ in 0..n {
-                tp.now += rtt.div(n);
+                tp.now += rtt / n;
                 c.cong_avoid(tp, 1);
             }
         }

@@ -429,7 +429,7 @@ impl CongestionOps for AnyCc {
 
 /// One line per algorithm: its name and constructor.
 pub const REGISTRY: &[(&str, fn() -> AnyCc)] = &[
-    ("reno", || AnyCc::Reno(reno::Reno::default())),
+    ("reno", || AnyCc::Reno(reno::Reno)),
     ("cubic", || AnyCc::Cubic(cubic::Cubic::default())),
     ("dctcp", || AnyCc::Dctcp(dctcp::Dctcp::default())),
     ("htcp", || AnyCc::Htcp(htcp::Htcp::default())),
