@@ -12,6 +12,7 @@
 //! `net/ipv4/tcp_cong.c`) live here once.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod cubic;
 pub mod dctcp;
 pub mod htcp;
