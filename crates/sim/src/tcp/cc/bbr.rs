@@ -30,7 +30,7 @@ mod minmax;
 
 use minmax::Minmax;
 
-use super::{CaEvent, CaState, CongestionOps, RateSample, Sock};
+use super::{CaEvent, CaState, CongestionOps, RateSample, Sock, after, msecs_to_jiffies};
 use crate::rng::{self, Stream};
 use crate::tcp::sender::MAX_TCP_HEADER;
 
@@ -743,17 +743,6 @@ impl Bbr {
             self.delivered_mstamp = tp.now.as_us();
         }
     }
-}
-
-/// `after(a, b)` on 32-bit jiffies (`include/linux/jiffies.h` `time_after`): wrap-safe a > b.
-#[inline]
-fn after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
-}
-
-/// `msecs_to_jiffies()`: rounds up to whole ticks.
-fn msecs_to_jiffies(ms: u32, hz: u32) -> u32 {
-    ((ms as u64 * hz as u64).div_ceil(1000)) as u32
 }
 
 impl CongestionOps for Bbr {

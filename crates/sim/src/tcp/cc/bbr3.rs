@@ -41,7 +41,9 @@ pub use super::bbr::{
     BBR_FULL_BW_THRESH, BBR_MIN_RTT_WIN_SEC, BBR_PACING_MARGIN_PERCENT, BBR_PROBE_RTT_MODE_MS,
     BBR_SCALE, BBR_SNDBUF_EXPAND, BBR_UNIT, BW_SCALE, BW_UNIT, Mode,
 };
-use super::{CaEvent, CaState, CongestionOps, GSO_MAX_SIZE, RateSample, Sock, TCP_MIN_TSO_SEGS};
+use super::{
+    CaEvent, CaState, CongestionOps, GSO_MAX_SIZE, RateSample, Sock, TCP_MIN_TSO_SEGS, after, msecs_to_jiffies,
+};
 use crate::rng::{self, Stream};
 use crate::tcp::sender::MAX_TCP_HEADER;
 
@@ -221,17 +223,6 @@ impl Default for Bbr3 {
     fn default() -> Bbr3 {
         Bbr3::new(Params::default())
     }
-}
-
-/// `after(a, b)` on 32-bit jiffies (`time_after`): wrap-safe a > b.
-#[inline]
-fn after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
-}
-
-/// `msecs_to_jiffies()`: rounds up to whole ticks.
-fn msecs_to_jiffies(ms: u32, hz: u32) -> u32 {
-    (ms as u64 * hz as u64).div_ceil(1000) as u32
 }
 
 impl Bbr3 {
@@ -1295,6 +1286,15 @@ impl Bbr3 {
 impl CongestionOps for Bbr3 {
     fn name(&self) -> &'static str {
         "bbr3"
+    }
+
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+
+    /// v3's `bbr_min_tso_segs()` is v1's.
+    fn min_tso_segs(&self, tp: &Sock) -> u32 {
+        super::bbr::Bbr::min_tso_segs(tp)
     }
 
     /// `bbr_ssthresh()`: entering recovery, save cwnd and the loss-adapted bounds for undo.

@@ -118,6 +118,18 @@ pub const TCP_TSO_RTT_LOG: u32 = 9;
 /// `sysctl_tcp_min_tso_segs` = 2 (`net/ipv4/tcp_ipv4.c`).
 pub const TCP_MIN_TSO_SEGS: u32 = 2;
 
+/// `after(a, b)` on 32-bit jiffies (`include/linux/jiffies.h` `time_after`): wrap-safe a > b.
+#[inline]
+pub fn after(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) as i32) < 0
+}
+
+/// `msecs_to_jiffies()`: rounds up to whole ticks.
+#[inline]
+pub fn msecs_to_jiffies(ms: u32, hz: u32) -> u32 {
+    (ms as u64 * hz as u64).div_ceil(1000) as u32
+}
+
 /// `TCP_INFINITE_SSTHRESH` (`include/net/tcp.h`): 0x7fffffff.
 pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 
@@ -366,6 +378,7 @@ pub enum AnyCc {
     Dctcp(dctcp::Dctcp),
     Htcp(htcp::Htcp),
     Bbr(bbr::Bbr),
+    Bbr3(bbr3::Bbr3),
 }
 
 macro_rules! dispatch {
@@ -376,6 +389,7 @@ macro_rules! dispatch {
             AnyCc::Dctcp($cc) => $e,
             AnyCc::Htcp($cc) => $e,
             AnyCc::Bbr($cc) => $e,
+            AnyCc::Bbr3($cc) => $e,
         }
     };
 }
@@ -435,6 +449,7 @@ pub const REGISTRY: &[(&str, fn() -> AnyCc)] = &[
     ("dctcp", || AnyCc::Dctcp(dctcp::Dctcp::default())),
     ("htcp", || AnyCc::Htcp(htcp::Htcp::default())),
     ("bbr", || AnyCc::Bbr(bbr::Bbr::default())),
+    ("bbr3", || AnyCc::Bbr3(bbr3::Bbr3::default())),
 ];
 
 /// Names accepted for a flow's `cca`.
