@@ -10,6 +10,8 @@ import typer
 #: verb -> module defining ``command``.
 VERBS: dict[str, str] = {
     "run": "burstlab.cli.run",
+    "sweep": "burstlab.cli.sweep",
+    "query": "burstlab.cli.query",
 }
 
 

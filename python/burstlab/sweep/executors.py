@@ -1,0 +1,87 @@
+"""Where runs execute: a local process pool, or a Dask cluster. Both are a
+:class:`concurrent.futures.Executor`, so the sweep has one code path."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+from burstlab.sweep.errors import SweepError
+from burstlab.sweep.worker import ignore_sigint
+
+__all__ = ["open_executor", "default_jobs"]
+
+
+def default_jobs() -> int:
+    """CPUs this process may use (the affinity mask a batch scheduler sets, else the count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+@contextmanager
+def open_executor(jobs: int | None = None, dask: Any = None) -> Iterator[tuple[Executor, str]]:
+    """An executor and a one-line description of it.
+
+    ``dask`` is a scheduler address (``"tcp://10.0.0.5:8786"``) or a ``distributed.Client``;
+    otherwise ``jobs`` local processes (default: :func:`default_jobs`). Leaving the block
+    normally waits for the runs; leaving it by an exception (Ctrl-C) cancels what has not
+    started and stops the workers.
+    """
+    if dask is not None:
+        with _dask_executor(dask) as pair:
+            yield pair
+        return
+    if jobs is not None and jobs < 1:
+        raise SweepError(f"--jobs {jobs}: expected at least 1")
+    n = jobs or default_jobs()
+    # "spawn": the sweep process has threads (progress display), and forking a threaded
+    # process can deadlock the child.
+    pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"), initializer=ignore_sigint)
+    try:
+        yield pool, f"{n} local process{'es' if n > 1 else ''}"
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel queued runs and end running ones now: their results would be discarded anyway
+    (a run is recorded only when it completes), and a long run could hold Ctrl-C for minutes."""
+    processes = list(getattr(pool, "_processes", {}).values())  # CPython's pool keeps them here
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+
+
+@contextmanager
+def _dask_executor(dask: Any) -> Iterator[tuple[Executor, str]]:
+    from distributed import Client
+
+    if isinstance(dask, Client):
+        client, owned = dask, False
+    else:
+        try:
+            client, owned = Client(str(dask), timeout="30s"), True
+        except (OSError, TimeoutError, ValueError) as err:
+            raise SweepError(f"--dask {dask}: cannot connect to the scheduler ({err})") from None
+    executor = client.get_executor(pure=False)
+    workers = len(client.scheduler_info().get("workers", {}))
+    try:
+        yield executor, f"Dask scheduler {client.scheduler.address} ({workers} workers)"
+    except BaseException:
+        executor.shutdown(wait=False)
+        raise
+    else:
+        executor.shutdown(wait=True)
+    finally:
+        if owned:
+            client.close()
