@@ -91,11 +91,11 @@ def overrides(set: Sequence[str] | Mapping[str, Any] | None) -> list[str]:  # no
     if isinstance(set, str):
         return [set]
     if isinstance(set, Mapping):
-        return [f"{path}={_override_value(value)}" for path, value in set.items()]
+        return [f"{path}={override_value(value)}" for path, value in set.items()]
     return [str(item) for item in set]
 
 
-def _override_value(value: Any) -> str:
+def override_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bool):

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from burstlab.api import _override_value
+from burstlab.api import override_value
 from burstlab.sweep.errors import SweepError
 from burstlab.sweep.ranges import expand_range, looks_like_range
 
@@ -62,9 +62,9 @@ def axes_from_mapping(grid: Mapping[str, Any]) -> list[Axis]:
         if isinstance(values, str):
             axes.append(parse_grid_arg(f"{path}={values}"))
         elif isinstance(values, Iterable):
-            axes.append(_axis(str(path), [_override_value(v) for v in values]))
+            axes.append(_axis(str(path), [override_value(v) for v in values]))
         else:
-            axes.append(_axis(str(path), [_override_value(values)]))
+            axes.append(_axis(str(path), [override_value(values)]))
     return axes
 
 
