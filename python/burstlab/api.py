@@ -96,6 +96,8 @@ def overrides(set: Sequence[str] | Mapping[str, Any] | None) -> list[str]:  # no
 
 
 def override_value(value: Any) -> str:
+    """``value`` as the text of a ``--set path=value`` override: strings pass through, booleans
+    and numbers are written as TOML reads them."""
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
