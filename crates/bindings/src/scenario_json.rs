@@ -33,6 +33,7 @@ pub fn to_json(s: &Scenario) -> Value {
             "queries": i.queries,
             "start_s": i.start.as_secs_f64(),
             "gap_s": i.gap.as_secs_f64(),
+            "one_sender_host": i.one_sender_host,
             "tcp": flow(&i.tcp),
         })).collect::<Vec<_>>(),
         "bursts": s.bursts.iter().map(burst).collect::<Vec<_>>(),

@@ -140,9 +140,17 @@ fn dumbbell(s: &Scenario) -> Network {
     }
     for (k, inc) in s.incasts.iter().enumerate() {
         let rcv = ends.receiver(&mut b, format!("q{k}"), t);
-        for j in 0..inc.senders {
-            let snd = b.node(format!("q{k}s{j}"), NodeKind::Host);
+        let shared = inc.one_sender_host.then(|| {
+            let snd = b.node(format!("q{k}s"), NodeKind::Host);
             ends.sender(&mut b, snd, rcv, &inc.tcp, t);
+            snd
+        });
+        for j in 0..inc.senders {
+            let snd = shared.unwrap_or_else(|| {
+                let snd = b.node(format!("q{k}s{j}"), NodeKind::Host);
+                ends.sender(&mut b, snd, rcv, &inc.tcp, t);
+                snd
+            });
             flow_hosts.push((snd, rcv.0));
         }
     }

@@ -32,6 +32,9 @@ pub struct IncastSpec {
     pub start: Time,
     /// Think time between one query's completion and the next request.
     pub gap: Time,
+    /// All senders' connections leave one host (one NIC and qdisc), as in a test where one
+    /// machine runs N server sockets; otherwise each sender is a host of its own.
+    pub one_sender_host: bool,
     /// Every sender's TCP settings (`size` and `start` do not apply).
     pub tcp: FlowSpec,
 }

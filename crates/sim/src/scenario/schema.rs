@@ -91,6 +91,7 @@ pub(crate) const INCAST: &[(&str, Node)] = &[
     ("queries", Leaf),
     ("start", Leaf),
     ("gap", Leaf),
+    ("one_sender_host", Leaf),
     ("tcp", Node::Table(FLOW)),
 ];
 

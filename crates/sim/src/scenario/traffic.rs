@@ -188,7 +188,8 @@ pub(crate) fn incast(q: &Fields, stop: Time) -> Result<IncastSpec> {
         }
     }
     let tcp = flow(&t, stop)?;
-    Ok(IncastSpec { senders, query_bytes, queries, start, gap, tcp })
+    let one_sender_host = q.boolean("one_sender_host")?.unwrap_or(false);
+    Ok(IncastSpec { senders, query_bytes, queries, start, gap, one_sender_host, tcp })
 }
 
 pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<BurstSpec> {
