@@ -12,6 +12,7 @@ VERBS: dict[str, str] = {
     "run": "burstlab.cli.run",
     "sweep": "burstlab.cli.sweep",
     "query": "burstlab.cli.query",
+    "validate": "burstlab.cli.validate",
 }
 
 

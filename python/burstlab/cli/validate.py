@@ -1,0 +1,57 @@
+"""``burstlab validate``: compare the simulator with this machine's real Linux TCP."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from burstlab.cli import status
+
+
+def command(
+    quick: Annotated[bool, typer.Option("--quick", help="A lean subset: cubic, incast N in 1, 8, 32.")] = False,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Real-side repetitions per case.")] = 3,
+    json_: Annotated[bool, typer.Option("--json", help='Print {"cases": [...]} as JSON on stdout.')] = False,
+) -> None:
+    """Run the same set-ups on real Linux and in the simulator and compare them metric by metric.
+
+    The real side builds network namespaces joined by veth pairs with a `tbf` bottleneck
+    (1 Gbit/s, 128 KB limit), runs real reno/cubic/bbr between them with burstlab's own traffic
+    tool, reads the kernel's counters (TCP_INFO, MIB), and tears everything down, also on Ctrl-C.
+    No traffic leaves the namespaces it creates. Needs root.
+
+    Cases: one bulk flow per CCA (throughput as a fraction of the shaped rate, FCT,
+    retransmits) and N-to-1 incast (median query completion time, and the N where 10 % of the
+    queries exceed 100 ms). Each row shows the real value, the simulated value, the relative
+    error and the tolerance; see docs/validation.md for what the real side can and cannot do on
+    a shared 2-core machine.
+
+    Exit status: 0 every case within tolerance, 1 some outside, 2 not root.
+    """
+    err = Console(stderr=True, highlight=False)
+    if os.geteuid() != 0:
+        err.print("burstlab validate: the real side needs root (network namespaces)")
+        raise typer.Exit(status.BAD_INPUT)
+    from burstlab.validate.compare import compare
+
+    result = compare(quick=quick, repeat=repeat)
+    cases = result["cases"]
+    if json_:
+        print(json.dumps({"cases": cases}))
+    else:
+        table = Table(title="real Linux vs burstlab", title_justify="left")
+        for h in ("case", "metric", "real", "sim", "rel. error", "tolerance", ""):
+            table.add_column(h, justify="left" if h in ("case", "metric") else "right", no_wrap=True)
+        for c in cases:
+            table.add_row(c["name"], c["metric"], f"{c['real']:.4g}", f"{c['sim']:.4g}",
+                          f"{c['rel_error']:.1%}" if c["metric"] != "onset_n" else f"{c['rel_error']:.0f} step",
+                          f"{c['tolerance']:.0%}" if c["metric"] != "onset_n" else "1 step",
+                          "pass" if c["pass"] else "[red]FAIL[/red]")
+        Console().print(table)
+    if not all(c["pass"] for c in cases):
+        raise typer.Exit(1)

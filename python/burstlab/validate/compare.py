@@ -1,0 +1,156 @@
+"""The differential validation: the same set-up on real Linux (network namespaces, `tbf`) and in
+the simulator, metric by metric, with the relative error and a tolerance.
+
+The simulated twin of the real dumbbell: hosts on a fast veth-like path (10 Gbit/s, 10 µs RTT:
+the real veth RTT is 4–8 µs), a `tbf` bottleneck with the same rate, burst and byte limit, the
+namespaces' default sysctls (`tcp_rmem`, `tcp_wmem`, `rmem_max`; Linux ≥ 6.6 window model), and,
+for incast, every server connection on one sender host as the real harness runs them.
+
+Tolerances (issue 4): single-flow throughput and FCT within 5 %; incast median QCT within 15 %;
+retransmits within 30 % where the real count is above 50; the onset of the incast collapse
+(first N with ≥ 10 % of queries slower than 100 ms) the same within one step of the N list.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+
+import burstlab
+from burstlab.validate.real import SLOW_QUERY_S, incast, percentile, single_flow
+from burstlab.validate.topology import FRAME_BYTES
+
+RATE = "1gbit"
+RATE_BPS = 1_000_000_000
+LIMIT_BYTES = 128 * 1024
+BURST_BYTES = 15_140
+#: Tolerances (relative) per metric.
+TOLERANCE = {
+    "rate_fraction": 0.05,
+    "fct_s": 0.05,
+    "retrans_segs": 0.30,
+    "qct_median_s": 0.15,
+}
+#: A retransmit count is compared only above this many real retransmits.
+MIN_RETRANS = 50
+#: Share of slow queries that marks the incast collapse.
+ONSET_SHARE = 0.10
+
+FULL = {"ccas": ("reno", "cubic", "bbr"), "incast_n": (1, 2, 4, 8, 16, 32), "queries": 50}
+QUICK = {"ccas": ("cubic",), "incast_n": (1, 8, 32), "queries": 20}
+
+
+@dataclass
+class Case:
+    name: str
+    metric: str
+    real: float
+    sim: float
+    rel_error: float
+    tolerance: float
+    passed: bool
+
+    def as_json(self) -> dict:
+        d = asdict(self)
+        d["pass"] = d.pop("passed")
+        return d
+
+
+def _twin_topology(limit_bytes: int) -> str:
+    return f"""
+[topology]
+bottleneck_rate = "10Gbps"
+host_rate = "10Gbps"
+rtt = "10us"
+mtu = 1500
+tbf_rate = "1Gbps"
+tbf_burst = "{BURST_BYTES}B"
+tbf_limit = "{limit_bytes}B"
+"""
+
+
+def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int = LIMIT_BYTES) -> dict:
+    """The simulated twin of `real.single_flow` (same metric names)."""
+    text = f'name = "twin-{cca}"\nstop = "60s"\n' + _twin_topology(limit_bytes)
+    text += f'[[flow]]\ncca = "{cca}"\nsize = "{size_bytes}B"\n'
+    f = burstlab.run(text).summary["flows"][0]
+    goodput = f["delivered_bytes"] * 8 / f["fct_s"]
+    mss = 1448
+    return {
+        "fct_s": f["fct_s"],
+        "goodput_bps": goodput,
+        "rate_fraction": goodput * FRAME_BYTES / mss / RATE_BPS,
+        "retrans_segs": f["retransmits"],
+        "timeouts": f["timeouts"],
+    }
+
+
+def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_000_000,
+               queries: int = 50, rto_min: float | None = None, quickack: bool = False,
+               cca: str = "cubic") -> dict:
+    """The simulated twin of `real.incast` (same metric names)."""
+    text = f'name = "twin-incast-{n}"\nstop = "120s"\n' + _twin_topology(limit_bytes)
+    text += f"""[[incast]]
+senders = {n}
+query_size = "{total_bytes}B"
+queries = {queries}
+one_sender_host = true
+[incast.tcp]
+cca = "{cca}"
+quickack = {str(quickack).lower()}
+"""
+    if rto_min is not None:
+        text += f'rto_min = "{round(rto_min * 1000)}ms"\n'
+    r = burstlab.run(text)
+    qct = r.table("queries").column("qct_s").to_pylist()
+    flows = r.summary["flows"]
+    return {
+        "qct_median_s": statistics.median(qct),
+        "qct_p99_s": percentile(qct, 99),
+        "frac_over_100ms": sum(t > SLOW_QUERY_S for t in qct) / len(qct),
+        "retrans_segs": sum(f["retransmits"] for f in flows),
+        "timeouts": sum(f["timeouts"] for f in flows),
+    }
+
+
+def _case(name: str, metric: str, real: float, sim: float) -> Case:
+    tol = TOLERANCE[metric]
+    err = abs(sim - real) / abs(real) if real else (0.0 if sim == real else float("inf"))
+    return Case(name, metric, real, sim, err, tol, err <= tol)
+
+
+def _onset(shares: dict[int, float]) -> int | None:
+    return next((n for n in sorted(shares) if shares[n] >= ONSET_SHARE), None)
+
+
+def compare(*, quick: bool = False, repeat: int = 3) -> dict:
+    """Run the matrix (or the quick subset) on both sides; `{"cases": [...], "real": ...}`."""
+    plan = QUICK if quick else FULL
+    cases: list[Case] = []
+    raw: dict[str, dict] = {}
+    for cca in plan["ccas"]:
+        real = single_flow(cca, rate=RATE, limit_bytes=LIMIT_BYTES, burst_bytes=BURST_BYTES, repeat=repeat)
+        mean = {k: v["mean"] for k, v in real["summary"].items()}
+        sim = sim_single_flow(cca)
+        name = f"single-{cca}-1gbit-128KB"
+        raw[name] = {"real": real["summary"], "sim": sim}
+        cases.append(_case(name, "rate_fraction", mean["rate_fraction"], sim["rate_fraction"]))
+        cases.append(_case(name, "fct_s", mean["fct_s"], sim["fct_s"]))
+        if mean["retrans_segs"] > MIN_RETRANS:
+            cases.append(_case(name, "retrans_segs", mean["retrans_segs"], sim["retrans_segs"]))
+    shares_real, shares_sim = {}, {}
+    for n in plan["incast_n"]:
+        real = incast(n, LIMIT_BYTES, queries=plan["queries"], burst_bytes=BURST_BYTES, repeat=repeat)
+        mean = {k: v["mean"] for k, v in real["summary"].items()}
+        sim = sim_incast(n, queries=plan["queries"])
+        name = f"incast-{n}-128KB"
+        raw[name] = {"real": real["summary"], "sim": sim}
+        cases.append(_case(name, "qct_median_s", mean["qct_median_s"], sim["qct_median_s"]))
+        shares_real[n], shares_sim[n] = mean["frac_over_100ms"], sim["frac_over_100ms"]
+    ns = list(plan["incast_n"])
+    on_real, on_sim = _onset(shares_real), _onset(shares_sim)
+    step = lambda n: ns.index(n) if n is not None else len(ns)  # noqa: E731
+    onset_ok = abs(step(on_real) - step(on_sim)) <= 1
+    cases.append(Case("incast-onset-128KB", "onset_n", float(on_real or 0), float(on_sim or 0),
+                      float(abs(step(on_real) - step(on_sim))), 1.0, onset_ok))
+    return {"cases": [c.as_json() for c in cases], "detail": raw}
