@@ -22,7 +22,7 @@ def command(
 ) -> None:
     """Query a sweep with SQL. The views are runs (one row per run: run_id, one column per
     --grid path, rep, seed, status, error, wall_s, burstlab_version, started_at) and the record
-    tables flows, intervals, queue, drops (each row with run_id); join them USING (run_id).
+    tables flows, intervals, queue, drops, queries (each row with run_id); join them USING (run_id).
     A grid path is a column name with dots: quote it, "topology.rtt".
 
     Example: mean completion time of the TCP flows per congestion control and burst start:

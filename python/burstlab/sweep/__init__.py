@@ -126,7 +126,7 @@ class SweepResult:
         return self.query(f"SELECT * FROM {name} ORDER BY run_id")
 
     def query(self, sql: str) -> pa.Table:
-        """``sql`` over the views ``runs``, ``flows``, ``intervals``, ``queue``, ``drops``."""
+        """``sql`` over the views ``runs`` and one per record table (``flows``, ``intervals``, ``queue``, ``drops``, ``queries``)."""
         return query(self.out, sql)
 
     def connect(self) -> duckdb.DuckDBPyConnection:

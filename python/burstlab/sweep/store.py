@@ -4,7 +4,7 @@ Layout::
 
     DIR/sweep.json                    the definition (definition.py)
     DIR/status/run-000003.json        one per finished run (ok or error): its runs row
-    DIR/<table>/run-000003.parquet    flows, intervals, queue, drops of each ok run, with run_id
+    DIR/<table>/run-000003.parquet    flows, intervals, queue, drops, queries of each ok run, with run_id
     DIR/runs.parquet                  the status files as one table, rebuilt from them
 
 Every file is written to a temporary name in its directory and renamed into place (atomic on
