@@ -24,6 +24,8 @@ pub enum Event {
     SenderTimer { flow: u32 },
     /// A flow's pacing timer may let its next train leave.
     PaceTimer { flow: u32 },
+    /// A flow's segment left its host without a transmission (a qdisc drop): TSQ may resume.
+    TsqResume { flow: u32 },
     /// A flow's receiver delayed-ACK timer may be due.
     DelAckTimer { flow: u32 },
     /// A flow's iperf3-style reporting interval ends.

@@ -251,6 +251,7 @@ impl<'s> World<'s> {
                 Event::FlowStart { flow } => self.flow_start(flow),
                 Event::SenderTimer { flow } => self.sender_timer(flow, t),
                 Event::PaceTimer { flow } => self.pace_timer(flow, t),
+                Event::TsqResume { flow } => self.tsq_resume(flow),
                 Event::DelAckTimer { flow } => self.delack_timer(flow, t),
                 Event::Interval { flow } => self.interval(flow),
                 Event::BurstEmit { source } => self.burst_emit(source),
@@ -280,16 +281,26 @@ impl<'s> World<'s> {
         self.tsq_completion(node, sent);
     }
 
-    /// A sender's segment left its host NIC: TCP Small Queues may let it send more.
-    fn tsq_completion(&mut self, node: NodeId, id: PacketId) {
+    /// The flow whose sender on `node` owns data packet `id`, if any.
+    fn sender_of(&self, node: NodeId, id: PacketId) -> Option<usize> {
         let p = self.pool.get(id);
         let fi = p.flow as usize;
-        if p.kind != Kind::Data || fi >= self.flows.len() || self.flows[fi].snd.src != node {
-            return;
-        }
-        let bytes = p.ip_bytes;
+        (p.kind == Kind::Data && fi < self.flows.len() && self.flows[fi].snd.src == node).then_some(fi)
+    }
+
+    /// A sender's segment left its host NIC: TCP Small Queues may let it send more.
+    fn tsq_completion(&mut self, node: NodeId, id: PacketId) {
+        let Some(fi) = self.sender_of(node, id) else { return };
+        self.flows[fi].snd.nic_done(self.pool.get(id).ip_bytes);
+        self.tsq_resume(fi as u32);
+    }
+
+    /// The TSQ tasklet: a throttled sender sends again.
+    fn tsq_resume(&mut self, fi: u32) {
+        let fi = fi as usize;
         let mut out = std::mem::take(&mut self.out);
-        self.flows[fi].snd.on_nic_tx(self.now, bytes, &mut out);
+        self.flows[fi].snd.tsq_resume(self.now, &mut out);
+        let node = self.flows[fi].snd.src;
         self.send_all(node, &mut out);
         self.out = out;
         self.sync_timers(fi);
@@ -353,8 +364,12 @@ impl<'s> World<'s> {
             Offer::Queued { start, .. } => self.schedule_start(pid, start),
             Offer::Dropped { queue, reason } => {
                 let p = *self.pool.get(id);
-                // A segment dropped by its own host's qdisc (fq limits) leaves TSQ's count too.
-                self.tsq_completion(node, id);
+                // A segment dropped by its own host's qdisc (fq limits) leaves TSQ's count too;
+                // like `tcp_wfree()`, the sender is woken later, never inside this send.
+                if let Some(fi) = self.sender_of(node, id) {
+                    self.flows[fi].snd.nic_done(p.ip_bytes);
+                    self.events.push(now, Event::TsqResume { flow: fi as u32 });
+                }
                 self.pool.free(id);
                 let (node_code, port_code) = self.port_codes[pid as usize];
                 let r = &mut self.rec;
@@ -633,7 +648,9 @@ impl<'s> World<'s> {
             .net
             .ports
             .iter()
-            .map(|p| p.queues.packets() + p.in_tx.is_some() as usize + p.pipe.len())
+            .map(|p| {
+                p.queues.packets() + p.fq.as_ref().map_or(0, |f| f.packets()) + p.in_tx.is_some() as usize + p.pipe.len()
+            })
             .sum();
         assert_eq!(in_net, self.pool.live(), "packets leaked or double-freed");
         for f in &self.flows {

@@ -67,3 +67,11 @@ fn fq_maxrate_paces_the_flow_at_its_cap() {
     assert_eq!(out.summary.flows[0].retransmits, 0);
     assert!(out.summary.ports[0].max_queue_bytes < 100_000);
 }
+
+#[test]
+fn a_run_cut_by_stop_with_packets_in_a_host_fq_accounts_for_them() {
+    // The conservation check counts packets held in host fq queues too.
+    let text = TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"\nfq_maxrate = \"1Gbps\"").replace("stop = \"5s\"", "stop = \"50ms\"");
+    let out = run(&scenario::load(&text, &[]).unwrap());
+    assert!(out.summary.flows[0].fct_s.is_none());
+}

@@ -158,7 +158,8 @@ impl TcpReceiver {
             });
         }
         let mut ack_now = self.quickack_route;
-        if end <= self.rcv_nxt {
+        let duplicate = end <= self.rcv_nxt;
+        if duplicate {
             // A duplicate: ACK at once and enter quick-ack mode (`tcp_data_queue()`
             // out_of_window path, `tcp_send_dupack()`).
             self.stats.dup_segments += 1;
@@ -182,8 +183,11 @@ impl TcpReceiver {
             ack_now = true;
         }
 
-        // After queueing, as `tcp_event_data_recv()` calls `tcp_ecn_check_ce()`.
-        ack_now |= self.check_ce(now, p, out);
+        // After queueing, as `tcp_event_data_recv()` calls `tcp_ecn_check_ce()` (not for
+        // out-of-window duplicates).
+        if !duplicate {
+            ack_now |= self.check_ce(now, p, out);
+        }
 
         // `__tcp_ack_snd_check()`: more than one full segment unacknowledged, or quick-ack mode.
         if ack_now || self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64 || self.quick > 0 {
@@ -205,15 +209,20 @@ impl TcpReceiver {
         match self.ecn {
             EcnEcho::Off => false,
             EcnEcho::Classic { ref mut demand_cwr } => {
-                if p.cwr {
+                // `tcp_ecn_accept_cwr()`: a CWR segment ends the echo and is ACKed at once.
+                let cwr = p.cwr;
+                if cwr {
                     *demand_cwr = false;
                 }
-                if ce {
+                // Quick-ACK mode only when the echo starts, not on every CE.
+                if ce && !*demand_cwr {
                     *demand_cwr = true;
                     self.quick = self.quick.max(2);
                 }
-                false
+                cwr
             }
+            // A Not-ECT segment (a retransmission) changes no CE state (`INET_ECN_NOT_ECT`).
+            EcnEcho::Dctcp { .. } if p.ecn == Ecn::NotEct => false,
             EcnEcho::Dctcp { ce: old, prior_rcv_nxt } => {
                 let flip = ce != old;
                 if flip && prior_rcv_nxt > self.rcv_wup && self.delack.is_some() {

@@ -116,7 +116,7 @@ pub struct TcpSender {
     nic_bytes: u64,
     /// Sending stopped on the TSQ limit; a NIC completion resumes it.
     tsq_throttled: bool,
-    /// TSQ is in force: the host reports every segment leaving its NIC (`on_nic_tx`).
+    /// TSQ is in force: the host reports every segment leaving its NIC (`nic_done`).
     tsq: bool,
     /// Earliest departure of the next burst (`tp->tcp_wstamp_ns`) under internal pacing.
     next_send: Time,
@@ -504,6 +504,7 @@ impl TcpSender {
     fn check_app_limited(&mut self) {
         let unsent = self.written().saturating_sub(self.snd_nxt);
         if unsent < self.tp.mss as u64
+            && self.nic_bytes == 0
             && self.board.in_flight() < self.tp.snd_cwnd
             && self.board.lost_out <= self.board.retrans_out
         {
@@ -581,7 +582,13 @@ impl TcpSender {
     /// an ECN echo (`tcp_try_to_open()` → `tcp_enter_cwr()`, once per window).
     fn update_state(&mut self, ece: bool) {
         match self.tp.ca_state {
-            CaState::Recovery | CaState::Cwr if self.snd_una >= self.high_seq => {
+            // CWR is held until an ACK *above* high_seq: the ACK at high_seq may still carry
+            // the ECE for which the CWR-flagged segment was the answer (`tcp_fastretrans_alert()`).
+            CaState::Recovery if self.snd_una >= self.high_seq => {
+                self.end_cwnd_reduction();
+                self.set_ca_state(CaState::Open);
+            }
+            CaState::Cwr if self.snd_una > self.high_seq => {
                 self.end_cwnd_reduction();
                 self.set_ca_state(CaState::Open);
             }
@@ -598,8 +605,6 @@ impl TcpSender {
             } else if ece && self.tp.ca_state != CaState::Cwr {
                 self.init_cwnd_reduction();
                 self.set_ca_state(CaState::Cwr);
-                // `tcp_ecn_queue_cwr()`: the next new data segment carries CWR.
-                self.cwr_pending = true;
             } else if self.tp.ca_state != CaState::Cwr {
                 let s = if self.board.sacked_out > 0 || self.board.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
                 if s != self.tp.ca_state {
@@ -617,8 +622,10 @@ impl TcpSender {
         self.set_ca_state(CaState::Recovery);
     }
 
-    /// `tcp_init_cwnd_reduction()`.
+    /// `tcp_init_cwnd_reduction()`; `tcp_ecn_queue_cwr()`: the next new data segment carries
+    /// CWR, whatever caused the reduction.
     fn init_cwnd_reduction(&mut self) {
+        self.cwr_pending = self.ecn_ok;
         self.high_seq = self.snd_nxt;
         self.tlp_high_seq = None;
         self.tp.snd_cwnd_cnt = 0;
@@ -763,6 +770,7 @@ impl TcpSender {
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
         }
+        self.cwr_pending = self.ecn_ok;
         self.tp.lost += self.board.mark_all_lost(now, self.rack.rtt) as u64;
         self.tp.snd_cwnd = self.board.in_flight() + 1;
         self.tp.snd_cwnd_cnt = 0;
@@ -879,15 +887,19 @@ impl TcpSender {
         full
     }
 
-    /// Turn on TCP Small Queues: from now on the host calls [`TcpSender::on_nic_tx`] for every
+    /// Turn on TCP Small Queues: from now on the host calls [`TcpSender::nic_done`] for every
     /// segment that leaves its NIC (or is dropped by its qdisc).
     pub fn enable_tsq(&mut self) {
         self.tsq = true;
     }
 
-    /// A segment of `ip_bytes` left the host NIC (`tcp_wfree()` → the TSQ tasklet).
-    pub fn on_nic_tx(&mut self, now: Time, ip_bytes: u32, out: &mut Vec<Packet>) {
+    /// A segment of `ip_bytes` left the host below TCP, sent or dropped (`tcp_wfree()`).
+    pub fn nic_done(&mut self, ip_bytes: u32) {
         self.nic_bytes -= ip_bytes as u64;
+    }
+
+    /// The TSQ tasklet (`tcp_tsq_handler()`): a sender stopped by TSQ sends again.
+    pub fn tsq_resume(&mut self, now: Time, out: &mut Vec<Packet>) {
         if std::mem::take(&mut self.tsq_throttled) && self.state == State::Established {
             self.tp.now = now;
             self.xmit(now, out);
@@ -962,10 +974,12 @@ impl TcpSender {
         p.retrans = retrans;
         p.dscp = self.dscp;
         self.nic_bytes += p.ip_bytes as u64;
-        // ECT only on new data, never on retransmissions (RFC 3168 §6.1.5); CWR on the first
-        // new segment after a reduction for ECN.
-        if self.ecn_ok && !retrans {
+        // ECT on new data; on retransmissions only for a CCA that needs ECN (DCTCP):
+        // RFC 3168 §6.1.5, `tcp_ecn_send()`. CWR on the first new segment after a reduction.
+        if self.ecn_ok && (!retrans || self.cc.needs_ecn()) {
             p.ecn = Ecn::Ect0;
+        }
+        if self.ecn_ok && !retrans {
             p.cwr = std::mem::take(&mut self.cwr_pending);
         }
         p
@@ -1292,5 +1306,32 @@ mod tests {
         let bytes = train as u128 * MSS as u128;
         assert_eq!(second - first, Time((bytes * Time::PS_PER_S as u128 / rate as u128) as u64));
         assert_eq!(out.len() as u32, 2 * train);
+    }
+
+    #[test]
+    fn ecn_one_reduction_per_window_even_if_the_ack_at_high_seq_still_echoes() {
+        let mut sp = spec("reno", 10);
+        sp.ecn = true;
+        let mut s = TcpSender::new(0, 0, 1, &sp, 1500);
+        let mut out = Vec::new();
+        s.open(Time::ZERO, &mut out);
+        let mut sa = Packet::new(Kind::SynAck, 0, 1, 0, SYN_BYTES);
+        sa.rwnd = 65_535;
+        s.on_packet(Time::from_ms(10), &sa, &mut out);
+        let ece = |a: u64| {
+            let mut p = ack(a, &[], 1 << 20);
+            p.ece = true;
+            p
+        };
+        s.on_packet(Time::from_ms(20), &ece(MSS), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Cwr);
+        let ssthresh = s.tp.snd_ssthresh;
+        let high = s.high_seq;
+        // The ACK exactly at high_seq still echoes CE: no second reduction, CWR continues.
+        s.on_packet(Time::from_ms(21), &ece(high), &mut out);
+        assert_eq!((s.tp.ca_state, s.tp.snd_ssthresh), (CaState::Cwr, ssthresh));
+        // Beyond it, CWR ends with cwnd = ssthresh.
+        s.on_packet(Time::from_ms(22), &ack(high + MSS, &[], 1 << 20), &mut out);
+        assert_eq!((s.tp.ca_state, s.tp.snd_cwnd), (CaState::Open, ssthresh));
     }
 }
