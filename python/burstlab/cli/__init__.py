@@ -12,6 +12,8 @@ VERBS: dict[str, str] = {
     "run": "burstlab.cli.run",
     "sweep": "burstlab.cli.sweep",
     "query": "burstlab.cli.query",
+    "report": "burstlab.cli.report",
+    "demo": "burstlab.cli.demo",
     "validate": "burstlab.cli.validate",
 }
 

@@ -1,0 +1,175 @@
+"""Each finding's check on hand-made runs: a case that passes, one that fails, and "not run"
+when its inputs are absent."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import pytest
+
+from burstlab.report import findings as F
+from burstlab.report.data import Run
+from burstlab.report.units import seconds
+
+RTT = F.RTT_209MS
+
+
+def runs(*specs: tuple[str, float, float, float, float] | tuple[str, float, float, float, float, int],
+         rtt: float = RTT) -> list[Run]:
+    """(cca, start, duration, fct[, retransmits]) -> runs at ``rtt``; duration 0 = baseline."""
+    out = []
+    for i, spec in enumerate(specs):
+        cca, start, duration, fct, *rest = spec
+        out.append(Run(i, cca, rtt, start, duration, fct, rest[0] if rest else 0))
+    return out
+
+
+def base(cca: str, fct: float, rtt: float = RTT) -> list[Run]:
+    return runs((cca, 1.5, 0.0, fct), rtt=rtt)
+
+
+def at_a(cca: str, fcts: dict[float, float]) -> list[Run]:
+    return runs(*((cca, 1.5, d, f) for d, f in fcts.items()))
+
+
+def status(check, rs: Iterable[Run]) -> str:
+    return check(list(rs)).status
+
+
+def test_baseline_209_within_ten_percent():
+    check = F.FINDINGS[0]
+    assert status(check, base("htcp", 6.43) + base("bbr", 6.64)) == "pass"
+    assert status(check, base("htcp", 7.88) + base("bbr", 6.64)) == "fail"  # 21 % off
+    assert status(check, base("htcp", 6.43, rtt=F.RTT_301MS)) == "not run"
+
+
+def test_baseline_301_checks_each_cca_present():
+    check = F.FINDINGS[1]
+    assert status(check, base("htcp", 9.24, rtt=F.RTT_301MS)) == "pass"
+    assert status(check, base("bbr", 12.25, rtt=F.RTT_301MS)) == "fail"
+
+
+def test_htcp_every_burst_hurts():
+    b = base("htcp", 6.5)
+    assert status(F.check_htcp_every_burst_hurts, b + at_a("htcp", {0.025: 7.2, 1.0: 30.0})) == "pass"
+    # 25 ms raises the FCT by 7 %: handled, so "every duration hurts" fails.
+    result = F.check_htcp_every_burst_hurts(b + at_a("htcp", {0.025: 6.955, 1.0: 30.0}))
+    assert result.status == "fail" and "handled: 25 ms" in result.ours
+    assert status(F.check_htcp_every_burst_hurts, at_a("htcp", {0.025: 7.2})) == "not run"  # no baseline
+
+
+def test_htcp_every_burst_hurts_counts_unfinished_as_hurt():
+    rs = base("htcp", 6.5) + at_a("htcp", {0.025: math.inf})
+    assert status(F.check_htcp_every_burst_hurts, rs) == "pass"
+
+
+def test_bbr_handles_100ms():
+    b = base("bbr", 6.5)
+    assert status(F.check_bbr_handles_100ms, b + at_a("bbr", {0.025: 6.6, 0.1: 7.1, 1.0: 20.0})) == "pass"
+    assert status(F.check_bbr_handles_100ms, b + at_a("bbr", {0.025: 6.6, 0.1: 7.2})) == "fail"
+    # Only bursts longer than 100 ms: nothing to check.
+    assert status(F.check_bbr_handles_100ms, b + at_a("bbr", {0.5: 6.6})) == "not run"
+
+
+def test_tolerance_is_longest_prefix_of_handled_durations():
+    assert F.tolerance({0.025: 0.0, 0.1: 0.05, 0.5: 0.2, 1.0: 0.0}) == (0.1, True)
+    assert F.tolerance({0.025: 0.5, 0.1: 0.0}) == (0.025, False)
+
+
+def test_bbr_more_tolerant():
+    b = base("htcp", 6.5) + base("bbr", 6.5)
+    hurt_all = {0.025: 8.0, 0.5: 30.0}
+    # H-TCP hurt from 25 ms, BBR fine to 500 ms: >= 20x (a lower bound).
+    result = F.check_bbr_more_tolerant(b + at_a("htcp", hurt_all) + at_a("bbr", {0.025: 6.5, 0.5: 6.9}))
+    assert result.status == "pass" and result.ours.startswith("≥ 20×")
+    # BBR fine only to 25 ms while H-TCP is too: ratio 1.
+    assert status(F.check_bbr_more_tolerant,
+                  b + at_a("htcp", {0.025: 6.5, 0.5: 30.0}) + at_a("bbr", {0.025: 6.5, 0.5: 9.0})) == "fail"
+    assert status(F.check_bbr_more_tolerant, b + at_a("htcp", hurt_all)) == "not run"  # no BBR bursts
+
+
+def test_cascade_checks():
+    assert status(F.check_htcp_cascade, at_a("htcp", {1.0: 29.5})) == "pass"
+    assert status(F.check_htcp_cascade, at_a("htcp", {1.0: 28.9})) == "fail"
+    assert status(F.check_bbr_no_cascade, at_a("bbr", {2.0: 25.0})) == "pass"
+    assert status(F.check_bbr_no_cascade, at_a("bbr", {2.0: math.inf})) == "fail"
+    assert status(F.check_bbr_no_cascade, at_a("htcp", {2.0: 25.0})) == "not run"
+
+
+def timing(cca: str, early_fct: float, late_fct: float, early_start: float, late_start: float) -> list[Run]:
+    return base(cca, 6.5) + runs((cca, early_start, 0.1, early_fct), (cca, late_start, 0.1, late_fct))
+
+
+def test_htcp_hurt_early():
+    check = F.FINDINGS[7]
+    assert check([]).key == "htcp_hurt_early"
+    assert status(check, timing("htcp", 20, 7, 2.0, 5.0)) == "pass"
+    assert status(check, timing("htcp", 7, 20, 2.0, 5.0)) == "fail"
+    # Both starts in the early window: nothing to compare.
+    assert status(check, timing("htcp", 20, 7, 2.0, 3.0)) == "not run"
+
+
+def test_bbr_hurt_late():
+    check = F.FINDINGS[8]
+    assert check([]).key == "bbr_hurt_late"
+    assert status(check, timing("bbr", 7, 20, 2.0, 4.5)) == "pass"
+    assert status(check, timing("bbr", 20, 7, 2.0, 4.5)) == "fail"
+    # 6 s is after the late window (3.5, 5.5]: the late side is empty.
+    assert status(check, timing("bbr", 7, 20, 2.0, 6.0)) == "not run"
+
+
+def test_few_early_retx_cost_more():
+    rs = runs(("htcp", 2.0, 0.1, 40.0, 15), ("htcp", 4.0, 0.1, 9.0, 32_939))
+    result = F.check_few_early_retx_cost_more(rs)
+    assert result.status == "pass" and "15 retx at 2 s" in result.ours
+    # More retransmits early *and* a longer FCT: the usual story, not the seed's finding.
+    assert status(F.check_few_early_retx_cost_more, runs(("htcp", 2.0, 0.1, 40.0, 900), ("htcp", 4.0, 0.1, 9.0, 10))) == "fail"
+    assert status(F.check_few_early_retx_cost_more, runs(("htcp", 2.0, 0.1, 40.0, 15))) == "not run"
+
+
+def test_bbr_retransmits_more():
+    pair = lambda h, b: runs(("htcp", 2.0, 0.1, 9.0, h), ("bbr", 2.0, 0.1, 9.0, b))  # noqa: E731
+    assert status(F.check_bbr_retransmits_more, pair(100, 600)) == "pass"
+    assert status(F.check_bbr_retransmits_more, pair(100, 599)) == "fail"
+    assert status(F.check_bbr_retransmits_more, pair(0, 0)) == "fail"
+    # Points run by one CCA only are not compared.
+    assert status(F.check_bbr_retransmits_more, runs(("htcp", 2.0, 0.1, 9.0, 1), ("bbr", 3.0, 0.1, 9.0, 9))) == "not run"
+
+
+def test_301ms_misses_target():
+    far = lambda h, b: runs(("htcp", 3.0, 0.0, h), ("bbr", 3.0, 0.1, b), rtt=F.RTT_301MS)  # noqa: E731
+    assert status(F.check_301ms_misses_target, far(9.8, 10.0)) == "pass"
+    assert status(F.check_301ms_misses_target, far(9.8, 6.9)) == "fail"
+    assert status(F.check_301ms_misses_target, base("htcp", 9.8, rtt=F.RTT_301MS)) == "not run"
+
+
+def test_check_all_never_fails_on_an_empty_sweep():
+    assert {f.status for f in F.check_all([])} == {"not run"}
+    assert all(f.missing for f in F.check_all([]))
+
+
+def test_seed_constants():
+    # seed-targets.md §1: the 7 s target, the 29 s next window at 209 ms, the two RTTs.
+    assert (F.TARGET_FCT_S, F.NEXT_WINDOW_209MS_S, F.RTT_209MS, F.RTT_301MS) == (7.0, 29.0, 0.209, 0.301)
+    assert F.HURT == 0.10
+
+
+@pytest.mark.parametrize("text, s", [("25ms", 0.025), ("1.5s", 1.5), ("1ns", 1e-9), ("3us", 3e-6),
+                                     ("3\u00b5s", 3e-6), (2, 2.0)])
+def test_seconds_reads_loader_units(text, s):
+    assert seconds(text) == pytest.approx(s)
+
+
+def test_seconds_refuses_non_times():
+    with pytest.raises(ValueError, match="not a time"):
+        seconds("25 parsecs")
+
+
+def test_seed_retransmit_table():
+    from burstlab.report.seed import RETRANSMITS
+
+    assert len(RETRANSMITS) == 2 * 2 * 12
+    assert RETRANSMITS[("htcp", 209, 2.0)] == (15, 10_882)
+    assert RETRANSMITS[("htcp", 209, 4.0)] == (32_939, 41_649)
+    assert RETRANSMITS[("bbr", 301, 7.5)] == (42_217, 295_720)
