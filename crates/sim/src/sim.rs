@@ -52,6 +52,9 @@ impl IncastApp {
     }
 }
 
+/// The `queue` table resolves a deep buffer into this many levels.
+const QUEUE_RECORD_LEVELS: u64 = 1024;
+
 /// One TCP flow: both endpoints and its reporting state.
 struct Flow {
     snd: TcpSender,
@@ -197,7 +200,10 @@ impl<'s> World<'s> {
             rec.d_reason.intern(r.as_str());
         }
         let q_last = net.ports.iter().map(|p| vec![0; p.queues.num_queues()]).collect();
-        let q_step = scn.topology.mtu as u64;
+        // One MTU, or 1/1024 of the bottleneck buffer if larger: ≤ ~2k rows per fill and drain
+        // of a deep (64 MiB) buffer, every packet for a shallow one.
+        let deepest = scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
+        let q_step = (scn.topology.mtu as u64).max(deepest / QUEUE_RECORD_LEVELS);
         let mut w = World {
             scn,
             now: Time::ZERO,
@@ -410,8 +416,9 @@ impl<'s> World<'s> {
         }
     }
 
-    /// Write a `queue` row when a queue moved by at least one MTU since the last row, or
-    /// emptied: bounded output that still shows every burst's shape and peak to within an MTU.
+    /// Write a `queue` row when a queue moved by at least one step (an MTU, or 1/1024 of the
+    /// buffer) since the last row, or emptied: bounded output that still shows every burst's
+    /// shape, and its peak to within a step.
     fn record_queue(&mut self, pid: PortId) {
         let port = &self.net.ports[pid as usize];
         for q in 0..port.queues.num_queues() {
