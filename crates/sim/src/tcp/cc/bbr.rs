@@ -26,10 +26,12 @@
 //! - Sequence-like counters (`delivered`, `lost`) are `u64`, so Linux's `before()` wrap logic
 //!   becomes a plain comparison.
 
+pub(super) mod aggregation;
 mod minmax;
 
 use minmax::Minmax;
 
+use aggregation::AckAggregation;
 use super::{CaEvent, CaState, CongestionOps, RateSample, Sock, after, msecs_to_jiffies};
 use crate::rng::{self, Stream};
 use crate::tcp::sender::MAX_TCP_HEADER;
@@ -176,12 +178,7 @@ pub struct Bbr {
     /// Bandwidth at the last ≥ 25 % growth in STARTUP.
     full_bw: u32,
     /// Start of the ACK-aggregation epoch, µs.
-    ack_epoch_mstamp: u64,
-    /// Max excess packets acked per epoch, two slots of 5 rounds (`u16` as in Linux).
-    extra_acked: [u16; 2],
-    ack_epoch_acked: u32,
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    aggregation: AckAggregation,
     /// `tp->delivered_mstamp`, µs, and the `tp.delivered` it was stamped for.
     delivered_mstamp: u64,
     stamped_delivered: u64,
@@ -226,11 +223,7 @@ impl Bbr {
             has_seen_rtt: false,
             prior_cwnd: 0,
             full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            aggregation: AckAggregation::default(),
             delivered_mstamp: 0,
             stamped_delivered: 0,
         }
@@ -377,15 +370,12 @@ impl Bbr {
         if self.pacing_gain > BBR_UNIT { inflight_now + Self::tso_segs_goal(tp) } else { inflight_now }
     }
 
-    /// `bbr_ack_aggregation_cwnd()`: the extra cwnd for ACK aggregation, once the pipe is full,
-    /// at most [`BBR_EXTRA_ACKED_MAX_US`] of bandwidth.
+    /// `bbr_ack_aggregation_cwnd()`: the extra cwnd for ACK aggregation, once the pipe is full.
     fn ack_aggregation_cwnd(&self) -> u32 {
-        if BBR_EXTRA_ACKED_GAIN == 0 || !self.full_bw_reached {
+        if !self.full_bw_reached {
             return 0;
         }
-        let max_aggr = (self.bw() as u64 * BBR_EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
-        let extra = self.extra_acked[0].max(self.extra_acked[1]) as u32;
-        ((BBR_EXTRA_ACKED_GAIN * extra) >> BBR_SCALE).min(max_aggr)
+        self.aggregation.cwnd(self.bw())
     }
 
     // ---- cwnd ----
@@ -596,36 +586,14 @@ impl Bbr {
         }
     }
 
-    /// `bbr_update_ack_aggregation()`: the max over 5–10 rounds of packets acked beyond
-    /// bw × (time since the epoch began), capped at cwnd.
+    /// `bbr_update_ack_aggregation()`.
     fn update_ack_aggregation(&mut self, tp: &Sock, rs: &RateSample) {
-        if BBR_EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
+        if rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
-            if self.extra_acked_win_rtts >= BBR_EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch_us = self.delivered_mstamp.saturating_sub(self.ack_epoch_mstamp).min(u32::MAX as u64);
-        let mut expected = (self.bw() as u64 * epoch_us / BW_UNIT) as u32;
-        // ACKs slower than bw, or a very old epoch: start a new epoch.
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked + rs.acked_sacked >= BBR_ACK_EPOCH_ACKED_RESET_THRESH
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = self.delivered_mstamp;
-            expected = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xfffff);
-        let extra = (self.ack_epoch_acked - expected).min(tp.snd_cwnd);
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        if extra > *slot as u32 {
-            *slot = extra as u16; // truncated to the u16 slot, as in Linux
-        }
+        let win_rtts = BBR_EXTRA_ACKED_WIN_RTTS;
+        let bw = self.bw();
+        self.aggregation.update(self.round_start, win_rtts, self.delivered_mstamp, bw, rs.acked_sacked, tp.snd_cwnd);
     }
 
     /// `bbr_update_cycle_phase()`.
@@ -799,8 +767,7 @@ impl CongestionOps for Bbr {
     fn cwnd_event(&mut self, tp: &mut Sock, ev: CaEvent) {
         if ev == CaEvent::TxStart && tp.app_limited {
             self.idle_restart = true;
-            self.ack_epoch_mstamp = tp.now.as_us();
-            self.ack_epoch_acked = 0;
+            self.aggregation.restart(tp.now.as_us());
             match self.mode {
                 Mode::ProbeBw => self.set_pacing_rate(tp, self.bw(), BBR_UNIT),
                 Mode::ProbeRtt => self.check_probe_rtt_done(tp),
@@ -830,7 +797,7 @@ impl CongestionOps for Bbr {
         self.min_rtt_stamp = tp.jiffies();
         self.init_pacing_rate_from_rtt(tp);
         self.reset_lt_bw_sampling(tp);
-        self.ack_epoch_mstamp = tp.now.as_us();
+        self.aggregation.restart(tp.now.as_us());
     }
 
     /// `bbr_init()` sets `SK_PACING_NEEDED`.

@@ -33,6 +33,8 @@
 
 mod signals;
 
+use super::bbr::aggregation::AckAggregation;
+
 use signals::{Signals, TxLog};
 
 pub use super::bbr::{
@@ -178,11 +180,7 @@ pub struct Bbr3 {
     has_seen_rtt: bool,
     prior_cwnd: u32,
     full_bw: u32,
-    ack_epoch_mstamp: u64,
-    extra_acked: [u16; 2],
-    ack_epoch_acked: u32,
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    aggregation: AckAggregation,
     full_bw_now: bool,
     startup_ecn_rounds: u32,
     loss_in_cycle: bool,
@@ -254,11 +252,7 @@ impl Bbr3 {
             has_seen_rtt: false,
             prior_cwnd: 0,
             full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            aggregation: AckAggregation::default(),
             full_bw_now: false,
             startup_ecn_rounds: 0,
             loss_in_cycle: false,
@@ -457,9 +451,7 @@ impl Bbr3 {
 
     /// `bbr_ack_aggregation_cwnd()` v3 (no full-pipe condition, unlike v1).
     fn ack_aggregation_cwnd(&self) -> u32 {
-        let max_aggr = (self.bw() as u64 * BBR_EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
-        let extra = self.extra_acked[0].max(self.extra_acked[1]) as u32;
-        ((BBR_EXTRA_ACKED_GAIN * extra) >> BBR_SCALE).min(max_aggr)
+        self.aggregation.cwnd(self.bw())
     }
 
     /// `bbr_probe_rtt_cwnd()`: half the BDP, at least 4 packets.
@@ -841,42 +833,14 @@ impl Bbr3 {
         self.ecn_in_round = false;
     }
 
-    /// `bbr_update_ack_aggregation()` v3: the window is 1 round until the pipe is full.
+    /// `bbr_update_ack_aggregation()` (the window is 1 round until the pipe is full in v3).
     fn update_ack_aggregation(&mut self, tp: &Sock, rs: &RateSample) {
         if rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
-            let thresh = if self.full_bw_reached {
-                BBR_EXTRA_ACKED_WIN_RTTS
-            } else {
-                1
-            };
-            if self.extra_acked_win_rtts >= thresh {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch_us = self
-            .delivered_mstamp
-            .saturating_sub(self.ack_epoch_mstamp)
-            .min(u32::MAX as u64);
-        let mut expected = (self.bw() as u64 * epoch_us / BW_UNIT) as u32;
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked + rs.acked_sacked >= BBR_ACK_EPOCH_ACKED_RESET_THRESH
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = self.delivered_mstamp;
-            expected = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xfffff);
-        let extra = (self.ack_epoch_acked - expected).min(tp.snd_cwnd);
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        if extra > *slot as u32 {
-            *slot = extra as u16; // truncated to the u16 slot, as in Linux
-        }
+        let win_rtts = if self.full_bw_reached { BBR_EXTRA_ACKED_WIN_RTTS } else { 1 };
+        let bw = self.bw();
+        self.aggregation.update(self.round_start, win_rtts, self.delivered_mstamp, bw, rs.acked_sacked, tp.snd_cwnd);
     }
 
     // ---- PROBE_BW ----
@@ -1342,8 +1306,7 @@ impl CongestionOps for Bbr3 {
     fn cwnd_event(&mut self, tp: &mut Sock, ev: CaEvent) {
         if ev == CaEvent::TxStart && tp.app_limited {
             self.idle_restart = true;
-            self.ack_epoch_mstamp = tp.now.as_us();
-            self.ack_epoch_acked = 0;
+            self.aggregation.restart(tp.now.as_us());
             match self.mode {
                 Mode::ProbeBw => self.set_pacing_rate(tp, self.bw(), BBR_UNIT),
                 Mode::ProbeRtt => self.check_probe_rtt_done(tp),
@@ -1383,7 +1346,7 @@ impl CongestionOps for Bbr3 {
         (self.probe_rtt_min_us, self.min_rtt_us) = (min_rtt, min_rtt);
         (self.probe_rtt_min_stamp, self.min_rtt_stamp) = (tp.jiffies(), tp.jiffies());
         self.init_pacing_rate_from_rtt(tp);
-        self.ack_epoch_mstamp = tp.now.as_us();
+        self.aggregation.restart(tp.now.as_us());
         // Start sampling the loss/ECN rounds after the first full flight is acked.
         self.loss_round_delivered = tp.delivered + 1;
         self.stamped_delivered = tp.delivered;

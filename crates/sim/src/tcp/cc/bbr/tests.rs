@@ -329,7 +329,7 @@ fn ack_aggregation_adds_excess_acked_to_cwnd_target() {
     rig.round(50, 1000, -1, |rs| rs.interval_us = 10_000);
     let expected = (bw as u64 * 1000 / BW_UNIT) as u32;
     assert_eq!(expected, 9);
-    assert_eq!(rig.bbr.extra_acked[rig.bbr.extra_acked_win_idx] as u32, 60 - expected);
+    assert_eq!(rig.bbr.aggregation.extra_acked[rig.bbr.aggregation.win_idx] as u32, 60 - expected);
     assert_eq!(rig.bbr.ack_aggregation_cwnd(), 51);
     // Capped at 100 ms of bandwidth (1000 packets here) and absent before the pipe is full.
     assert_eq!((bw as u64 * BBR_EXTRA_ACKED_MAX_US / BW_UNIT) as u32, 999);
@@ -593,7 +593,7 @@ fn path_probe_bw_cwnd_is_two_bdp_plus_quantization() {
         }
         // Linux arithmetic written out again: ⌈2·bw·min_rtt⌉ + aggregation + 3 bursts, even.
         let bdp = ((2 * b.max_bw() as u64 * b.min_rtt_us() as u64) as f64 / BW_UNIT as f64).ceil() as u32;
-        let aggr = (b.extra_acked[0].max(b.extra_acked[1]) as u32).min(((b.max_bw() as u64 * 100_000) >> 24) as u32);
+        let aggr = (b.aggregation.extra_acked[0].max(b.aggregation.extra_acked[1]) as u32).min(((b.max_bw() as u64 * 100_000) >> 24) as u32);
         let goal = ((p.tp.pacing_rate >> 10).min(65_215) / MSS as u64).max(2) as u32;
         let target = (bdp + aggr + 3 * goal + 1) & !1;
         assert!(p.tp.snd_cwnd <= target);
