@@ -27,12 +27,14 @@
 //!   becomes a plain comparison.
 
 pub(super) mod aggregation;
+pub(super) mod probe_rtt;
 mod minmax;
 
 use minmax::Minmax;
 
 use aggregation::AckAggregation;
-use super::{CaEvent, CaState, CongestionOps, RateSample, Sock, after, msecs_to_jiffies};
+use probe_rtt::{Hold, ProbeRttHold};
+use super::{CaEvent, CaState, CongestionOps, RateSample, Sock, after};
 use crate::rng::{self, Stream};
 use crate::tcp::sender::MAX_TCP_HEADER;
 
@@ -141,8 +143,8 @@ pub struct Bbr {
     min_rtt_us: u32,
     /// When `min_rtt_us` was taken, jiffies.
     min_rtt_stamp: u32,
-    /// End of PROBE_RTT, jiffies; 0 = not yet at 4 packets.
-    probe_rtt_done_stamp: u32,
+    /// The PROBE_RTT hold (`probe_rtt_done_stamp`, `probe_rtt_round_done`).
+    probe_rtt: ProbeRttHold,
     /// Max recent delivery rate, packets/µs << 24, over rounds.
     bw: Minmax,
     /// Packet-timed rounds so far.
@@ -157,7 +159,6 @@ pub struct Bbr {
     packet_conservation: bool,
     round_start: bool,
     idle_restart: bool,
-    probe_rtt_round_done: bool,
     lt_is_sampling: bool,
     lt_rtt_cnt: u32,
     lt_use_bw: bool,
@@ -197,7 +198,7 @@ impl Bbr {
             rng: rng::stream(params.seed, "bbr", 0),
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
-            probe_rtt_done_stamp: 0,
+            probe_rtt: ProbeRttHold::default(),
             bw: Minmax::default(),
             rtt_cnt: 0,
             next_rtt_delivered: 0,
@@ -207,7 +208,6 @@ impl Bbr {
             packet_conservation: false,
             round_start: false,
             idle_restart: false,
-            probe_rtt_round_done: false,
             lt_is_sampling: false,
             lt_rtt_cnt: 0,
             lt_use_bw: false,
@@ -297,13 +297,8 @@ impl Bbr {
 
     /// `bbr_init_pacing_rate_from_rtt()`: high_gain × cwnd / srtt (1 ms if no RTT yet).
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut Sock) {
-        let rtt_us = if tp.srtt_us != 0 {
-            self.has_seen_rtt = true;
-            tp.srtt_us.max(1)
-        } else {
-            1_000
-        };
-        let bw = (tp.snd_cwnd as u64 * BW_UNIT / rtt_us as u64).min(u32::MAX as u64) as u32;
+        let bw = initial_bw(tp);
+        self.has_seen_rtt |= tp.srtt_us != 0;
         tp.pacing_rate = Self::bw_to_pacing_rate(tp, bw, BBR_HIGH_GAIN);
     }
 
@@ -635,7 +630,7 @@ impl Bbr {
     /// `bbr_check_probe_rtt_done()`: after the PROBE_RTT time, restore cwnd and mode.
     fn check_probe_rtt_done(&mut self, tp: &mut Sock) {
         let now = tp.jiffies();
-        if !(self.probe_rtt_done_stamp != 0 && after(now, self.probe_rtt_done_stamp)) {
+        if !self.probe_rtt.expired(now) {
             return;
         }
         self.min_rtt_stamp = now; // wait a full window before the next PROBE_RTT
@@ -656,22 +651,15 @@ impl Bbr {
         if BBR_PROBE_RTT_MODE_MS > 0 && filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(tp);
-            self.probe_rtt_done_stamp = 0;
+            self.probe_rtt.reset();
         }
         if self.mode == Mode::ProbeRtt {
             // Samples taken at 4 packets say nothing about the path rate.
             tp.app_limited = true;
-            if self.probe_rtt_done_stamp == 0 && tp.in_flight <= BBR_CWND_MIN_TARGET {
-                self.probe_rtt_done_stamp = now.wrapping_add(msecs_to_jiffies(BBR_PROBE_RTT_MODE_MS, tp.hz));
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = tp.delivered;
-            } else if self.probe_rtt_done_stamp != 0 {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(tp);
-                }
+            match self.probe_rtt.on_ack(now, tp.hz, tp.in_flight, BBR_CWND_MIN_TARGET, self.round_start) {
+                Hold::Started => self.next_rtt_delivered = tp.delivered,
+                Hold::RoundDone => self.check_probe_rtt_done(tp),
+                Hold::Waiting => {}
             }
         }
         // The idle restart ends with the first ACK of new data.
@@ -711,6 +699,13 @@ impl Bbr {
             self.delivered_mstamp = tp.now.as_us();
         }
     }
+}
+
+/// The bandwidth `bbr_init_pacing_rate_from_rtt()` starts from: cwnd / srtt, with a nominal
+/// 1 ms srtt before the first RTT sample (packets/µs × `BW_UNIT`). Shared with BBR v3.
+pub(super) fn initial_bw(tp: &Sock) -> u32 {
+    let rtt_us = if tp.srtt_us != 0 { tp.srtt_us } else { 1_000 };
+    (tp.snd_cwnd as u64 * BW_UNIT / rtt_us as u64).min(u32::MAX as u64) as u32
 }
 
 impl CongestionOps for Bbr {

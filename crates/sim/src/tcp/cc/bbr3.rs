@@ -34,6 +34,7 @@
 mod signals;
 
 use super::bbr::aggregation::AckAggregation;
+use super::bbr::probe_rtt::{Hold, ProbeRttHold};
 
 use signals::{Signals, TxLog};
 
@@ -157,7 +158,8 @@ pub struct Bbr3 {
     min_rtt_us: u32,
     /// jiffies.
     min_rtt_stamp: u32,
-    probe_rtt_done_stamp: u32,
+    /// The PROBE_RTT hold (`probe_rtt_done_stamp`, `probe_rtt_round_done`).
+    probe_rtt: ProbeRttHold,
     /// Min RTT in the last 5 s, and when, jiffies.
     probe_rtt_min_us: u32,
     probe_rtt_min_stamp: u32,
@@ -170,7 +172,6 @@ pub struct Bbr3 {
     bw_probe_up_rounds: u32,
     try_fast_path: bool,
     idle_restart: bool,
-    probe_rtt_round_done: bool,
     init_cwnd: u32,
     pacing_gain: u32,
     cwnd_gain: u32,
@@ -231,7 +232,7 @@ impl Bbr3 {
             ecn_low: params.ecn_low,
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
-            probe_rtt_done_stamp: 0,
+            probe_rtt: ProbeRttHold::default(),
             probe_rtt_min_us: u32::MAX,
             probe_rtt_min_stamp: 0,
             next_rtt_delivered: 0,
@@ -242,7 +243,6 @@ impl Bbr3 {
             bw_probe_up_rounds: 0,
             try_fast_path: false,
             idle_restart: false,
-            probe_rtt_round_done: false,
             init_cwnd: 10,
             pacing_gain: BBR_STARTUP_PACING_GAIN,
             cwnd_gain: BBR_STARTUP_CWND_GAIN,
@@ -370,13 +370,8 @@ impl Bbr3 {
 
     /// `bbr_init_pacing_rate_from_rtt()`: startup gain × cwnd / srtt (1 ms without an RTT).
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut Sock) {
-        let rtt_us = if tp.srtt_us != 0 {
-            self.has_seen_rtt = true;
-            tp.srtt_us.max(1)
-        } else {
-            1_000
-        };
-        let bw = (tp.snd_cwnd as u64 * BW_UNIT / rtt_us as u64).min(u32::MAX as u64) as u32;
+        let bw = super::bbr::initial_bw(tp);
+        self.has_seen_rtt |= tp.srtt_us != 0;
         tp.pacing_rate = Self::bw_to_pacing_rate(tp, bw, BBR_STARTUP_PACING_GAIN);
     }
 
@@ -1077,7 +1072,7 @@ impl Bbr3 {
     /// `bbr_check_probe_rtt_done()`.
     fn check_probe_rtt_done(&mut self, tp: &mut Sock) {
         let now = tp.jiffies();
-        if !(self.probe_rtt_done_stamp != 0 && after(now, self.probe_rtt_done_stamp)) {
+        if !self.probe_rtt.expired(now) {
             return;
         }
         self.probe_rtt_min_stamp = now; // next PROBE_RTT in 5 s
@@ -1113,24 +1108,16 @@ impl Bbr3 {
         {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(tp);
-            self.probe_rtt_done_stamp = 0;
+            self.probe_rtt.reset();
             self.ack_phase = AckPhase::ProbeStopping;
             self.next_rtt_delivered = tp.delivered;
         }
         if self.mode == Mode::ProbeRtt {
             tp.app_limited = true; // samples at a cut cwnd say nothing about the path rate
-            if self.probe_rtt_done_stamp == 0 && tp.in_flight <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done_stamp =
-                    now.wrapping_add(msecs_to_jiffies(BBR_PROBE_RTT_MODE_MS, tp.hz));
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = tp.delivered;
-            } else if self.probe_rtt_done_stamp != 0 {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(tp);
-                }
+            match self.probe_rtt.on_ack(now, tp.hz, tp.in_flight, self.probe_rtt_cwnd(), self.round_start) {
+                Hold::Started => self.next_rtt_delivered = tp.delivered,
+                Hold::RoundDone => self.check_probe_rtt_done(tp),
+                Hold::Waiting => {}
             }
         }
         if rs.delivered > 0 {

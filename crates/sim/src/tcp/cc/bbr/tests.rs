@@ -283,7 +283,7 @@ fn probe_rtt_done_restores_saved_cwnd_and_mode() {
     assert_eq!(rig.bbr.prior_cwnd, 300);
     rig.tp.snd_cwnd = 4;
     rig.tp.now = Time::from_ms(1000);
-    rig.bbr.probe_rtt_done_stamp = 1000; // not after it yet
+    rig.bbr.probe_rtt.done_stamp = 1000; // not after it yet
     rig.bbr.check_probe_rtt_done(&mut rig.tp);
     assert_eq!((rig.bbr.mode(), rig.tp.snd_cwnd), (Mode::ProbeRtt, 4));
     rig.tp.now = Time::from_ms(1001);
@@ -293,7 +293,7 @@ fn probe_rtt_done_restores_saved_cwnd_and_mode() {
     // Without a filled pipe, PROBE_RTT returns to STARTUP.
     rig.bbr.full_bw_reached = false;
     rig.bbr.mode = Mode::ProbeRtt;
-    rig.bbr.probe_rtt_done_stamp = 1000;
+    rig.bbr.probe_rtt.done_stamp = 1000;
     rig.bbr.check_probe_rtt_done(&mut rig.tp);
     assert_eq!(rig.bbr.mode(), Mode::Startup);
 }
@@ -623,7 +623,7 @@ fn path_probe_rtt_after_ten_seconds_holds_four_packets() {
             }
             (Mode::ProbeRtt, Some(_), None) => {
                 max_cwnd_inside = max_cwnd_inside.max(p.tp.snd_cwnd);
-                if at_four.is_none() && p.bbr.probe_rtt_done_stamp != 0 {
+                if at_four.is_none() && p.bbr.probe_rtt.done_stamp != 0 {
                     at_four = Some(jiffies);
                 }
             }
