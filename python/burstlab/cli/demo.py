@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Annotated
 
@@ -61,27 +60,16 @@ def scenario_text() -> str:
 
 def _demo(out: Path, jobs: int | None, err: Console) -> int:
     from burstlab.cli.sweep import _Reporter
-    from burstlab.errors import BurstlabError
     from burstlab.report import build, to_markdown, write
     from burstlab.sweep import sweep
 
     started = time.monotonic()
     reporter = _Reporter(err, progress=err.is_terminal, log=not err.is_terminal)
-    try:
+    with status.guarded("demo", err, interrupted=f"finished runs are kept in {out}/, run it again to complete them"):
         with reporter:
             result = sweep(scenario_text(), grid=DEMO_GRID, out=out, jobs=jobs, reporter=reporter)
         report = build(out)
         page = write(report, out / "report.html")
-    except KeyboardInterrupt:
-        err.print(f"burstlab demo: interrupted; finished runs are kept in {out}/, run it again to complete them")
-        return 130
-    except BurstlabError as e:
-        err.print(f"burstlab demo: {e}", markup=False, soft_wrap=True)
-        return status.BAD_INPUT
-    except Exception:  # noqa: BLE001 - the CLI's last line of defence
-        err.print("burstlab demo: internal error (please report it with the traceback below)")
-        err.print(traceback.format_exc(), markup=False, soft_wrap=True)
-        return status.INTERNAL_ERROR
     summary = result.summary
     assert summary is not None
     sys.stdout.write(to_markdown(report))

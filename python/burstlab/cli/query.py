@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
-import traceback
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,18 +36,10 @@ def command(
 
 
 def _query(directory: Path, sql: str, as_json: bool, err: Console) -> int:
-    from burstlab.errors import BurstlabError
     from burstlab.sweep.views import query
 
-    try:
+    with status.guarded("query", err):
         table = query(directory, sql)
-    except BurstlabError as e:
-        err.print(f"burstlab query: {e}", markup=False, soft_wrap=True)
-        return status.BAD_INPUT
-    except Exception:  # noqa: BLE001 - the CLI's last line of defence
-        err.print("burstlab query: internal error (please report it with the traceback below)")
-        err.print(traceback.format_exc(), markup=False, soft_wrap=True)
-        return status.INTERNAL_ERROR
     rows = table.to_pylist()
     if as_json:
         sys.stdout.write(json.dumps(rows, default=_json_default) + "\n")

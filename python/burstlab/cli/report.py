@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import traceback
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -53,22 +52,14 @@ def command(
 
 
 def _report(sweep_dir: Path, out: Path | None, fmt: Format, err: Console) -> int:
-    from burstlab.errors import BurstlabError
     from burstlab.report import build, dumps, to_markdown, write
 
-    try:
+    with status.guarded("report", err):
         report = build(sweep_dir)
         if fmt is Format.html or out is not None:
             path = write(report, out if out is not None else sweep_dir / "report.html")
             if fmt is Format.html:
                 typer.echo(str(path))
-    except BurstlabError as e:
-        err.print(f"burstlab report: {e}", markup=False, soft_wrap=True)
-        return status.BAD_INPUT
-    except Exception:  # noqa: BLE001 - the CLI's last line of defence
-        err.print("burstlab report: internal error (please report it with the traceback below)")
-        err.print(traceback.format_exc(), markup=False, soft_wrap=True)
-        return status.INTERNAL_ERROR
     if fmt is Format.md:
         sys.stdout.write(to_markdown(report))
     elif fmt is Format.json:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,9 +65,8 @@ def _run(
     scenario: Path, overrides: list[str], out: Path | None, as_json: bool, overwrite: bool, err: Console
 ) -> int:
     from burstlab.api import check_output_dir, run
-    from burstlab.errors import BurstlabError
 
-    try:
+    with status.guarded("run", err):
         if out is not None:
             # Fail before a long simulation, not after it.
             check_output_dir(out, overwrite=overwrite)
@@ -76,13 +74,6 @@ def _run(
             result = run(scenario, set=overrides)
         if out is not None:
             result.write(out, overwrite=overwrite)
-    except BurstlabError as e:
-        err.print(f"burstlab run: {e}", markup=False, soft_wrap=True)
-        return status.BAD_INPUT
-    except Exception:  # noqa: BLE001 - the CLI's last line of defence
-        err.print("burstlab run: internal error (please report it with the traceback below)")
-        err.print(traceback.format_exc(), markup=False, soft_wrap=True)
-        return status.INTERNAL_ERROR
 
     if as_json:
         sys.stdout.write(json.dumps(result.summary) + "\n")

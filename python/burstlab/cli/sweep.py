@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import traceback
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -72,7 +71,6 @@ def _sweep(
     scenario: Path, grid: list[str], out: Path, overrides: list[str], reps: int, seed: int,
     jobs: int | None, dask: str | None, as_json: bool, err: Console,
 ) -> int:
-    from burstlab.errors import BurstlabError
     from burstlab.sweep import sweep
     from burstlab.sweep.grid import parse_grid_arg
 
@@ -80,24 +78,13 @@ def _sweep(
         err.print("burstlab sweep: --jobs and --dask exclude each other (Dask workers set the parallelism)")
         return status.BAD_INPUT
     reporter = _Reporter(err, progress=not as_json and err.is_terminal, log=not as_json)
-    try:
+    with status.guarded("sweep", err, interrupted=f"finished runs are kept in {out}/, run the same command again to complete the rest"):
         axes = {axis.path: list(axis.values) for axis in map(parse_grid_arg, grid)}
         if len(axes) != len(grid):
             raise _duplicate_path(grid)
         with reporter:
             result = sweep(scenario, grid=axes, out=out, reps=reps, seed=seed, set=overrides,
                            jobs=jobs, dask=dask, reporter=reporter)
-    except KeyboardInterrupt:
-        err.print(f"burstlab sweep: interrupted; finished runs are kept in {out}/, "
-                  "run the same command again to complete the rest")
-        return 130
-    except BurstlabError as e:
-        err.print(f"burstlab sweep: {e}", markup=False, soft_wrap=True)
-        return status.BAD_INPUT
-    except Exception:  # noqa: BLE001 - the CLI's last line of defence
-        err.print("burstlab sweep: internal error (please report it with the traceback below)")
-        err.print(traceback.format_exc(), markup=False, soft_wrap=True)
-        return status.INTERNAL_ERROR
 
     summary = result.summary
     assert summary is not None
