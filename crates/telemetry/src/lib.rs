@@ -1,0 +1,23 @@
+//! burstlab telemetry: read what switches and captures say about queues, find the microbursts,
+//! and name the flows that caused them and the flows they hurt (DESIGN.md "Telemetry rules").
+//!
+//! The layers, bottom up:
+//! - [`error`]: the one decode error every parser returns (byte offset, field, value, expected);
+//! - [`model`]: what a decoded report says — a flow key and a stack of hops;
+//! - [`profile`]: per-device conventions the wire does not carry (cell size, timestamp width);
+//! - [`int`]: embedded INT-MD v0.5 / v1.0 / v2.1 stacks inside a data packet;
+//! - [`report`]: Telemetry Report v0.5 / v1.0 / v2.0 headers, and [`decode`] which dispatches;
+//! - [`capture`]: pcap / pcapng files to packets;
+//! - [`observation`]: the queue samples the detector consumes, from reports or the simulator;
+//! - [`detect`], [`attribution`], [`loss`]: bursts, their culprits and victims, report loss.
+//!
+//! Parsers are total: any byte string yields a value or a [`DecodeError`], never a panic and
+//! never an allocation sized by an untrusted length field.
+
+pub mod error;
+pub mod model;
+pub mod observation;
+pub mod profile;
+
+pub use error::DecodeError;
+pub use model::{FlowKey, Hop, Report, ReportFlags, ReportVersion};
