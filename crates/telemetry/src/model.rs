@@ -118,3 +118,23 @@ pub struct Report {
     /// Hops in wire order: the most recent switch first, as INT pushes onto the stack.
     pub hops: Vec<Hop>,
 }
+
+/// What a report says follows its header: the reported packet starts with this header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum InnerKind {
+    Ethernet,
+    Ipv4,
+    Ipv6,
+}
+
+/// A reported (or captured) data packet as far as telemetry cares: its 5-tuple, its length and
+/// the embedded INT stack it carries.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct InnerPacket {
+    pub flow: Option<FlowKey>,
+    /// The packet's length from its IP header (IPv4 total length, IPv6 payload length + 40).
+    pub packet_bytes: u32,
+    pub int_version: Option<IntVersion>,
+    /// Wire order: the most recent switch first.
+    pub hops: Vec<Hop>,
+}
