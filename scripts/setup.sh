@@ -23,5 +23,11 @@ if "$PYTHON" -c 'import sys, sysconfig, pathlib; sys.exit(not (sys.prefix == sys
     pip_flags+=(--break-system-packages)
 fi
 
+# tcpdump records the captures the telemetry tests read (and that users feed `burstlab detect`).
+if ! command -v tcpdump >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: installing tcpdump (Debian package)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump >/dev/null
+fi
+
 "$PYTHON" -m pip install --disable-pip-version-check ${pip_flags[@]+"${pip_flags[@]}"} -e '.[dev]'
 "$PYTHON" -c 'import burstlab; print("burstlab", burstlab.__version__, "installed")'

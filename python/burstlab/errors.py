@@ -7,7 +7,7 @@ catches them all; each also derives from the closest built-in class (``ValueErro
 
 from __future__ import annotations
 
-__all__ = ["BurstlabError", "ScenarioError", "OutputExistsError"]
+__all__ = ["BurstlabError", "ScenarioError", "OutputExistsError", "TelemetryInputError"]
 
 
 class BurstlabError(Exception):
@@ -34,3 +34,9 @@ class ScenarioError(BurstlabError, ValueError):
 
 class OutputExistsError(BurstlabError, FileExistsError):
     """The output directory already holds files and ``overwrite`` was not requested."""
+
+
+class TelemetryInputError(BurstlabError, ValueError):
+    """A capture, simulation directory, profile or detector option given to ``decode``/``detect``
+    is unusable. ``str(err)`` is one line naming the file (and byte offset or field), the value
+    and what was expected."""

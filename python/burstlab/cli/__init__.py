@@ -15,6 +15,8 @@ VERBS: dict[str, str] = {
     "report": "burstlab.cli.report",
     "demo": "burstlab.cli.demo",
     "validate": "burstlab.cli.validate",
+    "decode": "burstlab.cli.decode",
+    "detect": "burstlab.cli.detect",
 }
 
 

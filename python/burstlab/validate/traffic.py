@@ -192,10 +192,15 @@ def bulk_recv(port: int, timeout: float) -> dict:
             "goodput_bps": got * 8 / fct if fct > 0 else None, "tcp_info": info}
 
 
-def bulk_send(host: str, port: int, size: int, cca: str | None, timeout: float) -> dict:
-    """Send `size` bytes; done when the receiver's one-byte acknowledgement arrives."""
+def bulk_send(host: str, port: int, size: int, cca: str | None, timeout: float,
+              sndbuf: int | None = None) -> dict:
+    """Send `size` bytes; done when the receiver's one-byte acknowledgement arrives. `sndbuf`
+    (SO_SNDBUF, bytes) caps what the socket keeps unacknowledged, so the flow stays a small,
+    window-limited occupant of the bottleneck queue."""
     mib0 = read_mib()
     sock, t_connect = connect(host, port, time.monotonic() + timeout, cca)
+    if sndbuf is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, sndbuf)
     with sock:
         sock.settimeout(timeout)
         t_est = time.monotonic_ns()
@@ -211,6 +216,53 @@ def bulk_send(host: str, port: int, size: int, cca: str | None, timeout: float) 
             "connect_s": (t_est - t_connect) / 1e9, "send_done_s": (t_sent - t_connect) / 1e9,
             "acked_s": (t_done - t_connect) / 1e9, "tcp_info": info,
             "mib": mib_delta(mib0, read_mib())}
+
+
+# -- UDP burst ----------------------------------------------------------------------------------
+def udp_sink(port: int, duration: float) -> dict:
+    """Count the datagrams that arrive on `port` for `duration` seconds (keeps the receiver from
+    answering the burst with ICMP port-unreachable)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("", port))
+        sock.settimeout(0.05)
+        got = count = 0
+        end = time.monotonic() + duration
+        while time.monotonic() < end:
+            try:
+                got += len(sock.recv(65536))
+                count += 1
+            except TimeoutError:
+                pass
+    return {"mode": "udp-sink", "datagrams": count, "bytes": got}
+
+
+def udp_burst(host: str, port: int, rate_bps: float, duration: float, size: int,
+              delay: float) -> dict:
+    """After `delay` s, send `size`-byte datagrams at `rate_bps` (payload bits) for `duration` s,
+    on a schedule that catches up when the loop falls behind (a constant-rate burst source, as
+    the seeds' traffic generator)."""
+    payload = bytes(size)
+    interval = size * 8 / rate_bps
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.connect((host, port))
+        sport = sock.getsockname()[1]
+        time.sleep(delay)
+        t0 = time.monotonic()
+        sent = 0
+        while True:
+            now = time.monotonic()
+            if now - t0 >= duration:
+                break
+            due = int((now - t0) / interval) + 1
+            while sent < due:
+                try:
+                    sock.send(payload)
+                except (BlockingIOError, ConnectionRefusedError):
+                    pass
+                sent += 1
+        t1 = time.monotonic()
+    return {"mode": "udp-burst", "sport": sport, "datagrams": sent, "bytes": sent * size,
+            "start_mono_s": t0, "end_mono_s": t1}
 
 
 # -- incast -------------------------------------------------------------------------------------
@@ -310,6 +362,17 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--port", type=int, required=True)
     s.add_argument("--bytes", type=int, required=True)
     s.add_argument("--cca")
+    s.add_argument("--sndbuf", type=int, help="SO_SNDBUF in bytes (keeps the flow window-limited)")
+    u = sub.add_parser("udp-sink")
+    u.add_argument("--port", type=int, required=True)
+    u.add_argument("--duration", type=float, required=True)
+    b = sub.add_parser("udp-burst")
+    b.add_argument("--host", required=True)
+    b.add_argument("--port", type=int, required=True)
+    b.add_argument("--rate-bps", type=float, required=True)
+    b.add_argument("--duration", type=float, required=True)
+    b.add_argument("--size", type=int, default=1400)
+    b.add_argument("--delay", type=float, default=0.0)
     v = sub.add_parser("incast-serve")
     v.add_argument("--port", type=int, required=True)
     v.add_argument("--conns", type=int, required=True)
@@ -324,7 +387,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.mode == "bulk-recv":
         out = bulk_recv(a.port, a.timeout)
     elif a.mode == "bulk-send":
-        out = bulk_send(a.host, a.port, a.bytes, a.cca, a.timeout)
+        out = bulk_send(a.host, a.port, a.bytes, a.cca, a.timeout, a.sndbuf)
+    elif a.mode == "udp-sink":
+        out = udp_sink(a.port, a.duration)
+    elif a.mode == "udp-burst":
+        out = udp_burst(a.host, a.port, a.rate_bps, a.duration, a.size, a.delay)
     elif a.mode == "incast-serve":
         out = incast_serve(a.port, a.conns, a.cca, a.timeout)
     else:

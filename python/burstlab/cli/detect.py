@@ -1,0 +1,123 @@
+"""``burstlab detect``: find the microbursts, and the flows that caused and suffered them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from burstlab.cli import status
+from burstlab.cli.file_progress import file_progress
+
+
+def command(
+    input_: Annotated[Path, typer.Argument(metavar="INPUT", help="An INT-report capture, a plain capture, or a `burstlab run --out` directory.")],
+    egress: Annotated[Path | None, typer.Option("--egress", metavar="FILE", help="Capture of the packets LEAVING the device whose arrivals INPUT holds: rebuild its queue from the two.")] = None,
+    profile: Annotated[Path | None, typer.Option("--profile", metavar="FILE", help="Device profiles (TOML), as for `burstlab decode`.")] = None,
+    port: Annotated[list[int] | None, typer.Option("--port", metavar="UDP", help="Report UDP port (repeatable). Default: 5900, 32766, 8090, 1234.")] = None,
+    rise: Annotated[str | None, typer.Option("--rise", metavar="SIZE|PCT", help='Burst starts when the queue reaches this: "200KB", or "50%" of --buffer. Default 25% of --buffer, else 64KB.')] = None,
+    fall: Annotated[str | None, typer.Option("--fall", metavar="SIZE|PCT", help="Burst ends when the queue drops below this. Default: half of --rise.")] = None,
+    buffer: Annotated[str | None, typer.Option("--buffer", metavar="SIZE", help='Queue buffer size for %-thresholds, e.g. "64MiB".')] = None,
+    min_duration: Annotated[str | None, typer.Option("--min-duration", metavar="TIME", help='Shorter bursts are discarded. Default "0s".')] = None,
+    merge_gap: Annotated[str | None, typer.Option("--merge-gap", metavar="TIME", help='Bursts closer than this are one. Default "0s".')] = None,
+    link_rate: Annotated[str | None, typer.Option("--link-rate", metavar="RATE", help='Plain captures: the link\'s rate, e.g. "10Gbps"; windows above --rate-threshold of it are bursts.')] = None,
+    timescale: Annotated[list[str] | None, typer.Option("--timescale", metavar="TIME", help='Plain captures: window length (repeatable). Default 100us, 1ms, 10ms.')] = None,
+    rate_threshold: Annotated[float | None, typer.Option("--rate-threshold", metavar="FRACTION", help="Plain captures: fraction of --link-rate that makes a window hot. Default 0.95.")] = None,
+    top: Annotated[int, typer.Option("--top", metavar="K", help="Culprits and victims listed per burst.")] = 10,
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Detect microbursts and attribute them.
+
+    Which detector runs depends on INPUT:
+
+    * **INT reports** (any report on the report ports): per (switch, port, queue) a rise/fall
+      hysteresis on the reported queue occupancy in bytes — the definition Cisco, Arista and
+      Juniper use — with --min-duration and --merge-gap. Culprits are the flows whose packets
+      were queued while the queue grew, ranked by bytes; victims the flows whose packets waited
+      longer than the queue's baseline or were dropped. Report loss (from sequence numbers, per
+      switch and hw_id) is counted beside each burst.
+    * **Two captures** (INPUT = packets entering a device, --egress = packets leaving it): the
+      queue is rebuilt packet by packet (occupancy = entered − left − dropped), then as above.
+    * **A plain capture**: bytes per window at each --timescale against --link-rate.
+    * **A simulation directory** (`burstlab run --out`): its `int` table if the scenario has a
+      [telemetry] section, else its `queue` table (depth only, no attribution).
+
+        burstlab detect int-reports.pcap --rise 1MB --fall 500KB --min-duration 1ms
+        burstlab detect ingress.pcap --egress egress.pcap --buffer 64KB --rise 50%
+
+    Exit status: 0 done (also when no burst is found), 2 bad input or options, 1 internal error.
+    """
+    err = Console(stderr=True, highlight=False)
+    raise typer.Exit(_detect(input_, egress, profile, port, rise, fall, buffer, min_duration, merge_gap,
+                             link_rate, timescale, rate_threshold, top, json_, err))
+
+
+def _detect(input_: Path, egress, profile, ports, rise, fall, buffer, min_duration, merge_gap,
+            link_rate, timescales, rate_threshold, top, as_json: bool, err: Console) -> int:
+    from burstlab.telemetry import detect
+
+    size = input_.stat().st_size if input_.is_file() else 0
+    with status.guarded("detect", err), file_progress(err, "reading", size) as progress:
+        result = detect(input_, egress=egress, profile=profile, ports=ports, rise=rise, fall=fall,
+                        buffer=buffer, min_duration=min_duration, merge_gap=merge_gap,
+                        link_rate=link_rate, timescales=timescales, rate_threshold=rate_threshold,
+                        top=top, on_progress=progress)
+    if as_json:
+        sys.stdout.write(json.dumps(result) + "\n")
+    else:
+        _print(result)
+    return status.SUCCESS
+
+
+def _print(result: dict[str, Any]) -> None:
+    from rich import box
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    bursts = result["bursts"]
+    head = f"{result['input']} ({result['format']}): {len(bursts)} bursts"
+    if result.get("reports"):
+        head += (f" from {result['reports']} reports, {result['reports_lost']} reports lost, "
+                 f"{result['malformed']} malformed")
+    console.print(head)
+    if not bursts:
+        return
+    view = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for name, just in (("switch/port/q", "left"), ("start s", "right"), ("duration", "right"),
+                       ("peak", "right"), ("bytes", "right"), ("drops", "right"), ("lost rep", "right"),
+                       ("top culprit (share)", "left"), ("worst victim (delay, drops)", "left")):
+        view.add_column(name, justify=just)
+    for b in bursts:
+        c = b["culprits"][0] if b["culprits"] else None
+        v = b["victims"][0] if b["victims"] else None
+        view.add_row(
+            f"{b['switch_id']}/{b['port']}/{b['queue_id']}", f"{b['start_s']:.6f}",
+            _dur(b["duration_s"]), _size(b["peak_bytes"]), _size(b["bytes"]), str(b["drops"]),
+            str(b["reports_lost"]),
+            f"{c['flow']} ({c['share']:.0%})" if c else "-",
+            f"{v['flow']} ({_dur(v['delay_s'])}, {v['drops']})" if v else "-",
+        )
+    console.print(view)
+    d = bursts[0]["definition"]
+    console.print("definition: " + ", ".join(f"{k}={v}" for k, v in d.items()))
+
+
+def _dur(s: float) -> str:
+    if s >= 1:
+        return f"{s:.3f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3f} ms"
+    return f"{s * 1e6:.1f} µs"
+
+
+def _size(n: float) -> str:
+    for unit, k in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= k:
+            return f"{n / k:.1f} {unit}"
+    return f"{int(n)} B"

@@ -1,0 +1,174 @@
+"""Telemetry from real or simulated networks: decode INT reports, find microbursts, name their
+culprits and victims. The work happens in Rust (``crates/telemetry``); this module picks the
+input's kind, reads simulator output, and shapes the answer.
+
+    import burstlab.telemetry as tm
+    result = tm.detect("int-reports.pcap")             # INT reports (UDP 5900, 32766, 8090, 1234)
+    result = tm.detect("in.pcap", egress="out.pcap")   # one device's queue from two captures
+    result = tm.detect("plain.pcap", link_rate="10Gbps")   # a plain capture: rate over windows
+    result = tm.detect("runs/r1")                      # `burstlab run --out` with a [telemetry] section
+
+``result`` is the ``burstlab detect --json`` object: ``{"input", "format", "reports",
+"reports_lost", "malformed", "bursts": [...]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from burstlab.errors import TelemetryInputError
+
+__all__ = ["decode", "detect", "write_int_pcap", "DEFAULT_PORTS"]
+
+#: Report UDP ports decoded unless told otherwise (AmLight/NoviFlow, ONOS/fabric-tna, GEANT,
+#: BPFCollector demos).
+DEFAULT_PORTS = (5900, 32766, 8090, 1234)
+
+Progress = Callable[[int, int], None]
+
+
+def decode(
+    path: str | os.PathLike[str],
+    *,
+    profile: str | os.PathLike[str] | None = None,
+    ports: Sequence[int] | None = None,
+    on_progress: Progress | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Yield one dict per telemetry report in a pcap/pcapng capture (or ``{"frame", "error",
+    "offset"}`` for a malformed one), in capture order. ``on_progress(done, total)`` is called
+    with file bytes as the capture is read."""
+    lines: list[str] = []
+    decode_lines(path, lines.extend, profile=profile, ports=ports, on_progress=on_progress)
+    for line in lines:
+        yield json.loads(line)
+
+
+def decode_lines(
+    path: str | os.PathLike[str],
+    write: Callable[[list[str]], None],
+    *,
+    profile: str | os.PathLike[str] | None = None,
+    ports: Sequence[int] | None = None,
+    on_progress: Progress | None = None,
+) -> dict[str, int]:
+    """Stream the JSON lines of :func:`decode` to ``write`` in batches (no dicts built; the CLI
+    uses it). Returns counts: frames, reports, malformed, bytes."""
+    from burstlab import _core
+
+    src = _existing_file(path, "capture")
+
+    def batch(lines: list[str], done: int, total: int) -> None:
+        write(lines)
+        if on_progress:
+            on_progress(done, total)
+
+    return _core.decode_capture(str(src), _profile_text(profile), list(ports) if ports else None, batch)
+
+
+def detect(
+    input: str | os.PathLike[str],  # noqa: A002 - the CLI's word
+    *,
+    egress: str | os.PathLike[str] | None = None,
+    profile: str | os.PathLike[str] | None = None,
+    ports: Sequence[int] | None = None,
+    rise: str | None = None,
+    fall: str | None = None,
+    buffer: str | None = None,
+    min_duration: str | None = None,
+    merge_gap: str | None = None,
+    link_rate: str | None = None,
+    timescales: Sequence[str] | None = None,
+    rate_threshold: float | None = None,
+    top: int = 10,
+    on_progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Find the microbursts in ``input`` and attribute them (see the module docstring for the
+    inputs). Thresholds take human units: ``rise="200KB"`` or ``rise="50%"`` (of ``buffer``),
+    times ``"1ms"``, rates ``"10Gbps"``. Raises :class:`~burstlab.errors.TelemetryInputError`
+    for an unreadable or malformed input and for inconsistent options."""
+    from burstlab import _core
+
+    options = {
+        "rise": rise, "fall": fall, "buffer": buffer, "min_duration": min_duration,
+        "merge_gap": merge_gap, "link_rate": link_rate,
+        "timescales": list(timescales) if timescales else None,
+        "rate_threshold": rate_threshold, "top": top,
+        "profiles_toml": _profile_text(profile), "ports": list(ports) if ports else None,
+    }
+    src = Path(input)
+    if src.is_dir():
+        if egress is not None:
+            raise TelemetryInputError(f"--egress applies to captures, but {src} is a simulation directory")
+        return _detect_sim_dir(src, options)
+    src = _existing_file(src, "input")
+    egress_path = str(_existing_file(egress, "egress capture")) if egress is not None else None
+    text = _core.detect_capture(str(src), egress_path, json.dumps(options),
+                                (lambda done, total: on_progress(done, total)) if on_progress else None)
+    return json.loads(text)
+
+
+def _detect_sim_dir(directory: Path, options: dict[str, Any]) -> dict[str, Any]:
+    """A `burstlab run --out` directory: the `int` table when the run recorded INT (packets,
+    so culprits and victims), else the `queue` table (depth only, no attribution)."""
+    import pyarrow.parquet as pq
+
+    from burstlab import _core
+
+    int_path, queue_path = directory / "int.parquet", directory / "queue.parquet"
+    if int_path.exists() and pq.read_metadata(int_path).num_rows > 0:
+        table, kind = pq.read_table(int_path), "int"
+    elif queue_path.exists():
+        table, kind = pq.read_table(queue_path), "queue"
+    else:
+        raise TelemetryInputError(
+            f"{directory}: expected a simulation output directory (burstlab run --out) with "
+            "int.parquet or queue.parquet, found neither"
+        )
+    columns = {name: _column_for_core(table.column(name)) for name in table.column_names}
+    text = _core.detect_table(kind, columns, json.dumps(options), str(directory))
+    return json.loads(text)
+
+
+def _column_for_core(column: Any) -> Any:
+    """NumPy for numbers and booleans, a list of str for strings (dictionary columns decoded)."""
+    import pyarrow as pa
+
+    col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        return col.to_pylist()
+    return col.to_numpy(zero_copy_only=False)
+
+
+def write_int_pcap(
+    int_table: Any, path: str | os.PathLike[str], *, version: str = "1.0", switch_ids: dict[str, int] | None = None
+) -> int:
+    """Write a simulation's `int` rows as real Telemetry Report packets (TR ``"1.0"`` as AmLight's
+    NoviFlow switches send them, or ``"2.0"``) in a pcap file; returns the number of reports."""
+    from burstlab import _core
+
+    columns = {name: _column_for_core(int_table.column(name)) for name in int_table.column_names}
+    return _core.write_int_pcap(str(path), columns, version)
+
+
+def _existing_file(path: str | os.PathLike[str] | None, what: str) -> Path:
+    p = Path(path) if path is not None else None
+    if p is None or not p.exists():
+        raise TelemetryInputError(f"{what} {p}: no such file")
+    if not p.is_file():
+        raise TelemetryInputError(f"{what} {p}: expected a pcap or pcapng file, found a directory")
+    return p
+
+
+def _profile_text(profile: str | os.PathLike[str] | None) -> str | None:
+    if profile is None:
+        return None
+    try:
+        return Path(profile).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TelemetryInputError(f"profile {profile}: {exc.strerror or exc}") from exc
