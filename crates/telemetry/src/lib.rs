@@ -14,7 +14,10 @@
 //! Parsers are total: any byte string yields a value or a [`DecodeError`], never a panic and
 //! never an allocation sized by an untrusted length field.
 
+pub mod attribution;
+pub mod detect;
 pub mod error;
+pub mod loss;
 pub mod model;
 pub mod observation;
 pub mod profile;
