@@ -14,6 +14,7 @@
 //! Parsers are total: any byte string yields a value or a [`DecodeError`], never a panic and
 //! never an allocation sized by an untrusted length field.
 
+pub mod capture;
 pub mod error;
 pub mod model;
 pub mod observation;
