@@ -11,10 +11,12 @@
 pub mod file;
 pub mod linktype;
 pub mod packet;
+pub mod tcp;
 
 pub use file::{CaptureReader, Frame};
 pub use linktype::Linktype;
 pub use packet::{L4, PacketRecord, TcpFlags, parse_packet};
+pub use tcp::{TcpMark, TcpMarker};
 
 #[cfg(test)]
 pub(crate) mod testwrite;
