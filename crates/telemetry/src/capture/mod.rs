@@ -11,11 +11,13 @@
 pub mod file;
 pub mod linktype;
 pub mod packet;
+pub mod queue;
 pub mod tcp;
 
 pub use file::{CaptureReader, Frame};
 pub use linktype::Linktype;
 pub use packet::{L4, PacketRecord, TcpFlags, parse_packet};
+pub use queue::{QueueTrace, reconstruct_queue};
 pub use tcp::{TcpMark, TcpMarker};
 
 #[cfg(test)]
