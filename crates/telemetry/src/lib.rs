@@ -16,6 +16,7 @@
 
 pub mod attribution;
 pub mod detect;
+pub mod capture;
 pub mod error;
 pub mod loss;
 pub mod model;
