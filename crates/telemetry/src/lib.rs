@@ -18,6 +18,8 @@ pub mod error;
 pub mod model;
 pub mod observation;
 pub mod profile;
+pub mod report;
 
 pub use error::DecodeError;
 pub use model::{FlowKey, Hop, Report, ReportFlags, ReportVersion};
+pub use report::{ReportHeader, encode_report, parse_reports};
