@@ -18,6 +18,7 @@ pub mod error;
 pub mod model;
 pub mod observation;
 pub mod profile;
+pub mod profiles;
 pub mod report;
 
 pub use error::DecodeError;
