@@ -22,6 +22,9 @@ pub mod loss;
 pub mod model;
 pub mod observation;
 pub mod profile;
+pub mod profiles;
+pub mod report;
 
 pub use error::DecodeError;
 pub use model::{FlowKey, Hop, Report, ReportFlags, ReportVersion};
+pub use report::{ReportHeader, encode_report, parse_reports};
