@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["run", "RunResult", "TABLES"]
 
 #: The tables every run produces, in the order the simulator returns them (DESIGN.md "Records").
-TABLES = ("flows", "intervals", "queue", "drops", "queries")
+TABLES = ("flows", "intervals", "queue", "drops", "queries", "int")
 
 # Parquet schema metadata keys: where a file came from, so a lone file is still traceable.
 _META_SCENARIO = b"burstlab.scenario"

@@ -172,6 +172,7 @@ mod tests {
                 packet_size: 1500,
                 dscp: 0,
             }],
+            telemetry: burstlab_sim::scenario::Telemetry::default(),
         }
     }
 

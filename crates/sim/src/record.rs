@@ -5,6 +5,9 @@
 
 use serde::Serialize;
 
+pub mod flow_key;
+pub(crate) mod int;
+
 /// One column of a table.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Column {
@@ -165,7 +168,8 @@ pub struct EngineSummary {
 pub struct Output {
     pub summary: Summary,
     /// `flows`, `intervals`, `queue`, `drops`, `queries` (one row per completed incast query),
-    /// in that order.
+    /// `int` (INT metadata per sampled packet and INT-enabled hop; empty when INT is off), in
+    /// that order.
     pub tables: Vec<Table>,
 }
 

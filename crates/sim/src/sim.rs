@@ -7,6 +7,8 @@ use crate::event::{Event, EventQueue};
 use crate::net::port::{Offer, PortId, Start};
 use crate::net::topology::{self, Network, NodeKind};
 use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
+use crate::record::flow_key::{FiveTuple, format_ipv4};
+use crate::record::int::{Hop, IntRecorder};
 use crate::record::{
     Column, DictBuilder, DropReason, EngineSummary, FlowSummary, Output, PortSummary, Summary, Table,
 };
@@ -122,6 +124,8 @@ pub struct World<'s> {
     q_last: Vec<Vec<u64>>,
     q_step: u64,
     port_codes: Vec<(u32, u32)>,
+    /// The `int` table's recorder; `None` (one predictable branch per hook) when INT is off.
+    int: Option<Box<IntRecorder>>,
     out: Vec<Packet>,
 }
 
@@ -204,6 +208,7 @@ impl<'s> World<'s> {
         // of a deep (64 MiB) buffer, every packet for a shallow one.
         let deepest = scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
         let q_step = (scn.topology.mtu as u64).max(deepest / QUEUE_RECORD_LEVELS);
+        let int = IntRecorder::new(&net, &scn.telemetry).map(Box::new);
         let mut w = World {
             scn,
             now: Time::ZERO,
@@ -218,6 +223,7 @@ impl<'s> World<'s> {
             q_last,
             q_step,
             port_codes,
+            int,
             out: Vec::new(),
         };
         for (i, f) in w.flows.iter().enumerate() {
@@ -320,6 +326,9 @@ impl<'s> World<'s> {
         if let Some(&(next, _)) = port.pipe.front() {
             self.events.push(next, Event::Arrival { port: pid });
         }
+        if let Some(int) = &mut self.int {
+            int.arrived(id, pid);
+        }
         self.deliver(peer, id);
     }
 
@@ -370,6 +379,12 @@ impl<'s> World<'s> {
             Offer::Queued { start, .. } => self.schedule_start(pid, start),
             Offer::Dropped { queue, reason } => {
                 let p = *self.pool.get(id);
+                if let Some(int) = &mut self.int
+                    && int.enabled(pid)
+                {
+                    let occupancy_bytes = self.net.ports[pid as usize].queues.queue_bytes(queue);
+                    int.record(id, &p, Hop { now, port: pid, queue, occupancy_bytes, arrived: None });
+                }
                 // A segment dropped by its own host's qdisc (fq limits) leaves TSQ's count too;
                 // like `tcp_wfree()`, the sender is woken later, never inside this send.
                 if let Some(fi) = self.sender_of(node, id) {
@@ -396,7 +411,12 @@ impl<'s> World<'s> {
 
     fn schedule_start(&mut self, pid: PortId, start: Start) {
         match start {
-            Start::Sending(done) => self.events.push(done, Event::TxDone { port: pid }),
+            Start::Sending(done) => {
+                self.events.push(done, Event::TxDone { port: pid });
+                if let Some(int) = &mut self.int {
+                    int.egress(self.now, pid, &self.net.ports[pid as usize], &self.pool);
+                }
+            }
             Start::Wait(at) => self.events.push(at, Event::PortWake { port: pid }),
             Start::Nothing => {}
         }
@@ -673,7 +693,7 @@ impl<'s> World<'s> {
     }
 
     fn finish(self, wall_s: f64) -> Output {
-        let World { scn, now, events, net, flows, bursts, rec, .. } = self;
+        let World { scn, now, events, net, flows, bursts, rec, int, .. } = self;
         let secs = |t: Time| t.as_secs_f64();
         let mut fs = Vec::new();
         for (i, f) in flows.iter().enumerate() {
@@ -741,6 +761,14 @@ impl<'s> World<'s> {
                 version: crate::VERSION.to_owned(),
             },
         };
+        // Each flow's 5-tuple in its data direction (record/flow_key.rs), for mapping a key
+        // found in INT reports or captures back to its flow.
+        let n_burst = fs.len() - n_tcp;
+        let keys: Vec<FiveTuple> = (0..n_tcp)
+            .map(|i| (i, net.flow_hosts[i].0, net.flow_hosts[i].1, false))
+            .chain((0..n_burst).map(|k| (n_tcp + k, net.burst_hosts[k].0, net.burst_hosts[k].2, true)))
+            .map(|(f, src, dst, udp)| FiveTuple::of(f as u32, udp, src, dst, false))
+            .collect();
         let flows_table = Table {
             name: "flows",
             columns: vec![
@@ -748,6 +776,10 @@ impl<'s> World<'s> {
                 ("kind", Column::Str(fs.iter().map(|f| Some(f.kind.to_owned())).collect())),
                 ("src", Column::Str(fs.iter().map(|f| Some(f.src.clone())).collect())),
                 ("dst", Column::Str(fs.iter().map(|f| Some(f.dst.clone())).collect())),
+                ("src_ip", Column::Str(keys.iter().map(|k| Some(format_ipv4(k.src_ip))).collect())),
+                ("dst_ip", Column::Str(keys.iter().map(|k| Some(format_ipv4(k.dst_ip))).collect())),
+                ("src_port", Column::U64(keys.iter().map(|k| u64::from(k.src_port)).collect())),
+                ("dst_port", Column::U64(keys.iter().map(|k| u64::from(k.dst_port)).collect())),
                 ("cca", Column::Str(fs.iter().map(|f| f.cca.clone()).collect())),
                 ("size_bytes", Column::U64(fs.iter().map(|f| f.size_bytes).collect())),
                 ("start_s", Column::F64(fs.iter().map(|f| f.start_s).collect())),
@@ -809,7 +841,8 @@ impl<'s> World<'s> {
                 ("qct_s", Column::F64(r.qy_qct)),
             ],
         };
-        Output { summary, tables: vec![flows_table, intervals, queue, drops, queries] }
+        let int = IntRecorder::finish(int.map(|b| *b));
+        Output { summary, tables: vec![flows_table, intervals, queue, drops, queries, int] }
     }
 }
 

@@ -34,5 +34,6 @@ pub fn dumbbell(rate: Rate, rtt: Time, buffer: u64, mtu: u32, flows: Vec<FlowSpe
         flows,
         incasts: vec![],
         bursts: vec![],
+        telemetry: Telemetry::default(),
     }
 }

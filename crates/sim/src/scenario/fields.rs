@@ -135,6 +135,25 @@ impl<'a> Fields<'a> {
         })
     }
 
+    /// An array of strings; a bad element is reported at its own path (`key[i]`).
+    pub(crate) fn strings(&self, key: &str, expected: &str) -> Result<Option<Vec<&'a str>>> {
+        let Some(v) = self.table.get(key) else {
+            return Ok(None);
+        };
+        let items = v
+            .as_array()
+            .ok_or_else(|| ScenarioError::field(&self.path(key), v, format!("an array of {expected}")))?;
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                x.as_str()
+                    .ok_or_else(|| ScenarioError::field(&format!("{}[{i}]", self.path(key)), x, expected))
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
     /// A value with a unit, read by `parse`; `text` is what to expect after a malformed, a
     /// negative and a too-large value.
     fn unit<T>(

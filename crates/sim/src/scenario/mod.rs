@@ -12,6 +12,7 @@ pub mod model;
 mod overrides;
 mod parse;
 mod schema;
+mod telemetry;
 mod traffic;
 pub mod units;
 

@@ -17,6 +17,30 @@ pub struct Scenario {
     /// N-to-1 query apps; their senders' flows are numbered after `flows`.
     pub incasts: Vec<IncastSpec>,
     pub bursts: Vec<BurstSpec>,
+    /// `[telemetry]`: which switch ports export INT metadata (the `int` table).
+    pub telemetry: Telemetry,
+}
+
+/// The `[telemetry]` section: INT at chosen switch ports (off by default).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Telemetry {
+    /// Switch egress ports that record INT metadata, by the `queue` table's node and port names.
+    pub int_ports: Vec<IntPort>,
+    /// Record 1 in `int_sample` packets per port (the 1st, the (N+1)th, …); 1 = every packet.
+    pub int_sample: u32,
+}
+
+impl Default for Telemetry {
+    fn default() -> Telemetry {
+        Telemetry { int_ports: Vec::new(), int_sample: 1 }
+    }
+}
+
+/// A switch egress port, named as in the `queue` table (`node = "swA"`, `port = "swA->swB"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntPort {
+    pub node: String,
+    pub port: String,
 }
 
 /// An incast (partition/aggregate) app: one receiver asks `senders` hosts at once for

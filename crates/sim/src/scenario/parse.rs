@@ -8,6 +8,7 @@ use super::error::ScenarioError;
 use super::fields::{Fields, RATE_EXPECTED, TIME_EXPECTED};
 use super::model::*;
 use super::schema;
+use super::telemetry;
 use super::traffic;
 use super::units::format_size;
 use crate::time::Time;
@@ -55,7 +56,7 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
             "at least one [[flow]], [[incast]] or [[burst]] (nothing to simulate)",
         ));
     }
-    Ok(Scenario {
+    let mut scn = Scenario {
         name: name.to_owned(),
         seed,
         stop,
@@ -64,7 +65,11 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
         flows,
         incasts,
         bursts,
-    })
+        telemetry: Telemetry::default(),
+    };
+    // Last: INT port names are checked against the network the rest of the scenario builds.
+    scn.telemetry = telemetry::telemetry(&f.table("telemetry"), &scn)?;
+    Ok(scn)
 }
 
 const SCHEDULERS: &[(&str, Scheduler)] = &[

@@ -83,7 +83,10 @@ pub(crate) const ROOT: &[(&str, Node)] = &[
     ("flow", Node::Tables(FLOW)),
     ("incast", Node::Tables(INCAST)),
     ("burst", Node::Tables(BURST)),
+    ("telemetry", Node::Table(TELEMETRY)),
 ];
+
+pub(crate) const TELEMETRY: &[(&str, Node)] = &[("int_ports", Leaf), ("int_sample", Leaf)];
 
 pub(crate) const INCAST: &[(&str, Node)] = &[
     ("senders", Leaf),
@@ -231,7 +234,7 @@ mod tests {
 
     #[test]
     fn schema_keys_are_unique_per_table() {
-        for fields in [ROOT, TOPOLOGY, QUEUE, FLOW, BURST] {
+        for fields in [ROOT, TOPOLOGY, QUEUE, FLOW, BURST, INCAST, TELEMETRY] {
             let mut names: Vec<_> = fields.iter().map(|(k, _)| *k).collect();
             names.sort_unstable();
             let n = names.len();
