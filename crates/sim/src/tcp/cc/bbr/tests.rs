@@ -167,6 +167,24 @@ fn startup_full_pipe_after_three_rounds_below_25_percent_growth() {
 }
 
 #[test]
+fn startup_cwnd_grows_only_while_below_the_high_gain_bdp() {
+    // A window-limited start (AmLight: initcwnd 1000, the receive window opening slowly): bw
+    // samples are window/RTT, so the STARTUP target 2.885·BDP stays below the initial cwnd
+    // and cwnd holds until the samples catch up; it is never cut before the pipe is full.
+    let mut rig = Rig::new(0);
+    rig.tp.snd_cwnd = 1000;
+    rig.tp.in_flight = 1000;
+    rig.round(100, 200_000, 200_000, |_| {}); // 100 packets per 200 ms round
+    let target = rig.bbr.inflight(&rig.tp, rig.bbr.max_bw(), BBR_HIGH_GAIN);
+    assert_eq!(rig.bbr.bdp(rig.bbr.max_bw(), BBR_HIGH_GAIN), 289, "⌈100 × 739/256⌉");
+    assert!(target < 1000, "target {target}");
+    assert_eq!(rig.tp.snd_cwnd, 1000, "above target in STARTUP: neither grown nor cut");
+    rig.round(400, 200_000, 200_000, |_| {}); // target ⌈400 × 2.887⌉ = 1155 > cwnd
+    assert_eq!(rig.bbr.bdp(rig.bbr.max_bw(), BBR_HIGH_GAIN), 1155);
+    assert_eq!(rig.tp.snd_cwnd, 1000 + 400, "below target: slow start by the packets acked");
+}
+
+#[test]
 fn startup_app_limited_rounds_do_not_count_toward_full_pipe() {
     let mut rig = Rig::new(0);
     rig.round(100, 10_000, 10_000, |_| {});
