@@ -15,6 +15,7 @@
 //! never an allocation sized by an untrusted length field.
 
 pub mod error;
+pub mod int;
 pub mod model;
 pub mod observation;
 pub mod profile;
