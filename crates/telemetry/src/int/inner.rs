@@ -271,6 +271,25 @@ mod tests {
     }
 
     #[test]
+    fn ethernet_skips_legacy_qinq_to_ipv6() {
+        let mut b = vec![0u8; 12];
+        b.extend_from_slice(&[0x91, 0x00, 0, 10, 0x86, 0xDD]);
+        assert_eq!(ethernet(&b).unwrap(), (18, InnerKind::Ipv6));
+    }
+
+    #[test]
+    fn header_sizes_are_the_fixed_ones() {
+        // IEEE 802.3 / 802.1Q; RFC 791 IHL 5; RFC 8200 §3; RFC 9293 data offset 5; RFC 768.
+        assert_eq!((ETH_BYTES, VLAN_BYTES), (14, 4));
+        assert_eq!((IPV4_MIN_BYTES, IPV6_BYTES, TCP_MIN_BYTES, UDP_BYTES), (20, 40, 20, 8));
+        assert_eq!((PROTO_TCP, PROTO_UDP), (6, 17));
+        assert_eq!(
+            (EXT_HOP_BY_HOP, EXT_ROUTING, EXT_FRAGMENT, EXT_AH, EXT_DEST_OPTS),
+            (0, 43, 44, 51, 60)
+        );
+    }
+
+    #[test]
     fn ethernet_rejects_non_ip_with_the_ethertype_offset() {
         let mut b = vec![0u8; 12];
         b.extend_from_slice(&[0x81, 0x00, 0, 20, 0x08, 0x06]);
