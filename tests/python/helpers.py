@@ -37,7 +37,7 @@ BAD_CCA_SCENARIO = SMALL_SCENARIO.replace('cca = "cubic"', 'cca = "cubc"')
 
 # The documented record columns (DESIGN.md "Records", crates/sim/src/record.rs).
 FLOWS_COLUMNS = [
-    "flow_id", "kind", "src", "dst", "cca", "size_bytes", "start_s", "end_s", "fct_s",
+    "flow_id", "kind", "src", "dst", "src_ip", "dst_ip", "src_port", "dst_port", "cca", "size_bytes", "start_s", "end_s", "fct_s",
     "sender_done_s", "delivered_bytes", "retransmits", "timeouts", "max_cwnd_bytes",
 ]
 INTERVALS_COLUMNS = [
@@ -48,16 +48,22 @@ INTERVALS_COLUMNS = [
 QUEUE_COLUMNS = ["t_s", "node", "port", "queue", "occupancy_bytes"]
 DROPS_COLUMNS = ["t_s", "node", "port", "queue", "flow_id", "bytes", "reason"]
 QUERIES_COLUMNS = ["app", "query", "request_s", "done_s", "qct_s"]
+INT_COLUMNS = [
+    "t_s", "switch_id", "switch", "ingress_port", "ingress_port_name", "egress_port",
+    "egress_port_name", "queue_id", "queue_occupancy_bytes", "hop_latency_ns", "src_ip", "dst_ip",
+    "src_port", "dst_port", "protocol", "flow_id", "packet_bytes", "dropped", "report_seq",
+]
 EXPECTED_COLUMNS = {
     "flows": FLOWS_COLUMNS,
     "intervals": INTERVALS_COLUMNS,
     "queue": QUEUE_COLUMNS,
     "drops": DROPS_COLUMNS,
     "queries": QUERIES_COLUMNS,
+    "int": INT_COLUMNS,
 }
 OUTPUT_FILES = {
     "flows.parquet", "intervals.parquet", "queue.parquet", "drops.parquet", "queries.parquet",
-    "summary.json",
+    "int.parquet", "summary.json",
 }
 
 

@@ -15,9 +15,10 @@
 //! never an allocation sized by an untrusted length field.
 
 pub mod attribution;
-pub mod detect;
 pub mod capture;
+pub mod detect;
 pub mod error;
+pub mod int;
 pub mod loss;
 pub mod model;
 pub mod observation;

@@ -13,6 +13,25 @@ pub enum FlagLayout {
     DqfBeforeReserved,
 }
 
+/// How a reported data packet says it carries an embedded INT stack (int-telemetry.md §6
+/// "Presence over TCP/UDP": a DSCP value or bit, chosen per domain).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum IntDetect {
+    /// No DSCP convention is trusted: INT is present when the bytes after the L4 header start
+    /// with a shim we recognise — Type 1 in the first byte with an MD header of Ver 0 or 1
+    /// (INT v0.5 / v1.0), or Type nibble 1 (MD) or 3 (MX) with an MD header of Ver 2 (INT
+    /// v2.x). Once recognised, every length must agree or the packet is malformed.
+    #[default]
+    Shim,
+    /// INT is present exactly when `dscp & mask == value`; a marked packet without a valid
+    /// shim is malformed, an unmarked one carries no INT whatever its payload.
+    Dscp { value: u8, mask: u8 },
+}
+
+/// The DSCP the INT v1.0 specification's example uses to mark INT packets, and AmLight's
+/// inner IP ToS `0x17 << 2` (int-telemetry.md §6).
+pub const INT_DSCP: u8 = 0x17;
+
 /// One device's conventions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DeviceProfile {
@@ -24,6 +43,13 @@ pub struct DeviceProfile {
     /// as specified, 8 in INT v2.x and in GEANT's v1.0 stacks (§1, §11).
     pub timestamp_bytes: u8,
     pub flag_layout: FlagLayout,
+    /// How the presence of embedded INT is signalled in the reported packet.
+    pub int_detect: IntDetect,
+    /// DSCP our encoder sets on packets carrying INT.
+    pub int_dscp: u8,
+    /// INT sits right after the fixed 20-byte TCP header, before any TCP options, as NoviFlow
+    /// inserts it (§11); otherwise after the options (the INT spec's other domain-wide choice).
+    pub int_before_tcp_options: bool,
 }
 
 impl DeviceProfile {
@@ -35,6 +61,9 @@ impl DeviceProfile {
             cell_bytes: 80,
             timestamp_bytes: 4,
             flag_layout: FlagLayout::Spec,
+            int_detect: IntDetect::Shim,
+            int_dscp: INT_DSCP,
+            int_before_tcp_options: true,
         }
     }
 
@@ -46,6 +75,9 @@ impl DeviceProfile {
             cell_bytes: 1,
             timestamp_bytes: 4,
             flag_layout: FlagLayout::Spec,
+            int_detect: IntDetect::Shim,
+            int_dscp: INT_DSCP,
+            int_before_tcp_options: false,
         }
     }
 }
@@ -65,6 +97,14 @@ mod tests {
     fn noviflow_counts_80_byte_cells_and_32_bit_timestamps() {
         let p = DeviceProfile::noviflow();
         assert_eq!((p.cell_bytes, p.timestamp_bytes), (80, 4));
+    }
+
+    #[test]
+    fn noviflow_puts_int_before_tcp_options_and_marks_dscp_0x17() {
+        let p = DeviceProfile::noviflow();
+        assert!(p.int_before_tcp_options);
+        assert_eq!((p.int_dscp, p.int_dscp << 2), (0x17, 0x5C));
+        assert!(!DeviceProfile::spec().int_before_tcp_options);
     }
 
     #[test]
