@@ -11,6 +11,7 @@
 mod columns;
 mod error;
 mod scenario_json;
+mod telemetry;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -70,5 +71,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::decode_capture, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::detect_capture, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::detect_table, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::write_int_pcap, m)?)?;
     Ok(())
 }

@@ -40,6 +40,10 @@ pub struct Victim {
     /// Largest hop latency of its sampled packets above the queue's baseline (0 if only dropped).
     pub delay_ns: u64,
     pub drops: u64,
+    /// Plain TCP captures: the flow's retransmitted segments inside or right after the burst.
+    pub retransmits: u64,
+    /// Plain TCP captures: duplicate ACKs the flow's receiver sent in that time.
+    pub dup_acks: u64,
 }
 
 impl Serialize for Culprit {
@@ -54,12 +58,14 @@ impl Serialize for Culprit {
 }
 
 impl Serialize for Victim {
-    /// `{"flow": str, "delay_s": float, "drops": int}`.
+    /// `{"flow": str, "delay_s": float, "drops": int, "retransmits": int, "dup_acks": int}`.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_struct("Victim", 3)?;
+        let mut m = s.serialize_struct("Victim", 5)?;
         m.serialize_field("flow", &self.flow.to_string())?;
         m.serialize_field("delay_s", &(self.delay_ns as f64 / 1e9))?;
         m.serialize_field("drops", &self.drops)?;
+        m.serialize_field("retransmits", &self.retransmits)?;
+        m.serialize_field("dup_acks", &self.dup_acks)?;
         m.end()
     }
 }
@@ -179,6 +185,8 @@ impl Attribution {
                     flow: *flow,
                     delay_ns,
                     drops: t.drops,
+                    retransmits: 0,
+                    dup_acks: 0,
                 })
             })
             .collect();
@@ -296,7 +304,7 @@ mod tests {
         assert!(a.culprits(10).is_empty());
         assert_eq!(
             a.victims(Some(1_000), 10),
-            vec![Victim { flow: flow(4), delay_ns: 0, drops: 1 }]
+            vec![Victim { flow: flow(4), delay_ns: 0, drops: 1, retransmits: 0, dup_acks: 0 }]
         );
     }
 
@@ -311,8 +319,8 @@ mod tests {
         assert_eq!(
             v,
             vec![
-                Victim { flow: flow(3), delay_ns: 20_000, drops: 0 },
-                Victim { flow: flow(2), delay_ns: 4_000, drops: 0 },
+                Victim { flow: flow(3), delay_ns: 20_000, drops: 0, retransmits: 0, dup_acks: 0 },
+                Victim { flow: flow(2), delay_ns: 4_000, drops: 0, retransmits: 0, dup_acks: 0 },
             ]
         );
         assert_eq!(a.victims(Some(5_000), 1).len(), 1);
@@ -351,7 +359,7 @@ mod tests {
         assert_eq!(burst.culprits(10)[1].bytes, 400);
         assert_eq!(
             burst.victims(Some(0), 10)[0],
-            Victim { flow: flow(1), delay_ns: 250, drops: 0 }
+            Victim { flow: flow(1), delay_ns: 250, drops: 0, retransmits: 0, dup_acks: 0 }
         );
         assert_eq!(burst.victims(Some(0), 10)[1].drops, 1);
     }

@@ -16,12 +16,16 @@
 
 pub mod attribution;
 pub mod capture;
+pub mod decode;
 pub mod detect;
 pub mod error;
+pub mod export;
 pub mod int;
 pub mod loss;
 pub mod model;
 pub mod observation;
+pub mod observe;
+pub mod pipeline;
 pub mod profile;
 pub mod profiles;
 pub mod report;

@@ -39,6 +39,18 @@ def command(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace the files of a non-empty --out DIR.")
     ] = False,
+    int_pcap: Annotated[
+        Path | None,
+        typer.Option(
+            "--int-pcap",
+            metavar="FILE",
+            help="Write the run's INT rows ([telemetry] int_ports) as Telemetry Report packets in a pcap, for `burstlab decode`/`detect`.",
+        ),
+    ] = None,
+    int_version: Annotated[
+        str,
+        typer.Option("--int-version", metavar="1.0|2.0", help="Report format for --int-pcap: 1.0 = TR v1.0 + INT v1.0 as NoviFlow switches send it (UDP 5900), 2.0 = TR v2.0 (UDP 1234)."),
+    ] = "1.0",
 ) -> None:
     """Simulate a scenario: TCP flows (Linux CUBIC, Reno, ...) crossing a switch bottleneck,
     hit by constant-rate UDP bursts; report each flow's completion time, throughput, retransmits
@@ -57,12 +69,13 @@ def command(
     Exit status: 0 ok, 2 bad input (scenario, --set, --out; nothing is written), 1 internal error.
     """
     err = Console(stderr=True, highlight=False)
-    code = _run(scenario, set_ or [], out, json_, overwrite, err)
+    code = _run(scenario, set_ or [], out, json_, overwrite, err, int_pcap, int_version)
     raise typer.Exit(code)
 
 
 def _run(
-    scenario: Path, overrides: list[str], out: Path | None, as_json: bool, overwrite: bool, err: Console
+    scenario: Path, overrides: list[str], out: Path | None, as_json: bool, overwrite: bool, err: Console,
+    int_pcap: Path | None = None, int_version: str = "1.0",
 ) -> int:
     from burstlab.api import check_output_dir, run
 
@@ -74,6 +87,8 @@ def _run(
             result = run(scenario, set=overrides)
         if out is not None:
             result.write(out, overwrite=overwrite)
+        if int_pcap is not None:
+            _write_int_pcap(result, int_pcap, int_version, err)
 
     if as_json:
         sys.stdout.write(json.dumps(result.summary) + "\n")
@@ -85,6 +100,20 @@ def _run(
             console.width = max(console.width, 120)  # a log file has no right margin to respect
         print_summary(console, result.summary, out)
     return status.SUCCESS
+
+
+def _write_int_pcap(result, path: Path, version: str, err: Console) -> None:
+    from burstlab.errors import TelemetryInputError
+    from burstlab.telemetry import write_int_pcap
+
+    table = result.table("int")
+    if table.num_rows == 0:
+        raise TelemetryInputError(
+            "--int-pcap: the run recorded no INT rows; name switch ports in the scenario's "
+            '[telemetry] section, e.g. int_ports = ["swA:swA->swB"]'
+        )
+    n = write_int_pcap(table, path, version=version)
+    err.print(f"wrote {n} INT reports (TR v{version}) to {path}")
 
 
 @contextmanager

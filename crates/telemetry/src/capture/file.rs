@@ -114,6 +114,12 @@ pub struct CaptureReader<R: Read> {
 }
 
 impl<R: Read> CaptureReader<R> {
+    /// File bytes consumed so far (headers and the frames handed out before the last one), for
+    /// progress reporting.
+    pub fn position(&self) -> u64 {
+        self.file_off as u64
+    }
+
     /// Reads the file header (pcap) or first section header (pcapng) to learn the format.
     pub fn new(src: R) -> Result<Self, DecodeError> {
         let mut r = CaptureReader {

@@ -1,0 +1,252 @@
+//! From a report packet's UDP payload to [`Report`]s: the report-header parsers
+//! ([`crate::report`]) and the reported packet's parser ([`crate::int`]) glued, with the device
+//! profile chosen per UDP port and switch; and the JSON line `burstlab decode` prints.
+
+use crate::error::DecodeError;
+use crate::int::parse_inner_into;
+use crate::model::{FlowKey, Hop, InnerPacket, Report};
+use crate::profiles::Profiles;
+use crate::report::{ReportHeader, parse_reports_into};
+use serde::Serialize;
+use serde::ser::{SerializeStruct, Serializer};
+
+/// Decodes report payloads, reusing its buffers between packets (no allocation per report
+/// beyond the hop list it returns).
+pub struct Decoder {
+    profiles: Profiles,
+    headers: Vec<ReportHeader>,
+    inner: InnerPacket,
+}
+
+impl Decoder {
+    pub fn new(profiles: Profiles) -> Self {
+        Decoder { profiles, headers: Vec::new(), inner: InnerPacket::default() }
+    }
+
+    pub fn profiles(&self) -> &Profiles {
+        &self.profiles
+    }
+
+    /// Decode every report in `payload`, a UDP payload sent to port `dport`, appending them to
+    /// `out`. A malformed report fails the whole payload (offsets count from the payload's
+    /// first byte) and appends nothing.
+    pub fn decode(
+        &mut self,
+        payload: &[u8],
+        dport: u16,
+        out: &mut Vec<Report>,
+    ) -> Result<(), DecodeError> {
+        let mut profile = self.profiles.for_report(dport, None);
+        parse_reports_into(payload, profile, &mut self.headers)?;
+        // A per-switch profile can only be chosen once the header has named the switch.
+        let switch = self.headers.first().and_then(|h| h.switch_id);
+        let by_switch = self.profiles.for_report(dport, switch);
+        if !std::ptr::eq(by_switch, profile) {
+            profile = by_switch;
+            parse_reports_into(payload, profile, &mut self.headers)?;
+        }
+        let start = out.len();
+        for h in &self.headers {
+            let mut report = Report {
+                version: h.version,
+                switch_id: h.switch_id,
+                hw_id: h.hw_id,
+                seq: h.seq,
+                ingress_ts: h.ingress_ts,
+                flags: h.flags,
+                drop_reason: h.drop_reason,
+                flow: None,
+                packet_bytes: None,
+                int_version: None,
+                hops: Vec::new(),
+            };
+            if let Some((kind, range)) = &h.inner {
+                let bytes = payload.get(range.clone()).unwrap_or(&[]);
+                if let Err(e) = parse_inner_into(bytes, *kind, profile, &mut self.inner) {
+                    out.truncate(start);
+                    return Err(e.shifted(range.start));
+                }
+                report.flow = self.inner.flow;
+                report.packet_bytes = Some(self.inner.packet_bytes);
+                report.int_version = self.inner.int_version;
+                report.hops.extend_from_slice(&self.inner.hops);
+            }
+            // The report's own metadata describes the reporting switch; an INT stack, when
+            // present, already holds that switch as its first (most recent) hop.
+            if report.hops.is_empty() {
+                report.hops.extend(h.local);
+            }
+            out.push(report);
+        }
+        Ok(())
+    }
+}
+
+/// One line of `burstlab decode --json`: the report with the capture frame it came from.
+pub struct ReportLine<'a> {
+    pub frame: u64,
+    pub report: &'a Report,
+}
+
+impl Serialize for ReportLine<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.report;
+        let mut m = s.serialize_struct("ReportLine", 8)?;
+        m.serialize_field("frame", &self.frame)?;
+        m.serialize_field("report_version", r.version.as_str())?;
+        m.serialize_field("switch_id", &r.switch_id)?;
+        m.serialize_field("hw_id", &r.hw_id)?;
+        m.serialize_field("seq", &r.seq)?;
+        m.serialize_field("ingress_ts", &r.ingress_ts)?;
+        m.serialize_field("flow", &r.flow.as_ref().map(FlowJson))?;
+        m.serialize_field("hops", &r.hops as &[Hop])?;
+        m.end()
+    }
+}
+
+/// A malformed report: `{"frame", "error", "offset"}`.
+pub struct ErrorLine<'a> {
+    pub frame: u64,
+    pub error: &'a DecodeError,
+}
+
+impl Serialize for ErrorLine<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_struct("ErrorLine", 3)?;
+        m.serialize_field("frame", &self.frame)?;
+        m.serialize_field("error", &self.error.to_string())?;
+        m.serialize_field("offset", &self.error.offset)?;
+        m.end()
+    }
+}
+
+/// `{"src", "dst", "sport", "dport", "proto"}` with the protocol by name ("tcp", "udp") when
+/// it has one, else its number.
+struct FlowJson<'a>(&'a FlowKey);
+
+impl Serialize for FlowJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = self.0;
+        let mut m = s.serialize_struct("Flow", 5)?;
+        m.serialize_field("src", &f.src.to_string())?;
+        m.serialize_field("dst", &f.dst.to_string())?;
+        m.serialize_field("sport", &f.sport)?;
+        m.serialize_field("dport", &f.dport)?;
+        match f.proto {
+            6 => m.serialize_field("proto", "tcp")?,
+            17 => m.serialize_field("proto", "udp")?,
+            p => m.serialize_field("proto", &p.to_string())?,
+        }
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::int::{IntStackSpec, encode_inner};
+    use crate::model::{InnerKind, ReportFlags, ReportVersion};
+    use crate::profile::DeviceProfile;
+    use crate::report::encode_report;
+    use std::net::{IpAddr, Ipv4Addr};
+
+    fn flow() -> FlowKey {
+        FlowKey {
+            src: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+            dst: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+            sport: 10000,
+            dport: 5201,
+            proto: 6,
+        }
+    }
+
+    fn noviflow_report(hop: Hop, seq: u32) -> Vec<u8> {
+        let p = DeviceProfile::noviflow();
+        let mut inner = Vec::new();
+        encode_inner(&flow(), InnerKind::Ethernet, &[100], Some(&IntStackSpec::noviflow(&[hop])), 1000, &p, &mut inner);
+        let h = ReportHeader {
+            version: ReportVersion::V1_0,
+            switch_id: Some(7),
+            hw_id: 1,
+            seq,
+            ingress_ts: Some(123),
+            flags: ReportFlags { tracked: true, ..Default::default() },
+            drop_reason: None,
+            local: None,
+            inner: Some((InnerKind::Ethernet, 0..0)),
+        };
+        let mut out = Vec::new();
+        encode_report(&h, &inner, &p, &mut out);
+        out
+    }
+
+    fn hop() -> Hop {
+        Hop {
+            switch_id: Some(7),
+            ingress_port: Some(1),
+            egress_port: Some(2),
+            hop_latency_ns: None,
+            queue_id: Some(0),
+            queue_occupancy_bytes: Some(80 * 1000),
+            ingress_ts: Some(4_000_000_000),
+            egress_ts: Some(4_000_001_000),
+        }
+    }
+
+    #[test]
+    fn noviflow_report_on_5900_decodes_flow_and_hop_in_bytes() {
+        let mut d = Decoder::new(Profiles::builtin());
+        let mut out = Vec::new();
+        d.decode(&noviflow_report(hop(), 42), 5900, &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        let r = &out[0];
+        assert_eq!((r.switch_id, r.hw_id, r.seq), (Some(7), 1, 42));
+        assert_eq!(r.flow, Some(flow()));
+        assert_eq!(r.hops, vec![hop()]);
+    }
+
+    #[test]
+    fn json_line_has_exactly_the_documented_keys() {
+        let mut d = Decoder::new(Profiles::builtin());
+        let mut out = Vec::new();
+        d.decode(&noviflow_report(hop(), 42), 5900, &mut out).unwrap();
+        let text = serde_json::to_string(&ReportLine { frame: 3, report: &out[0] }).unwrap();
+        assert!(text.starts_with(r#"{"frame":3,"report_version":"1.0","switch_id":7,"hw_id":1,"seq":42,"ingress_ts":123,"flow":{"#), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v.as_object().unwrap().len(), 8);
+        assert_eq!(v["report_version"], "1.0");
+        assert_eq!(v["flow"]["proto"], "tcp");
+        assert_eq!(v["flow"]["src"], "10.0.0.1");
+        let mut hop_keys: Vec<&str> = v["hops"][0].as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        hop_keys.sort_unstable();
+        assert_eq!(
+            hop_keys,
+            ["egress_port", "egress_ts", "hop_latency_ns", "ingress_port", "ingress_ts", "queue_id", "queue_occupancy_bytes", "switch_id"]
+        );
+        assert_eq!(v["hops"][0]["hop_latency_ns"], serde_json::Value::Null);
+        assert_eq!(v["hops"][0]["queue_occupancy_bytes"], 80_000);
+    }
+
+    #[test]
+    fn malformed_inner_packet_error_counts_from_the_payload_start() {
+        let mut bytes = noviflow_report(hop(), 1);
+        bytes.truncate(16 + 30); // TR v1.0 header (16 B) + a cut inner frame
+        let mut d = Decoder::new(Profiles::builtin());
+        let mut out = Vec::new();
+        let e = d.decode(&bytes, 5900, &mut out).unwrap_err();
+        assert!(e.offset >= 16, "{e}");
+        assert!(out.is_empty());
+        let v = serde_json::to_value(ErrorLine { frame: 9, error: &e }).unwrap();
+        assert_eq!(v["offset"], e.offset);
+        assert_eq!(v["frame"], 9);
+    }
+
+    #[test]
+    fn same_bytes_on_a_spec_port_read_occupancy_as_bytes_not_cells() {
+        let mut d = Decoder::new(Profiles::builtin());
+        let mut out = Vec::new();
+        d.decode(&noviflow_report(hop(), 1), 1234, &mut out).unwrap();
+        // The encoder wrote 1000 cells; a spec-profile port reads them as 1000 bytes.
+        assert_eq!(out[0].hops[0].queue_occupancy_bytes, Some(1000));
+    }
+}

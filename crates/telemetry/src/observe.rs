@@ -1,0 +1,166 @@
+//! Reports to detector samples: one [`Observation`] per hop that carries a queue occupancy, on
+//! each switch's own timeline with 32-bit timestamps unwrapped (int-telemetry.md §16.2: "use
+//! device timestamps with 32-bit wrap handling, not collector wall clock").
+
+use crate::model::{IntVersion, Report, ReportVersion};
+use crate::observation::{Observation, QueueKey, ReportStream};
+use rustc_hash::FxHashMap;
+
+/// A 32-bit nanosecond counter wraps every 2^32 ns ≈ 4.295 s (INT v0.5/v1.0 and TR v0.5/v1.0
+/// timestamps, int-telemetry.md §8).
+pub const WRAP_32: u64 = 1 << 32;
+
+/// Unwraps one device's 32-bit timestamps onto a 64-bit timeline. Samples may arrive slightly
+/// out of order: a value is placed in the 2^32 period that puts it closest to the previous one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unwrap32 {
+    last: Option<u64>,
+}
+
+impl Unwrap32 {
+    pub fn unwrap(&mut self, raw: u32) -> u64 {
+        let raw = raw as u64;
+        let t = match self.last {
+            None => raw,
+            Some(last) => {
+                let base = last & !(WRAP_32 - 1);
+                [base.wrapping_sub(WRAP_32), base, base + WRAP_32]
+                    .into_iter()
+                    .filter(|b| *b <= base || b.checked_add(raw).is_some())
+                    .map(|b| b.wrapping_add(raw))
+                    .min_by_key(|t| t.abs_diff(last))
+                    .unwrap_or(raw)
+            }
+        };
+        if self.last.is_none_or(|l| t > l) {
+            self.last = Some(t);
+        }
+        t
+    }
+}
+
+/// Turns reports into observations, keeping one unwrapper per switch.
+#[derive(Default)]
+pub struct Observer {
+    clocks: FxHashMap<u32, Unwrap32>,
+    /// Reports with no hop that says how full a queue was.
+    pub without_occupancy: u64,
+}
+
+impl Observer {
+    /// Append the observations of `r` to `out`. The report's sequence number rides on its
+    /// first observation only, so loss accounting counts each report once.
+    pub fn push(&mut self, r: &Report, out: &mut Vec<Observation>) {
+        let before = out.len();
+        let stream = ReportStream { switch_id: r.switch_id.unwrap_or(0), hw_id: r.hw_id };
+        // 8-byte timestamps: INT v2.x stacks and TR v2.0 metadata; everything else is 32-bit.
+        let wide = r.int_version == Some(IntVersion::V2_1)
+            || (r.int_version.is_none() && r.version == ReportVersion::V2_0);
+        for (i, hop) in r.hops.iter().enumerate() {
+            let Some(occupancy) = hop.queue_occupancy_bytes else { continue };
+            let switch_id = hop.switch_id.or(r.switch_id).unwrap_or(0);
+            let latency = hop.hop_latency_ns.map(u64::from).or_else(|| {
+                match (hop.ingress_ts, hop.egress_ts) {
+                    (Some(a), Some(b)) if wide => b.checked_sub(a),
+                    // 32-bit: the difference modulo 2^32 is right across a wrap.
+                    (Some(a), Some(b)) => Some((b as u32).wrapping_sub(a as u32) as u64),
+                    _ => None,
+                }
+            });
+            let raw = hop
+                .egress_ts
+                .or_else(|| hop.ingress_ts.map(|t| t + latency.unwrap_or(0)))
+                .or(r.ingress_ts);
+            let Some(raw) = raw else { continue };
+            let t_ns = if wide {
+                raw
+            } else {
+                self.clocks.entry(switch_id).or_default().unwrap(raw as u32)
+            };
+            out.push(Observation {
+                t_ns,
+                queue: QueueKey {
+                    switch_id,
+                    port: hop.egress_port.unwrap_or(0),
+                    queue_id: hop.queue_id.unwrap_or(0),
+                },
+                occupancy_bytes: occupancy,
+                flow: r.flow,
+                packet_bytes: r.packet_bytes.unwrap_or(0),
+                hop_latency_ns: latency,
+                // A drop report is about the reporting switch, the first hop.
+                dropped: r.flags.dropped && i == 0,
+                report: (out.len() == before).then_some((stream, r.seq)),
+            });
+        }
+        if out.len() == before {
+            self.without_occupancy += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Hop, ReportFlags};
+
+    #[test]
+    fn wrap_32_is_about_4_3_seconds() {
+        assert_eq!(WRAP_32, 4_294_967_296);
+    }
+
+    #[test]
+    fn unwrap_carries_across_the_wrap_and_tolerates_late_samples() {
+        let mut u = Unwrap32::default();
+        assert_eq!(u.unwrap(u32::MAX - 10), WRAP_32 - 11);
+        assert_eq!(u.unwrap(5), WRAP_32 + 5);
+        // A sample from just before the wrap arriving late stays in the earlier period.
+        assert_eq!(u.unwrap(u32::MAX - 2), WRAP_32 - 3);
+        assert_eq!(u.unwrap(100), WRAP_32 + 100);
+        // Three periods on, in steps under half a period.
+        for k in 1..=12u64 {
+            assert_eq!(u.unwrap((100 + k * (1 << 30)) as u32), WRAP_32 + 100 + k * (1 << 30));
+        }
+    }
+
+    fn report(hops: Vec<Hop>, seq: u32) -> Report {
+        Report {
+            version: ReportVersion::V1_0,
+            switch_id: Some(3),
+            hw_id: 0,
+            seq,
+            ingress_ts: Some(1),
+            flags: ReportFlags::default(),
+            drop_reason: None,
+            flow: None,
+            packet_bytes: Some(1500),
+            int_version: Some(IntVersion::V1_0),
+            hops,
+        }
+    }
+
+    #[test]
+    fn each_hop_with_occupancy_is_one_observation_and_the_seq_rides_on_the_first() {
+        let hop = |sw, occ| Hop {
+            switch_id: Some(sw),
+            egress_port: Some(9),
+            queue_id: Some(1),
+            queue_occupancy_bytes: occ,
+            ingress_ts: Some(u32::MAX as u64 - 99),
+            egress_ts: Some(400),
+            ..Default::default()
+        };
+        let mut o = Observer::default();
+        let mut out = Vec::new();
+        o.push(&report(vec![hop(5, Some(8000)), hop(6, None), hop(7, Some(80))], 11), &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].queue, QueueKey { switch_id: 5, port: 9, queue_id: 1 });
+        // Latency across the 32-bit wrap: 100 ns to the wrap + 400 after it.
+        assert_eq!(out[0].hop_latency_ns, Some(500));
+        assert_eq!(out[0].report, Some((ReportStream { switch_id: 3, hw_id: 0 }, 11)));
+        assert_eq!(out[1].report, None);
+        assert_eq!(out[1].queue.switch_id, 7);
+        o.push(&report(vec![hop(5, None)], 12), &mut out);
+        assert_eq!(o.without_occupancy, 1);
+    }
+}
