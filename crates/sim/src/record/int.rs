@@ -7,9 +7,9 @@
 //!   (a Tofino's egress pipeline timestamp); for a drop, the time of the drop;
 //! - `hop_latency_ns`: egress time − arrival time at the switch (the last bit in), truncated
 //!   to whole nanoseconds; 0 for a drop. No pipeline latency is modelled: an idle port gives 0;
-//! - `queue_occupancy_bytes`: bytes in the packet's egress queue once it has been dequeued
-//!   (the packet itself not counted, like Tofino's `deq_qdepth`); for a drop, the bytes the
-//!   queue held when it refused the packet;
+//! - `queue_occupancy_bytes`: bytes in the packet's egress queue as it is dequeued, the packet
+//!   itself included (the depth it saw on leaving); for a drop, the bytes the queue held when
+//!   it refused the packet;
 //! - `ingress_port`/`egress_port`: the port's index among its switch's ports (in topology
 //!   order); `*_port_name` is the name the `queue` table uses. A port names the link, so the
 //!   ingress port of a packet from host `s0` into `swA` is `swA->s0`;
@@ -174,7 +174,10 @@ impl IntRecorder {
         let id = port.in_tx.expect("egress without a packet in transmission");
         let p = pool.get(id);
         let queue = port.queues.classify(p);
-        let hop = Hop { now, port: pid, queue, occupancy_bytes: port.queues.queue_bytes(queue), arrived: Some(p.enqueued_at) };
+        // The depth the packet saw as it left: what is still queued plus itself, so the
+        // largest INT occupancy equals the queue's peak rather than one packet under it.
+        let occupancy_bytes = port.queues.queue_bytes(queue) + u64::from(p.ip_bytes);
+        let hop = Hop { now, port: pid, queue, occupancy_bytes, arrived: Some(p.enqueued_at) };
         self.record(id, p, hop);
     }
 
