@@ -10,4 +10,6 @@ bash scripts/setup.sh
 # The test profile is optimised (Cargo.toml) and keeps debug assertions: the engine's invariants
 # (queue ≤ buffer, dequeue spacing, monotone time) are checked in every integration test.
 cargo test --workspace
+# Every telemetry parser under libFuzzer for a short while (long runs: docs/reliability.md).
+FUZZ_SECONDS="${FUZZ_SECONDS:-15}" bash scripts/fuzz.sh smoke
 "$PYTHON" -m pytest -q tests/python

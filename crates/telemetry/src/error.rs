@@ -37,7 +37,8 @@ impl DecodeError {
 
     /// The same error seen from an enclosing buffer that starts `base` bytes earlier.
     pub fn shifted(mut self, base: usize) -> Self {
-        self.offset += base;
+        // A field past the end of a sub-slice can sit at any computed position; never overflow.
+        self.offset = self.offset.saturating_add(base);
         self
     }
 }
