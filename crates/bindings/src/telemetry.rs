@@ -4,7 +4,7 @@
 //! back as JSON text.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::BufWriter;
 use std::net::{IpAddr, Ipv4Addr};
 
 use numpy::PyReadonlyArray1;
@@ -41,10 +41,9 @@ fn profiles(py: Python<'_>, text: Option<&str>) -> PyResult<Profiles> {
     }
 }
 
-fn open(py: Python<'_>, path: &str) -> PyResult<BufReader<File>> {
-    File::open(path)
-        .map(|f| BufReader::with_capacity(1 << 20, f))
-        .map_err(|e| input_error(py, format!("{path}: {e}")))
+/// The capture reader buffers on its own; a `BufReader` would only add a copy.
+fn open(py: Python<'_>, path: &str) -> PyResult<File> {
+    File::open(path).map_err(|e| input_error(py, format!("{path}: {e}")))
 }
 
 /// Decode every report in a capture. `batch(lines, bytes_done, bytes_total)` is called with

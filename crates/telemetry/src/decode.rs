@@ -10,32 +10,36 @@ use crate::report::{ReportHeader, parse_reports_into};
 use serde::Serialize;
 use serde::ser::{SerializeStruct, Serializer};
 
-/// Decodes report payloads, reusing its buffers between packets (no allocation per report
-/// beyond the hop list it returns).
+/// Decodes report payloads, reusing its buffers between packets: the reports of the last
+/// payload live in the decoder (their hop lists keep their capacity), so steady-state decoding
+/// allocates nothing.
 pub struct Decoder {
     profiles: Profiles,
     headers: Vec<ReportHeader>,
     inner: InnerPacket,
+    reports: Vec<Report>,
+    live: usize,
 }
 
 impl Decoder {
     pub fn new(profiles: Profiles) -> Self {
-        Decoder { profiles, headers: Vec::new(), inner: InnerPacket::default() }
+        Decoder {
+            profiles,
+            headers: Vec::new(),
+            inner: InnerPacket::default(),
+            reports: Vec::new(),
+            live: 0,
+        }
     }
 
     pub fn profiles(&self) -> &Profiles {
         &self.profiles
     }
 
-    /// Decode every report in `payload`, a UDP payload sent to port `dport`, appending them to
-    /// `out`. A malformed report fails the whole payload (offsets count from the payload's
-    /// first byte) and appends nothing.
-    pub fn decode(
-        &mut self,
-        payload: &[u8],
-        dport: u16,
-        out: &mut Vec<Report>,
-    ) -> Result<(), DecodeError> {
+    /// Decode every report in `payload`, a UDP payload sent to port `dport`. A malformed report
+    /// fails the whole payload (offsets count from the payload's first byte).
+    pub fn decode(&mut self, payload: &[u8], dport: u16) -> Result<&[Report], DecodeError> {
+        self.live = 0;
         let mut profile = self.profiles.for_report(dport, None);
         parse_reports_into(payload, profile, &mut self.headers)?;
         // A per-switch profile can only be chosen once the header has named the switch.
@@ -45,40 +49,48 @@ impl Decoder {
             profile = by_switch;
             parse_reports_into(payload, profile, &mut self.headers)?;
         }
-        let start = out.len();
         for h in &self.headers {
-            let mut report = Report {
-                version: h.version,
-                switch_id: h.switch_id,
-                hw_id: h.hw_id,
-                seq: h.seq,
-                ingress_ts: h.ingress_ts,
-                flags: h.flags,
-                drop_reason: h.drop_reason,
-                flow: None,
-                packet_bytes: None,
-                int_version: None,
-                hops: Vec::new(),
-            };
+            if self.live == self.reports.len() {
+                self.reports.push(empty_report(h));
+            }
+            let report = &mut self.reports[self.live];
+            *report = Report { hops: std::mem::take(&mut report.hops), ..empty_report(h) };
+            report.hops.clear();
             if let Some((kind, range)) = &h.inner {
                 let bytes = payload.get(range.clone()).unwrap_or(&[]);
-                if let Err(e) = parse_inner_into(bytes, *kind, profile, &mut self.inner) {
-                    out.truncate(start);
-                    return Err(e.shifted(range.start));
-                }
+                parse_inner_into(bytes, *kind, profile, &mut self.inner)
+                    .map_err(|e| e.shifted(range.start))?;
                 report.flow = self.inner.flow;
                 report.packet_bytes = Some(self.inner.packet_bytes);
                 report.int_version = self.inner.int_version;
-                report.hops.extend_from_slice(&self.inner.hops);
+                // Trade buffers instead of copying: the parser clears what it gets back.
+                std::mem::swap(&mut report.hops, &mut self.inner.hops);
             }
             // The report's own metadata describes the reporting switch; an INT stack, when
             // present, already holds that switch as its first (most recent) hop.
             if report.hops.is_empty() {
                 report.hops.extend(h.local);
             }
-            out.push(report);
+            self.live += 1;
         }
-        Ok(())
+        Ok(&self.reports[..self.live])
+    }
+}
+
+/// A report with the header's fields and nothing from the reported packet yet.
+fn empty_report(h: &ReportHeader) -> Report {
+    Report {
+        version: h.version,
+        switch_id: h.switch_id,
+        hw_id: h.hw_id,
+        seq: h.seq,
+        ingress_ts: h.ingress_ts,
+        flags: h.flags,
+        drop_reason: h.drop_reason,
+        flow: None,
+        packet_bytes: None,
+        int_version: None,
+        hops: Vec::new(),
     }
 }
 
@@ -196,8 +208,7 @@ mod tests {
     #[test]
     fn noviflow_report_on_5900_decodes_flow_and_hop_in_bytes() {
         let mut d = Decoder::new(Profiles::builtin());
-        let mut out = Vec::new();
-        d.decode(&noviflow_report(hop(), 42), 5900, &mut out).unwrap();
+        let out = d.decode(&noviflow_report(hop(), 42), 5900).unwrap().to_vec();
         assert_eq!(out.len(), 1);
         let r = &out[0];
         assert_eq!((r.switch_id, r.hw_id, r.seq), (Some(7), 1, 42));
@@ -208,8 +219,7 @@ mod tests {
     #[test]
     fn json_line_has_exactly_the_documented_keys() {
         let mut d = Decoder::new(Profiles::builtin());
-        let mut out = Vec::new();
-        d.decode(&noviflow_report(hop(), 42), 5900, &mut out).unwrap();
+        let out = d.decode(&noviflow_report(hop(), 42), 5900).unwrap().to_vec();
         let text = serde_json::to_string(&ReportLine { frame: 3, report: &out[0] }).unwrap();
         assert!(text.starts_with(r#"{"frame":3,"report_version":"1.0","switch_id":7,"hw_id":1,"seq":42,"ingress_ts":123,"flow":{"#), "{text}");
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -232,20 +242,27 @@ mod tests {
         let mut bytes = noviflow_report(hop(), 1);
         bytes.truncate(16 + 30); // TR v1.0 header (16 B) + a cut inner frame
         let mut d = Decoder::new(Profiles::builtin());
-        let mut out = Vec::new();
-        let e = d.decode(&bytes, 5900, &mut out).unwrap_err();
+        let e = d.decode(&bytes, 5900).unwrap_err();
         assert!(e.offset >= 16, "{e}");
-        assert!(out.is_empty());
         let v = serde_json::to_value(ErrorLine { frame: 9, error: &e }).unwrap();
         assert_eq!(v["offset"], e.offset);
         assert_eq!(v["frame"], 9);
     }
 
     #[test]
+    fn decoding_again_reuses_the_reports_and_keeps_nothing_stale() {
+        let mut d = Decoder::new(Profiles::builtin());
+        let first = d.decode(&noviflow_report(hop(), 1), 5900).unwrap().to_vec();
+        let cut = noviflow_report(hop(), 2)[..40].to_vec();
+        assert!(d.decode(&cut, 5900).is_err());
+        let again = d.decode(&noviflow_report(hop(), 1), 5900).unwrap();
+        assert_eq!(again, &first[..]);
+    }
+
+    #[test]
     fn same_bytes_on_a_spec_port_read_occupancy_as_bytes_not_cells() {
         let mut d = Decoder::new(Profiles::builtin());
-        let mut out = Vec::new();
-        d.decode(&noviflow_report(hop(), 1), 1234, &mut out).unwrap();
+        let out = d.decode(&noviflow_report(hop(), 1), 1234).unwrap();
         // The encoder wrote 1000 cells; a spec-profile port reads them as 1000 bytes.
         assert_eq!(out[0].hops[0].queue_occupancy_bytes, Some(1000));
     }

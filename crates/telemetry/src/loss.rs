@@ -252,30 +252,42 @@ impl LossCounter {
 pub struct LossLedger {
     width: SeqWidth,
     streams: FxHashMap<ReportStream, LossCounter>,
+    /// Reports come in runs from one stream: the last one's counter is kept out of the map.
+    last: Option<(ReportStream, LossCounter)>,
 }
 
 impl LossLedger {
     /// Every stream's numbers have `width` bits.
     pub fn new(width: SeqWidth) -> Self {
-        LossLedger { width, streams: FxHashMap::default() }
+        LossLedger { width, streams: FxHashMap::default(), last: None }
     }
 
     pub fn observe(&mut self, stream: ReportStream, seq: u32, t_ns: u64) {
-        let width = self.width;
-        self.streams.entry(stream).or_insert_with(|| LossCounter::new(width)).observe(seq, t_ns);
+        if self.last.as_ref().is_none_or(|(s, _)| *s != stream) {
+            let counter = self.streams.remove(&stream).unwrap_or_else(|| LossCounter::new(self.width));
+            if let Some((s, c)) = self.last.replace((stream, counter)) {
+                self.streams.insert(s, c);
+            }
+        }
+        if let Some((_, c)) = self.last.as_mut() {
+            c.observe(seq, t_ns);
+        }
     }
 
     pub fn stream(&self, stream: &ReportStream) -> Option<&LossCounter> {
-        self.streams.get(stream)
+        match &self.last {
+            Some((s, c)) if s == stream => Some(c),
+            _ => self.streams.get(stream),
+        }
     }
 
     /// Reports missing over all streams.
     pub fn lost(&self) -> u64 {
-        self.streams.values().map(LossCounter::lost).sum()
+        self.streams.values().chain(self.last.as_ref().map(|(_, c)| c)).map(LossCounter::lost).sum()
     }
 
     pub fn lost_between(&self, stream: &ReportStream, t0_ns: u64, t1_ns: u64) -> u64 {
-        self.streams.get(stream).map_or(0, |c| c.lost_between(t0_ns, t1_ns))
+        self.stream(stream).map_or(0, |c| c.lost_between(t0_ns, t1_ns))
     }
 }
 

@@ -43,6 +43,8 @@ impl Unwrap32 {
 #[derive(Default)]
 pub struct Observer {
     clocks: FxHashMap<u32, Unwrap32>,
+    /// The last switch's clock, kept out of the map: reports come in runs from one switch.
+    last: Option<(u32, Unwrap32)>,
     /// Reports with no hop that says how full a queue was.
     pub without_occupancy: u64,
 }
@@ -72,11 +74,7 @@ impl Observer {
                 .or_else(|| hop.ingress_ts.map(|t| t + latency.unwrap_or(0)))
                 .or(r.ingress_ts);
             let Some(raw) = raw else { continue };
-            let t_ns = if wide {
-                raw
-            } else {
-                self.clocks.entry(switch_id).or_default().unwrap(raw as u32)
-            };
+            let t_ns = if wide { raw } else { self.clock(switch_id).unwrap(raw as u32) };
             out.push(Observation {
                 t_ns,
                 queue: QueueKey {
@@ -96,6 +94,16 @@ impl Observer {
         if out.len() == before {
             self.without_occupancy += 1;
         }
+    }
+
+    fn clock(&mut self, switch_id: u32) -> &mut Unwrap32 {
+        if self.last.is_none_or(|(s, _)| s != switch_id) {
+            let clock = self.clocks.remove(&switch_id).unwrap_or_default();
+            if let Some((s, c)) = self.last.replace((switch_id, clock)) {
+                self.clocks.insert(s, c);
+            }
+        }
+        &mut self.last.as_mut().expect("just set").1
     }
 }
 

@@ -6,7 +6,10 @@
 //! entering + leaving captures ──┴─► reconstruct_queue ─► Observations ─► Detector ────────────┘
 //! ```
 
-use crate::capture::{CaptureReader, L4, PacketRecord, TcpMark, TcpMarker, parse_packet, reconstruct_queue};
+use crate::capture::{
+    CaptureReader, Frame, L4, PacketRecord, TcpMark, TcpMarker, UdpFast, parse_packet, reconstruct_queue,
+    udp_to_ports,
+};
 use crate::decode::Decoder;
 use crate::detect::Burst;
 use crate::detect::hysteresis::{Detector, HysteresisParams};
@@ -45,18 +48,16 @@ pub fn decode_capture<R: Read>(
 ) -> Result<DecodeStats, DecodeError> {
     let mut reader = CaptureReader::new(src)?;
     let mut stats = DecodeStats::default();
-    let mut reports = Vec::new();
     while let Some(frame) = reader.next() {
         let frame = frame?;
         stats.frames += 1;
-        let Some((payload, dport)) = report_payload(&frame_packet(&frame), frame.data, ports) else {
+        let Some((payload, dport)) = report_of(&frame, ports, false).0 else {
             continue;
         };
-        reports.clear();
-        match decoder.decode(payload, dport, &mut reports) {
-            Ok(()) => {
+        match decoder.decode(payload, dport) {
+            Ok(reports) => {
                 stats.reports += reports.len() as u64;
-                each(stats.frames, Ok(&reports));
+                each(stats.frames, Ok(reports));
             }
             Err(e) => {
                 stats.malformed += 1;
@@ -72,8 +73,21 @@ pub fn decode_capture<R: Read>(
     Ok(stats)
 }
 
-fn frame_packet(frame: &crate::capture::Frame<'_>) -> Option<PacketRecord> {
+fn frame_packet(frame: &Frame<'_>) -> Option<PacketRecord> {
     parse_packet(frame).ok()
+}
+
+/// The report payload in `frame`, if any, and — when `want_record` or the fast path could not
+/// tell — the frame's packet record.
+fn report_of<'a>(frame: &Frame<'a>, ports: &[u16], want_record: bool) -> (Option<(&'a [u8], u16)>, Option<PacketRecord>) {
+    match udp_to_ports(frame, ports) {
+        UdpFast::Report(payload, dport) => (Some((payload, dport)), None),
+        UdpFast::Other if !want_record => (None, None),
+        _ => {
+            let rec = frame_packet(frame);
+            (report_payload(&rec, frame.data, ports), rec)
+        }
+    }
 }
 
 /// The UDP payload of a packet sent to one of `ports`, and that port.
@@ -154,24 +168,31 @@ pub fn detect_capture<R: Read>(
     let mut marks: Vec<(u64, FlowKey, TcpMark)> = Vec::new();
     let mut observer = Observer::default();
     let mut observations: Vec<Observation> = Vec::new();
-    let (mut reports, mut malformed, mut packets, mut frames) = (0u64, 0u64, 0u64, 0u64);
-    let mut seq_width = SeqWidth::Bits32;
-    let mut buf = Vec::new();
+    // Made at the first report: TR v2.0 numbers its reports with 22 bits, the others with 32.
+    let mut detector: Option<Detector> = None;
+    let (mut reports, mut malformed, mut packets, mut frames, mut samples) = (0u64, 0u64, 0u64, 0u64, 0u64);
     while let Some(frame) = reader.next() {
         let frame = frame.map_err(derr)?;
         frames += 1;
-        let rec = frame_packet(&frame);
-        if let Some((payload, dport)) = report_payload(&rec, frame.data, &opts.ports) {
-            buf.clear();
-            match decoder.decode(payload, dport, &mut buf) {
-                Ok(()) => {
-                    for r in &buf {
-                        if r.version == ReportVersion::V2_0 {
-                            seq_width = SeqWidth::Bits22;
-                        }
+        let (report, rec) = report_of(&frame, &opts.ports, rate.is_some());
+        if let Some((payload, dport)) = report {
+            match decoder.decode(payload, dport) {
+                Ok(reports_here) => {
+                    reports += reports_here.len() as u64;
+                    observations.clear();
+                    for r in reports_here {
                         observer.push(r, &mut observations);
                     }
-                    reports += buf.len() as u64;
+                    let det = detector.get_or_insert_with(|| {
+                        let v2 = reports_here.first().is_some_and(|r| r.version == ReportVersion::V2_0);
+                        Detector::new(opts.hysteresis)
+                            .with_top_k(opts.top_k)
+                            .with_seq_width(if v2 { SeqWidth::Bits22 } else { SeqWidth::Bits32 })
+                    });
+                    for o in &observations {
+                        det.push(o);
+                    }
+                    samples += observations.len() as u64;
                 }
                 Err(_) => malformed += 1,
             }
@@ -191,8 +212,13 @@ pub fn detect_capture<R: Read>(
     }
     progress(reader.position());
     if reports > 0 || malformed > 0 {
-        let samples = observations.len() as u64;
-        let (bursts, lost, _) = detect_observations(observations, opts, seq_width);
+        let (bursts, lost) = match detector {
+            Some(det) => {
+                let lost = det.loss().lost();
+                (det.finish(), lost)
+            }
+            None => (Vec::new(), 0),
+        };
         return Ok(Detection {
             input: input.to_string(),
             format: "int-reports",

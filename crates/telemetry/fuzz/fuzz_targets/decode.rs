@@ -20,15 +20,14 @@ fuzz_target!(|data: &[u8]| {
     let mut observer = Observer::default();
     let params = HysteresisParams { rise_bytes: 1_000, fall_bytes: 500, min_duration_ns: 0, merge_gap_ns: 100 };
     let mut detector = Detector::new(params);
-    let (mut reports, mut observations) = (Vec::new(), Vec::new());
+    let mut observations = Vec::new();
     while let Some((&len, tail)) = rest.split_first() {
         let (payload, next) = tail.split_at((len as usize).min(tail.len()));
         rest = next;
-        reports.clear();
-        match decoder.decode(payload, port, &mut reports) {
-            Ok(()) => {
+        match decoder.decode(payload, port) {
+            Ok(reports) => {
                 observations.clear();
-                for r in &reports {
+                for r in reports {
                     observer.push(r, &mut observations);
                 }
                 for o in &observations {

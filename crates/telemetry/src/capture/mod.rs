@@ -13,12 +13,14 @@ pub mod linktype;
 pub mod packet;
 pub mod queue;
 pub mod tcp;
+pub mod udp_fast;
 
 pub use file::{CaptureReader, Frame};
 pub use linktype::Linktype;
 pub use packet::{L4, PacketRecord, TcpFlags, parse_packet};
 pub use queue::{QueueTrace, reconstruct_queue};
 pub use tcp::{TcpMark, TcpMarker};
+pub use udp_fast::{UdpFast, udp_to_ports};
 
 #[cfg(test)]
 pub(crate) mod testwrite;

@@ -281,6 +281,8 @@ pub struct Detector {
     loss: LossLedger,
     index: FxHashMap<QueueKey, usize>,
     queues: Vec<QueueState>,
+    /// The last queue's slot: samples come in runs from one queue.
+    last: Option<(QueueKey, usize)>,
     observations: u64,
     out_of_order: u64,
 }
@@ -295,6 +297,7 @@ impl Detector {
             loss: LossLedger::new(SeqWidth::Bits32),
             index: FxHashMap::default(),
             queues: Vec::new(),
+            last: None,
             observations: 0,
             out_of_order: 0,
         }
@@ -321,12 +324,19 @@ impl Detector {
         if let Some((stream, seq)) = obs.report {
             self.loss.observe(stream, seq, obs.t_ns);
         }
-        let i = match self.index.get(&obs.queue) {
-            Some(&i) => i,
-            None => {
-                self.queues.push(QueueState::new(obs.queue));
-                self.index.insert(obs.queue, self.queues.len() - 1);
-                self.queues.len() - 1
+        let i = match self.last {
+            Some((key, i)) if key == obs.queue => i,
+            _ => {
+                let i = match self.index.get(&obs.queue) {
+                    Some(&i) => i,
+                    None => {
+                        self.queues.push(QueueState::new(obs.queue));
+                        self.index.insert(obs.queue, self.queues.len() - 1);
+                        self.queues.len() - 1
+                    }
+                };
+                self.last = Some((obs.queue, i));
+                i
             }
         };
         if let Some(q) = self.queues.get_mut(i)
