@@ -1,6 +1,7 @@
 """Type stub of ``burstlab._core``, the Rust extension (crates/bindings). Private: use
 :func:`burstlab.run`."""
 
+from collections.abc import Callable
 from typing import TypedDict
 
 import numpy as np
@@ -32,3 +33,31 @@ def load_scenario(text: str, overrides: list[str] = ...) -> str:
 
 def version() -> str:
     """Version of the simulator compiled into this module."""
+
+# -- telemetry (crates/telemetry; burstlab.telemetry is the public front) ----------------------
+
+class DecodeStats(TypedDict):
+    frames: int
+    reports: int
+    malformed: int
+    bytes: int
+
+def decode_capture(
+    path: str,
+    profiles_toml: str | None,
+    ports: list[int] | None,
+    batch: Callable[[list[str], int, int], object],
+) -> DecodeStats:
+    """Decode every report in a capture; ``batch(json_lines, bytes_done, bytes_total)`` receives
+    the ``burstlab decode --json`` lines. Raises ``TelemetryInputError``."""
+
+def detect_capture(
+    path: str, egress: str | None, options_json: str, progress: Callable[[int, int], object] | None = ...
+) -> str:
+    """Detect bursts in a capture (or a pair); returns the ``burstlab detect --json`` text."""
+
+def detect_table(kind: str, columns: dict[str, RawColumn], options_json: str, input: str) -> str:
+    """Detect bursts in a simulation's ``int`` or ``queue`` table."""
+
+def write_int_pcap(path: str, columns: dict[str, RawColumn], version: str) -> int:
+    """Write ``int`` rows as Telemetry Report packets (TR ``"1.0"`` or ``"2.0"``) into a pcap."""
