@@ -53,6 +53,8 @@ fn keys_default_to_one_frame_of_jitter_and_20_ppm() {
     assert_eq!(s.bursts[0].clock_ppm, 20.0);
     let s = load(FIVE, &["burst[0].jitter=1us", "burst[0].clock_ppm=12.5"]).unwrap();
     assert_eq!((s.bursts[0].jitter, s.bursts[0].clock_ppm), (Time::from_us(1), 12.5));
+    // The value docs/scenarios.md shows (one 9000-byte frame at 100 Gbit/s) reads back exactly.
+    assert_eq!(load(FIVE, &["burst[0].jitter=723.04ns"]).unwrap().bursts[0].jitter, Time(723_040));
     let s = load(FIVE, &PERFECT).unwrap();
     assert_eq!((s.bursts[0].jitter, s.bursts[0].clock_ppm), (Time::ZERO, 0.0));
 }

@@ -7,13 +7,13 @@
 //!
 //! # Timing model
 //!
-//! A perfect clock is an artifact here, not a simplification. Four 25 Gbit/s sources of equal
-//! 9000-byte datagrams fill a 100 Gbit/s port at exactly its drain rate; with periods exact to
-//! the picosecond, which packet wins each tail-drop race is fixed by arithmetic and stays fixed
-//! for the whole burst, so a competing flow's loss swings by orders of magnitude with the
-//! datagram size (310 vs 17,081 H-TCP losses for 9000- vs 8990-byte packets on the AmLight
-//! set-up; docs/fidelity.md). Real generators (iperf3 `-u -b`, TRex, hardware testers) have
-//! three imperfections, and each source gets all three, drawn from its own seeded streams:
+//! A perfect clock is an artifact here, not a simplification. Sources of equal datagrams with
+//! periods exact to the picosecond decide each tail-drop race by arithmetic, the same way for
+//! the whole burst: of five equal sources overloading a port, some never lose a datagram
+//! (`tests/burst_timing.rs`). (The AmLight swing of H-TCP's loss with the datagram size is a
+//! different lock, between the sender's NIC and the bottleneck: docs/fidelity.md.) Real
+//! generators (iperf3 `-u -b`, TRex, hardware testers) have three imperfections, and each
+//! source gets all three, drawn from its own seeded streams:
 //!
 //! - a **phase**: the first datagram leaves up to one gap after `start` (`"burst-phase"`);
 //! - a **clock offset** drawn once, uniform in ±`clock_ppm` (`"burst-clock"`): the source
