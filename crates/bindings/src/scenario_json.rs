@@ -121,6 +121,8 @@ fn burst(b: &BurstSpec) -> Value {
         "duration_s": b.duration.as_secs_f64(),
         "packet_size_bytes": b.packet_size,
         "dscp": b.dscp,
+        "jitter_s": b.jitter.as_secs_f64(),
+        "clock_ppm": b.clock_ppm,
     })
 }
 
@@ -171,6 +173,8 @@ mod tests {
                 duration: Time::from_ms(100),
                 packet_size: 1500,
                 dscp: 0,
+                jitter: Time::ZERO,
+                clock_ppm: 0.0,
             }],
             telemetry: burstlab_sim::scenario::Telemetry::default(),
         }

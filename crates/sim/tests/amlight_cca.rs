@@ -14,7 +14,9 @@
 //!   bursts. With a long burst at 2 s both halves hold on the calibrated set-up (second test):
 //!   BBR keeps pacing through the burst and loses a share of what it sends until its policer
 //!   model (`lt_bw`, ~2 Gbit/s here) holds it for 48 rounds; H-TCP leaves slow start with a
-//!   window of a few thousand packets and regrows it slowly at 209 ms.
+//!   window of a few thousand packets and regrows it slowly at 209 ms. Since the burst sources
+//!   have jitter and clock offsets (`app/burst.rs`), the retransmission half holds for the
+//!   2000 ms burst (BBR 15,329 vs H-TCP 12,684) but no longer for 1000 ms (9,022 vs 10,005).
 use burstlab_sim::{run, scenario};
 
 /// (FCT s, retransmits) of flow 0 in `file` (under `scenarios/`) with `sets` applied.
@@ -38,7 +40,7 @@ fn amlight_burst_at_2s_costs_bbr_far_less_than_htcp() {
 }
 
 #[test]
-fn amlight_calibrated_long_burst_at_2s_bbr_finishes_sooner_and_retransmits_more() {
+fn amlight_calibrated_long_burst_at_2s_bbr_finishes_sooner() {
     for duration in ["1000ms", "2000ms"] {
         let at = |cca: &str| {
             let sets = [format!("flow[0].cca={cca}"), "burst[0].start=2s".into(), format!("burst[0].duration={duration}")];
@@ -49,6 +51,12 @@ fn amlight_calibrated_long_burst_at_2s_bbr_finishes_sooner_and_retransmits_more(
         assert!(htcp > 2.0 * bbr, "{duration}: H-TCP {htcp} s vs BBR {bbr} s");
         assert!(bbr < 29.0, "{duration}: BBR {bbr} s");
         assert!(htcp_retx > 0, "{duration}: the burst must cost H-TCP a loss");
-        assert!(bbr_retx > htcp_retx, "{duration}: BBR retransmits {bbr_retx}, H-TCP {htcp_retx}");
+        // The retransmission half holds for the 2 s burst only. At 1000 ms BBR retransmitted
+        // more (12,147 vs 9,401) only with perfectly clocked burst sources; with the sources'
+        // default jitter and clock offsets it retransmits fewer (9,022 vs 10,005 at seed 1,
+        // 8,527 vs 9,815 at seed 2, 7,475 vs 9,775 at seed 3): docs/fidelity.md.
+        if duration == "2000ms" {
+            assert!(bbr_retx > htcp_retx, "{duration}: BBR retransmits {bbr_retx}, H-TCP {htcp_retx}");
+        }
     }
 }

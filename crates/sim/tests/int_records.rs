@@ -73,12 +73,16 @@ rate = "3000Mbps"
 start = "0s"
 duration = "400us"
 packet_size = 1500
+jitter = "0s"
+clock_ppm = 0
 [[burst]]
 sources = 1
 rate = "1500Mbps"
 start = "400us"
 duration = "4ms"
 packet_size = 1500
+jitter = "0s"
+clock_ppm = 0
 [telemetry]
 int_ports = ["swA:swA->swB"]
 "#;

@@ -59,6 +59,9 @@ pub const MAX_MTU: u32 = 65_535;
 /// Default IP MTU of Ethernet, RFC 894.
 pub const DEFAULT_MTU: u32 = 1500;
 
+/// Burst sources' clock offset bound (ppm): the default and the largest accepted.
+pub use crate::app::burst::{DEFAULT_CLOCK_PPM as DEFAULT_BURST_CLOCK_PPM, MAX_CLOCK_PPM as MAX_BURST_CLOCK_PPM};
+
 /// Smallest burst datagram: IPv4 header (20, RFC 791 §3.1) + UDP header (8, RFC 768).
 pub const MIN_BURST_PACKET: u32 = 28;
 

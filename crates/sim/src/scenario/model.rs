@@ -245,4 +245,9 @@ pub struct BurstSpec {
     /// IP datagram size, bytes.
     pub packet_size: u32,
     pub dscp: u8,
+    /// Bound of each datagram's departure jitter (uniform in `[0, jitter]`, no drift);
+    /// `app::burst` explains the timing model.
+    pub jitter: Time,
+    /// Bound of each source's clock offset in ppm (each draws its own, uniform in ±bound).
+    pub clock_ppm: f64,
 }

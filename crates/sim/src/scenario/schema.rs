@@ -72,6 +72,8 @@ pub(crate) const BURST: &[(&str, Node)] = &[
     ("duration", Leaf),
     ("packet_size", Leaf),
     ("dscp", Leaf),
+    ("jitter", Leaf),
+    ("clock_ppm", Leaf),
 ];
 
 pub(crate) const ROOT: &[(&str, Node)] = &[

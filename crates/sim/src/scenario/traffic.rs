@@ -8,6 +8,7 @@ use super::error::ScenarioError;
 use super::fields::{Fields, RATE_EXPECTED, TIME_EXPECTED};
 use super::model::*;
 use super::units::{self, format_rate, format_time};
+use crate::app::burst;
 use crate::tcp::{cc, rwnd::TCP_DEFAULT_SCALING_RATIO};
 use crate::time::Time;
 use crate::units::Rate;
@@ -212,12 +213,44 @@ pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<Burst
     b.ensure("packet_size", (u64::from(MIN_BURST_PACKET)..=u64::from(mtu)).contains(&packet_size), || {
         format!("an IP packet size from {MIN_BURST_PACKET} (IPv4 + UDP headers) to the MTU ({mtu}) bytes")
     })?;
+    let packet_size = packet_size as u32;
+    let (jitter, clock_ppm) = burst_timing(b, rate, packet_size, topology.burst_link_rate)?;
     Ok(BurstSpec {
         sources,
         rate,
         start,
         duration,
-        packet_size: packet_size as u32,
+        packet_size,
         dscp: b.integer("dscp", DSCP_RANGE)?.map_or(0, |v| v as u8),
+        jitter,
+        clock_ppm,
     })
+}
+
+/// `clock_ppm` (a number of ppm, integer or not) and `jitter` (a time no longer than the gap
+/// the source's fastest clock leaves after one frame on its link); defaults in `app::burst`.
+fn burst_timing(b: &Fields, rate: Rate, packet_size: u32, link_rate: Rate) -> Result<(Time, f64)> {
+    let ppm_expected = format!("a clock offset bound in ppm from 0 to {MAX_BURST_CLOCK_PPM}, such as 20");
+    let clock_ppm = b
+        .read("clock_ppm", &ppm_expected, |v| {
+            let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64))?;
+            (0.0..=MAX_BURST_CLOCK_PPM).contains(&x).then_some(x)
+        })?
+        .unwrap_or(DEFAULT_BURST_CLOCK_PPM);
+    let max = burst::max_jitter(rate, packet_size, link_rate, clock_ppm);
+    let jitter = match b.time("jitter")? {
+        None => burst::default_jitter(rate, packet_size, link_rate, clock_ppm),
+        Some(j) => {
+            b.ensure("jitter", j <= max, || {
+                format!(
+                    "a jitter of at most {} (the gap between datagrams at this rate and clock_ppm, less one \
+                     frame's serialization on topology.burst_link_rate {}), such as \"0s\"",
+                    format_time(max),
+                    format_rate(link_rate)
+                )
+            })?;
+            j
+        }
+    };
+    Ok((jitter, clock_ppm))
 }
