@@ -71,7 +71,14 @@ impl PortClock {
     /// Time on the wire for `wire_bytes` (framing included), rounded up to the picosecond.
     #[inline]
     pub fn serialization(&self, wire_bytes: u64) -> Time {
-        Time((wire_bytes as u128 * self.num).div_ceil(self.den) as u64)
+        let n = wire_bytes as u128 * self.num;
+        // After the reduction both sides fit 64 bits at every Ethernet rate: a hardware divide
+        // instead of the 128-bit routine (same quotient).
+        if (n | self.den) >> 64 == 0 {
+            Time((n as u64).div_ceil(self.den as u64))
+        } else {
+            Time(n.div_ceil(self.den) as u64)
+        }
     }
 
     /// The rate this port serializes at by the network's clock, bit/s.
@@ -127,6 +134,19 @@ mod tests {
         let exact = 9038.0 * 8.0 / (1e11 * (1.0 - 20e-6)) * 1e12;
         assert!(per_frame >= exact && per_frame < exact + 1.0, "{per_frame} vs {exact}");
         assert!((c.effective_bps(Rate::from_gbps(100)) - 1e11 * (1.0 - 20e-6)).abs() < 1.0);
+    }
+
+    #[test]
+    fn offset_wide_operands_agree_with_the_unreduced_fraction() {
+        // 2^40 wire bytes overflow 64 bits in the numerator: the 128-bit path, checked against
+        // ceil(bytes × 8 × 10²¹ / (bps × (10⁹ + ppb))) computed without reduction.
+        for (rate, ppb) in [(Rate::from_gbps(100), -20_000), (Rate(3), 7), (Rate::from_gbps(1600), 999_999)] {
+            for bytes in [9038u64, 1 << 40] {
+                let den = rate.bps() as u128 * (1_000_000_000 + ppb) as u128;
+                let exact = (bytes as u128 * PS_PPB_PER_BYTE).div_ceil(den) as u64;
+                assert_eq!(PortClock::new(rate, ppb as i64).serialization(bytes), Time(exact), "{rate:?} {ppb} {bytes}");
+            }
+        }
     }
 
     #[test]
