@@ -31,7 +31,7 @@ pub const PORT_CLOCK_STREAM: &str = "port-clock";
 
 const PPB: u128 = 1_000_000_000;
 const PPB_PER_PPM: f64 = 1000.0;
-/// Picoseconds-times-ppb per bit: a byte's share of the numerator is 8 of these.
+/// Numerator per wire byte: 8 bits × 10¹² ps/s × 10⁹ (the ppb scale of the denominator).
 const PS_PPB_PER_BYTE: u128 = 8 * Time::PS_PER_S as u128 * PPB;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
