@@ -24,6 +24,7 @@ pub fn to_json(s: &Scenario) -> Value {
             "burst_link_rate_bps": t.burst_link_rate.bps(),
             "rtt_s": t.rtt.as_secs_f64(),
             "mtu_bytes": t.mtu,
+            "clock_ppm": t.clock_ppm,
             "bottleneck": port(&t.bottleneck),
         },
         "flows": s.flows.iter().map(flow).collect::<Vec<_>>(),
@@ -145,6 +146,7 @@ mod tests {
                 burst_link_rate: Rate::from_gbps(25),
                 rtt: Time::from_ms(209),
                 mtu: 9000,
+                clock_ppm: 20.0,
                 bottleneck: PortSpec {
                     scheduler: Scheduler::Drr,
                     queues: vec![QueueSpec {
@@ -186,6 +188,7 @@ mod tests {
         assert_eq!(v["topology"]["rtt_s"], json!(0.209));
         assert_eq!(v["interval_s"], json!(0.1));
         assert_eq!(v["topology"]["burst_link_rate_bps"], json!(25_000_000_000u64));
+        assert_eq!(v["topology"]["clock_ppm"], json!(20.0));
         assert_eq!(v["bursts"][0]["duration_s"], json!(0.1));
         assert_eq!(v["flows"][0]["rto_min_s"], json!(0.2));
         assert_eq!(v["flows"][0]["size_bytes"], json!(13u64 << 30));

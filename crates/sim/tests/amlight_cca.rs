@@ -15,8 +15,9 @@
 //!   BBR keeps pacing through the burst and loses a share of what it sends until its policer
 //!   model (`lt_bw`, ~2 Gbit/s here) holds it for 48 rounds; H-TCP leaves slow start with a
 //!   window of a few thousand packets and regrows it slowly at 209 ms. Since the burst sources
-//!   have jitter and clock offsets (`app/burst.rs`), the retransmission half holds for the
-//!   2000 ms burst (BBR 15,329 vs H-TCP 12,684) but no longer for 1000 ms (9,022 vs 10,005).
+//!   have jitter and clock offsets (`app/burst.rs`), and every port its own clock
+//!   (`net/clock.rs`), the retransmission half holds for the 2000 ms burst (BBR 13,749 vs
+//!   H-TCP 11,867) but not for 1000 ms (8,832 vs 9,148).
 use burstlab_sim::{run, scenario};
 
 /// (FCT s, retransmits) of flow 0 in `file` (under `scenarios/`) with `sets` applied.
@@ -52,9 +53,9 @@ fn amlight_calibrated_long_burst_at_2s_bbr_finishes_sooner() {
         assert!(bbr < 29.0, "{duration}: BBR {bbr} s");
         assert!(htcp_retx > 0, "{duration}: the burst must cost H-TCP a loss");
         // The retransmission half holds for the 2 s burst only. At 1000 ms BBR retransmitted
-        // more (12,147 vs 9,401) only with perfectly clocked burst sources; with the sources'
-        // default jitter and clock offsets it retransmits fewer (9,022 vs 10,005 at seed 1,
-        // 8,527 vs 9,815 at seed 2, 7,475 vs 9,775 at seed 3): docs/fidelity.md.
+        // more (12,147 vs 9,401) only with perfectly clocked burst sources and ports; with the
+        // default burst timing and port clocks it retransmits fewer (8,832 vs 9,148 at seed 1,
+        // 8,946 vs 12,428 at seed 2, 8,196 vs 13,554 at seed 3): docs/fidelity.md.
         if duration == "2000ms" {
             assert!(bbr_retx > htcp_retx, "{duration}: BBR retransmits {bbr_retx}, H-TCP {htcp_retx}");
         }

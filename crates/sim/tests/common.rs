@@ -29,6 +29,8 @@ pub fn dumbbell(rate: Rate, rtt: Time, buffer: u64, mtu: u32, flows: Vec<FlowSpe
             burst_link_rate: rate,
             rtt,
             mtu,
+            // Analytic windows and rates assume exact link clocks.
+            clock_ppm: 0.0,
             bottleneck: fifo(buffer),
         },
         flows,

@@ -67,6 +67,8 @@ host_rate = "10Gbps"
 rtt = "1ms"
 mtu = 1500
 buffer = "1MiB"
+# Exact port clocks: the latencies below are analytic multiples of the 8 µs service time.
+clock_ppm = 0
 [[burst]]
 sources = 1
 rate = "3000Mbps"
@@ -209,6 +211,8 @@ bottleneck_rate = "100Mbps"
 rtt = "10ms"
 mtu = 1500
 buffer = "50KB"
+# Exact port clocks: access links exactly as fast as the bottleneck never queue behind it.
+clock_ppm = 0
 [[flow]]
 cca = "reno"
 size = "3MB"

@@ -1,6 +1,7 @@
-//! The network: egress ports with their queues and links, nodes with static routes, and
+//! The network: egress ports with their queues, links and clocks, nodes with static routes, and
 //! topology presets.
 
+pub mod clock;
 pub mod fq;
 pub mod port;
 pub mod queue;

@@ -2,10 +2,12 @@
 //!
 //! The port serializes one packet at a time at the link rate (one `TxDone` event per packet);
 //! finished packets enter the link's in-flight ring in departure order, and only the ring's
-//! head has an `Arrival` event pending — a FIFO link needs no more.
+//! head has an `Arrival` event pending — a FIFO link needs no more. Serialization runs on the
+//! port's own clock (`net::clock`): `rate` is the nominal rate, `clock` its offset.
 
 use std::collections::VecDeque;
 
+use crate::net::clock::PortClock;
 use crate::net::queue::{Dequeued, PortQueues, Verdict};
 use crate::net::fq::{Fq, FqVerdict, Next};
 use crate::net::tbf::TokenBucket;
@@ -21,7 +23,10 @@ pub struct Port {
     pub node: NodeId,
     /// Node at the far end of the link.
     pub peer: NodeId,
+    /// Nominal link rate.
     pub rate: Rate,
+    /// The port's oscillator: the link serializes at `rate × (1 + offset)`.
+    pub clock: PortClock,
     /// One-way propagation delay of the link.
     pub delay: Time,
     pub queues: PortQueues,
@@ -71,12 +76,13 @@ pub enum Start {
 }
 
 impl Port {
-    pub fn new(name: String, node: NodeId, peer: NodeId, rate: Rate, delay: Time, queues: PortQueues) -> Port {
+    pub fn new(name: String, node: NodeId, peer: NodeId, rate: Rate, clock: PortClock, delay: Time, queues: PortQueues) -> Port {
         Port {
             name,
             node,
             peer,
             rate,
+            clock,
             delay,
             queues,
             shaper: None,
@@ -90,10 +96,11 @@ impl Port {
         }
     }
 
-    /// Time on the wire for an IP datagram of `ip_bytes`, Ethernet framing included.
+    /// Time on the wire for an IP datagram of `ip_bytes`, Ethernet framing included, by this
+    /// port's clock.
     #[inline]
     pub fn serialization(&self, ip_bytes: u32) -> Time {
-        self.rate.serialization_time((ip_bytes + ETHERNET_OVERHEAD_BYTES) as u64)
+        self.clock.serialization((ip_bytes + ETHERNET_OVERHEAD_BYTES) as u64)
     }
 
     /// Offer a packet at `now`: enqueue (or drop), and start serializing if idle.

@@ -1,5 +1,6 @@
 //! Topology presets: nodes, ports (one per direction of each link) and static routes.
 
+use crate::net::clock::PortClock;
 use crate::net::port::{Port, PortId};
 use crate::net::queue::PortQueues;
 use crate::net::fq::{Fq, FqSpec};
@@ -42,6 +43,10 @@ const HOST_QUEUE_BYTES: u64 = 1 << 40;
 struct Builder {
     nodes: Vec<Node>,
     ports: Vec<Port>,
+    /// The run's seed and `[topology] clock_ppm`: each port draws its clock offset from
+    /// stream (`seed`, "port-clock", port index) when it is created.
+    seed: u64,
+    clock_ppm: f64,
 }
 
 impl Builder {
@@ -50,14 +55,20 @@ impl Builder {
         (self.nodes.len() - 1) as NodeId
     }
 
-    /// A full-duplex link: one egress port at each end. Returns (a→b, b→a).
+    /// A full-duplex link: one egress port at each end, each on its own clock. Returns
+    /// (a→b, b→a).
     fn link(&mut self, a: NodeId, b: NodeId, rate: Rate, delay: Time, qa: PortQueues, qb: PortQueues) -> (PortId, PortId) {
-        let name_a = format!("{}->{}", self.nodes[a as usize].name, self.nodes[b as usize].name);
-        let name_b = format!("{}->{}", self.nodes[b as usize].name, self.nodes[a as usize].name);
-        self.ports.push(Port::new(name_a, a, b, rate, delay, qa));
-        self.ports.push(Port::new(name_b, b, a, rate, delay, qb));
-        let n = self.ports.len() as PortId;
-        (n - 2, n - 1)
+        let ab = self.port(a, b, rate, delay, qa);
+        let ba = self.port(b, a, rate, delay, qb);
+        (ab, ba)
+    }
+
+    fn port(&mut self, from: NodeId, to: NodeId, rate: Rate, delay: Time, queues: PortQueues) -> PortId {
+        let id = self.ports.len() as PortId;
+        let name = format!("{}->{}", self.nodes[from as usize].name, self.nodes[to as usize].name);
+        let clock = PortClock::seeded(rate, self.seed, id as u64, self.clock_ppm);
+        self.ports.push(Port::new(name, from, to, rate, clock, delay, queues));
+        id
     }
 
     fn route(&mut self, at: NodeId, dst: NodeId, port: PortId) {
@@ -120,7 +131,7 @@ pub fn build(s: &Scenario) -> Network {
 /// on their own ports of switch A and send to a sink behind switch B.
 fn dumbbell(s: &Scenario) -> Network {
     let t = &s.topology;
-    let mut b = Builder { nodes: Vec::new(), ports: Vec::new() };
+    let mut b = Builder { nodes: Vec::new(), ports: Vec::new(), seed: s.seed, clock_ppm: t.clock_ppm };
     let sw_a = b.node("swA".into(), NodeKind::Switch);
     let sw_b = b.node("swB".into(), NodeKind::Switch);
     let side_buffer = t.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);

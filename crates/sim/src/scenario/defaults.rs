@@ -62,6 +62,10 @@ pub const DEFAULT_MTU: u32 = 1500;
 /// Burst sources' clock offset bound (ppm): the default and the largest accepted.
 pub use crate::app::burst::{DEFAULT_CLOCK_PPM as DEFAULT_BURST_CLOCK_PPM, MAX_CLOCK_PPM as MAX_BURST_CLOCK_PPM};
 
+/// Ports' (host NICs and switch egress) clock offset bound (ppm): the default and the largest
+/// accepted.
+pub use crate::net::clock::{DEFAULT_PORT_CLOCK_PPM, MAX_PORT_CLOCK_PPM};
+
 /// Smallest burst datagram: IPv4 header (20, RFC 791 §3.1) + UDP header (8, RFC 768).
 pub const MIN_BURST_PACKET: u32 = 28;
 

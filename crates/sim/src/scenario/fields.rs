@@ -97,6 +97,16 @@ impl<'a> Fields<'a> {
         })
     }
 
+    /// A clock offset bound in ppm (integer or not) from 0 to `max`: the `clock_ppm` of
+    /// burst sources and of the topology's ports.
+    pub(crate) fn ppm(&self, key: &str, max: f64) -> Result<Option<f64>> {
+        let expected = format!("a clock offset bound in ppm from 0 to {max}, such as 20");
+        self.read(key, &expected, |v| {
+            let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64))?;
+            (0.0..=max).contains(&x).then_some(x)
+        })
+    }
+
     /// An integer from `allowed`.
     pub(crate) fn integer_of(&self, key: &str, allowed: &[i64]) -> Result<Option<i64>> {
         let list: Vec<String> = allowed.iter().map(i64::to_string).collect();

@@ -82,6 +82,8 @@ pub struct Topology {
     pub rtt: Time,
     /// IP MTU of every interface, bytes.
     pub mtu: u32,
+    /// Bound of every port's clock offset, ppm (`net::clock`); 0 gives exact link rates.
+    pub clock_ppm: f64,
     /// Bottleneck egress port: scheduler and queues.
     pub bottleneck: PortSpec,
 }

@@ -118,6 +118,7 @@ fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
         || format!("an MTU from {MIN_MTU} (the RFC 791 minimum) to {MAX_MTU} bytes"),
     )?;
     let mtu = mtu as u32;
+    let clock_ppm = t.ppm("clock_ppm", MAX_PORT_CLOCK_PPM)?.unwrap_or(DEFAULT_PORT_CLOCK_PPM);
     let shaper = tbf(t, mtu)?;
     // With tbf, the queue is tbf's bfifo: its `limit` is the buffer.
     let buffer = match shaper {
@@ -169,6 +170,7 @@ fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
         burst_link_rate,
         rtt,
         mtu,
+        clock_ppm,
         bottleneck,
     })
 }

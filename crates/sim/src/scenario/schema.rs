@@ -31,6 +31,7 @@ pub(crate) const TOPOLOGY: &[(&str, Node)] = &[
     ("burst_link_rate", Leaf),
     ("rtt", Leaf),
     ("mtu", Leaf),
+    ("clock_ppm", Leaf),
     ("buffer", Leaf),
     ("scheduler", Leaf),
     ("ecn_threshold", Leaf),

@@ -230,13 +230,7 @@ pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<Burst
 /// `clock_ppm` (a number of ppm, integer or not) and `jitter` (a time no longer than the gap
 /// the source's fastest clock leaves after one frame on its link); defaults in `app::burst`.
 fn burst_timing(b: &Fields, rate: Rate, packet_size: u32, link_rate: Rate) -> Result<(Time, f64)> {
-    let ppm_expected = format!("a clock offset bound in ppm from 0 to {MAX_BURST_CLOCK_PPM}, such as 20");
-    let clock_ppm = b
-        .read("clock_ppm", &ppm_expected, |v| {
-            let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64))?;
-            (0.0..=MAX_BURST_CLOCK_PPM).contains(&x).then_some(x)
-        })?
-        .unwrap_or(DEFAULT_BURST_CLOCK_PPM);
+    let clock_ppm = b.ppm("clock_ppm", MAX_BURST_CLOCK_PPM)?.unwrap_or(DEFAULT_BURST_CLOCK_PPM);
     let max = burst::max_jitter(rate, packet_size, link_rate, clock_ppm);
     let jitter = match b.time("jitter")? {
         None => burst::default_jitter(rate, packet_size, link_rate, clock_ppm),
