@@ -208,7 +208,7 @@ impl<'s> World<'s> {
         // of a deep (64 MiB) buffer, every packet for a shallow one.
         let deepest = scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
         let q_step = (scn.topology.mtu as u64).max(deepest / QUEUE_RECORD_LEVELS);
-        let int = IntRecorder::new(&net, &scn.telemetry, scn.seed).map(Box::new);
+        let int = IntRecorder::new(&net, &scn.telemetry).map(Box::new);
         let mut w = World {
             scn,
             now: Time::ZERO,

@@ -15,17 +15,13 @@
 //!   ingress port of a packet from host `s0` into `swA` is `swA->s0`;
 //! - the 5-tuple follows [`super::flow_key`]; `packet_bytes` counts the IP datagram;
 //! - `report_seq` counts rows per switch from 0 in emission order;
-//! - sampling: with `int_sample = N`, each INT port samples 1 in N of the packets it transmits
-//!   or drops on average, skipping a random 0..=2N−2 packets after each sample (the random skip
-//!   count of sFlow version 5, §3.1 "Packet Flow Sampling"): a fixed every-Nth counter aliases
-//!   with periodic traffic and would always pick the same sources. The skips come from the
-//!   port's own seeded stream.
+//! - sampling: with `int_sample = N`, the 1st, (N+1)th, … packet each INT port transmits or
+//!   drops gets a row (a per-port counter: deterministic, no random stream).
 
 use crate::net::port::{Port, PortId};
 use crate::net::topology::Network;
 use crate::packet::{NodeId, Packet, PacketId, PacketPool};
 use crate::record::flow_key::FiveTuple;
-use crate::rng;
 use crate::record::{Column, DictBuilder, Table};
 use crate::scenario::Telemetry;
 use crate::time::Time;
@@ -36,10 +32,7 @@ pub(crate) struct IntRecorder {
     /// Per port: INT enabled.
     enabled: Vec<bool>,
     /// Per port: packets transmitted or dropped so far (for 1-in-N sampling).
-    /// Per port: packets still to skip before the next sampled one.
-    skip: Vec<u64>,
-    /// Per port: the stream that draws the skips.
-    sampler: Vec<rng::Stream>,
+    seen: Vec<u64>,
     sample: u64,
     /// Per port: its index among its node's ports.
     local: Vec<u32>,
@@ -77,12 +70,6 @@ pub(crate) struct IntRecorder {
     report_seq: Vec<u64>,
 }
 
-/// Packets to skip before the next sample: uniform in 0..=2N−2, mean N−1, so one packet in N is
-/// sampled on average; 0 always when N = 1.
-fn draw_skip(stream: &mut rng::Stream, n: u64) -> u64 {
-    stream.below(2 * n - 1)
-}
-
 /// What happened to a sampled packet at an INT port.
 pub(crate) struct Hop {
     pub now: Time,
@@ -96,14 +83,10 @@ pub(crate) struct Hop {
 impl IntRecorder {
     /// A recorder for the ports `spec` names, resolved against `net`; `None` when INT is off.
     /// Names were checked when the scenario was parsed.
-    pub(crate) fn new(net: &Network, spec: &Telemetry, seed: u64) -> Option<IntRecorder> {
+    pub(crate) fn new(net: &Network, spec: &Telemetry) -> Option<IntRecorder> {
         if spec.int_ports.is_empty() {
             return None;
         }
-        let sample = u64::from(spec.int_sample);
-        let n_ports = net.ports.len() as u64;
-        let mut sampler: Vec<rng::Stream> = (0..n_ports).map(|p| rng::stream(seed, "int-sample", p)).collect();
-        let skip = sampler.iter_mut().map(|s| draw_skip(s, sample)).collect();
         let n = net.ports.len();
         let mut enabled = vec![false; n];
         for want in &spec.int_ports {
@@ -136,9 +119,8 @@ impl IntRecorder {
         let name_code = net.ports.iter().map(|p| names.intern(&p.name)).collect();
         Some(IntRecorder {
             enabled,
-            skip,
-            sampler,
-            sample,
+            seen: vec![0; n],
+            sample: u64::from(spec.int_sample),
             local,
             reverse,
             owner: net.ports.iter().map(|p| p.node).collect(),
@@ -202,11 +184,11 @@ impl IntRecorder {
     /// A sampled packet's row (the caller checked the port is INT-enabled).
     pub(crate) fn record(&mut self, id: PacketId, p: &Packet, hop: Hop) {
         let pid = hop.port as usize;
-        if self.skip[pid] > 0 {
-            self.skip[pid] -= 1;
+        let k = self.seen[pid];
+        self.seen[pid] += 1;
+        if k % self.sample != 0 {
             return;
         }
-        self.skip[pid] = draw_skip(&mut self.sampler[pid], self.sample);
         let link = self.came_from.get(id.0 as usize).copied().unwrap_or(PortId::MAX);
         debug_assert!(link != PortId::MAX, "a packet at a switch port came off no link");
         let ingress = self.reverse[link as usize] as usize;
