@@ -71,7 +71,8 @@ impl Observer {
             });
             let raw = hop
                 .egress_ts
-                .or_else(|| hop.ingress_ts.map(|t| t + latency.unwrap_or(0)))
+                // A 64-bit device timestamp can be anything the wire says: never overflow.
+                .or_else(|| hop.ingress_ts.map(|t| t.saturating_add(latency.unwrap_or(0))))
                 .or(r.ingress_ts);
             let Some(raw) = raw else { continue };
             let t_ns = if wide { raw } else { self.clock(switch_id).unwrap(raw as u32) };
@@ -145,6 +146,21 @@ mod tests {
             int_version: Some(IntVersion::V1_0),
             hops,
         }
+    }
+
+    #[test]
+    fn egress_time_from_ingress_plus_latency_saturates_at_the_end_of_the_clock() {
+        let hop = Hop {
+            queue_occupancy_bytes: Some(1),
+            ingress_ts: Some(u64::MAX - 5),
+            hop_latency_ns: Some(100),
+            ..Default::default()
+        };
+        let mut r = report(vec![hop], 1);
+        r.int_version = Some(IntVersion::V2_1); // 8-byte timestamps: used as they are
+        let mut out = Vec::new();
+        Observer::default().push(&r, &mut out);
+        assert_eq!(out[0].t_ns, u64::MAX);
     }
 
     #[test]
