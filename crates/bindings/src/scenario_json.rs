@@ -25,6 +25,7 @@ pub fn to_json(s: &Scenario) -> Value {
             "rtt_s": t.rtt.as_secs_f64(),
             "mtu_bytes": t.mtu,
             "clock_ppm": t.clock_ppm,
+            "veth": t.veth,
             "bottleneck": port(&t.bottleneck),
         },
         "flows": s.flows.iter().map(flow).collect::<Vec<_>>(),
@@ -34,6 +35,7 @@ pub fn to_json(s: &Scenario) -> Value {
             "queries": i.queries,
             "start_s": i.start.as_secs_f64(),
             "gap_s": i.gap.as_secs_f64(),
+            "serve_time_s": i.serve_time.as_secs_f64(),
             "one_sender_host": i.one_sender_host,
             "tcp": flow(&i.tcp),
         })).collect::<Vec<_>>(),
@@ -147,6 +149,7 @@ mod tests {
                 rtt: Time::from_ms(209),
                 mtu: 9000,
                 clock_ppm: 20.0,
+                veth: false,
                 bottleneck: PortSpec {
                     scheduler: Scheduler::Drr,
                     queues: vec![QueueSpec {

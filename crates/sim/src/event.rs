@@ -36,6 +36,8 @@ pub enum Event {
     IncastRequest { app: u32 },
     /// An incast's request reaches its senders, which write their responses.
     IncastWrite { app: u32 },
+    /// One sender of an incast writes its response (`serve_time` after the previous one).
+    IncastServe { app: u32, sender: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]

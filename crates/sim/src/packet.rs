@@ -88,6 +88,13 @@ pub struct Packet {
     pub enqueued_at: Time,
     /// Earliest departure time set by TCP pacing for an `fq` qdisc (`skb->tstamp`); zero = now.
     pub edt: Time,
+    /// The GSO super-packet (`skb`) this segment was sent in: TCP hands the stack skbs of up
+    /// to `tcp_tso_autosize()` segments, and a software path (veth, a Linux router) keeps them
+    /// whole up to the qdisc. `gso_segs` segments in it, this one at `gso_index`, `gso_bytes`
+    /// IP bytes in all. A lone segment is 1 / 0 / `ip_bytes`. Only a `tbf` port looks at it.
+    pub gso_segs: u16,
+    pub gso_index: u16,
+    pub gso_bytes: u32,
 }
 
 impl Packet {
@@ -113,6 +120,9 @@ impl Packet {
             ts_ecr: Time::ZERO,
             enqueued_at: Time::ZERO,
             edt: Time::ZERO,
+            gso_segs: 1,
+            gso_index: 0,
+            gso_bytes: ip_bytes,
         }
     }
 

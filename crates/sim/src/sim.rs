@@ -26,6 +26,7 @@ struct IncastApp {
     each: u64,
     queries: u32,
     gap: Time,
+    serve_time: Time,
     /// Queries completed.
     done: u32,
     /// Cumulative bytes each connection must have delivered for the current query.
@@ -45,6 +46,7 @@ impl IncastApp {
             each: spec.query_bytes / spec.senders as u64,
             queries: spec.queries,
             gap: spec.gap,
+            serve_time: spec.serve_time,
             done: 0,
             target: 0,
             waiting: 0,
@@ -269,6 +271,7 @@ impl<'s> World<'s> {
                 Event::BurstEmit { source } => self.burst_emit(source),
                 Event::IncastRequest { app } => self.incast_request(app),
                 Event::IncastWrite { app } => self.incast_write(app),
+                Event::IncastServe { app, sender } => self.incast_serve(app, sender),
             }
         }
     }
@@ -564,21 +567,32 @@ impl<'s> World<'s> {
         self.events.push(self.now + one_way, Event::IncastWrite { app: k });
     }
 
-    /// Every sender writes its share of the response.
+    /// The request arrived: every sender writes its share of the response, at once or one
+    /// `serve_time` after another.
     fn incast_write(&mut self, k: u32) {
         let app = &mut self.incasts[k as usize];
         app.target += app.each;
         app.waiting = app.flows.len();
-        for fi in app.flows.clone() {
-            let mut out = std::mem::take(&mut self.out);
-            let f = &mut self.flows[fi];
-            let each = self.incasts[k as usize].each;
-            f.snd.app_write(self.now, each, &mut out);
-            let node = f.snd.src;
-            self.send_all(node, &mut out);
-            self.out = out;
-            self.sync_timers(fi);
+        let (n, serve) = (app.flows.len() as u32, app.serve_time);
+        for i in 0..n {
+            if serve == Time::ZERO || i == 0 {
+                self.incast_serve(k, i);
+            } else {
+                self.events.push(self.now + serve * i as u64, Event::IncastServe { app: k, sender: i });
+            }
         }
+    }
+
+    fn incast_serve(&mut self, k: u32, sender: u32) {
+        let app = &self.incasts[k as usize];
+        let (fi, each) = (app.flows.start + sender as usize, app.each);
+        let mut out = std::mem::take(&mut self.out);
+        let f = &mut self.flows[fi];
+        f.snd.app_write(self.now, each, &mut out);
+        let node = f.snd.src;
+        self.send_all(node, &mut out);
+        self.out = out;
+        self.sync_timers(fi);
     }
 
     /// A receiver got data: count the response if it is now complete.

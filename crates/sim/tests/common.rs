@@ -31,6 +31,7 @@ pub fn dumbbell(rate: Rate, rtt: Time, buffer: u64, mtu: u32, flows: Vec<FlowSpe
             mtu,
             // Analytic windows and rates assume exact link clocks.
             clock_ppm: 0.0,
+            veth: false,
             bottleneck: fifo(buffer),
         },
         flows,

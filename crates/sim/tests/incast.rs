@@ -52,3 +52,43 @@ fn incast_collapses_to_the_rto_floor_and_rto_min_5ms_cures_it() {
     let fast = qcts(32, "rto_min = \"5ms\"\nquickack = true");
     assert!(fast.iter().all(|q| *q < 0.1), "no 100 ms stalls with rto_min 5ms: {fast:?}");
 }
+
+/// QCTs of `queries` tiny queries (4 senders × 1000 B, no queueing), with `serve_time`.
+fn tiny_qcts(serve_time: &str) -> Vec<f64> {
+    let text = format!(
+        r#"
+name = "incast-serve"
+stop = "10s"
+[topology]
+bottleneck_rate = "1Gbps"
+host_rate = "1Gbps"
+rtt = "100us"
+buffer = "1MB"
+mtu = 1500
+[[incast]]
+senders = 4
+query_size = "4000B"
+queries = 5
+serve_time = "{serve_time}"
+one_sender_host = true
+[incast.tcp]
+cca = "cubic"
+"#
+    );
+    let out = run(&scenario::load(&text, &[]).unwrap());
+    let q = out.table("queries").unwrap();
+    let Some(Column::F64(qct)) = q.column("qct_s") else { panic!() };
+    qct.clone()
+}
+
+#[test]
+fn incast_serve_time_starts_the_responses_one_after_another() {
+    // The 4th response starts 3 × 1 ms after the request, so every query ends 3 ms later
+    // than with all four written at once — less the ~26 µs the 4th response then waited
+    // behind the other three at the sender's 1G NIC.
+    let at_once = tiny_qcts("0s");
+    let served = tiny_qcts("1ms");
+    for (a, b) in at_once.iter().zip(&served) {
+        assert!((0.00295..=0.003).contains(&(b - a)), "{a} vs {b}");
+    }
+}

@@ -180,6 +180,9 @@ struct Queued {
     ip_bytes: u32,
     /// The sender gave an EDT (`skb->tstamp != 0`): only `maxrate` paces it further.
     edt: bool,
+    /// First segment of its GSO skb: Linux queues skbs, so only these count against the
+    /// packet limits.
+    skb_head: bool,
 }
 
 impl Queued {
@@ -216,6 +219,7 @@ struct FlowQueue {
 }
 
 impl FlowQueue {
+    #[cfg(test)]
     fn len(&self) -> usize {
         self.fifo.len() + self.sorted.len()
     }
@@ -261,6 +265,10 @@ enum FlowState {
 
 struct Flow {
     queue: FlowQueue,
+    /// Skbs queued (`qlen`): what `flow_limit` bounds.
+    skbs: usize,
+    /// The head of the skb now arriving was dropped: drop the rest of it too.
+    dropping: bool,
     /// DRR credit, bytes; may go negative (Linux `int credit`).
     credit: i64,
     /// Earliest time the flow may send again; `Time::ZERO` = never paced (Linux 0).
@@ -287,6 +295,8 @@ pub struct Fq {
     throttle_seq: u64,
     packet_seq: u64,
     packets: usize,
+    /// Skbs queued (`sch->q.qlen`): what `limit` bounds.
+    skbs: usize,
     bytes: u64,
     stats: FqStats,
 }
@@ -311,6 +321,7 @@ impl Fq {
             throttle_seq: 0,
             packet_seq: 0,
             packets: 0,
+            skbs: 0,
             bytes: 0,
             stats: FqStats::default(),
         }
@@ -325,22 +336,35 @@ impl Fq {
         time_to_send: Time,
         now: Time,
     ) -> FqVerdict {
-        if self.packets >= self.limit {
-            self.stats.limit_drops += 1;
-            return FqVerdict::Dropped(FqDrop::Limit);
-        }
-        let edt = time_to_send != Time::ZERO;
-        if edt && time_to_send > now + HORIZON {
-            self.stats.horizon_drops += 1;
-            return FqVerdict::Dropped(FqDrop::Horizon);
-        }
         let packet = pool.get(id);
+        // The later segments of a GSO skb share its fate: Linux enqueues the skb whole.
+        let head = packet.gso_index == 0;
         let f = self.classify(packet.flow, now);
-        let flow = &mut self.flows[f as usize];
-        if flow.queue.len() >= self.flow_limit {
-            self.stats.flows_plimit += 1;
+        if !head && self.flows[f as usize].dropping {
             return FqVerdict::Dropped(FqDrop::FlowLimit);
         }
+        if head {
+            let drop = if self.skbs >= self.limit {
+                self.stats.limit_drops += 1;
+                Some(FqDrop::Limit)
+            } else if time_to_send != Time::ZERO && time_to_send > now + HORIZON {
+                self.stats.horizon_drops += 1;
+                Some(FqDrop::Horizon)
+            } else if self.flows[f as usize].skbs >= self.flow_limit {
+                self.stats.flows_plimit += 1;
+                Some(FqDrop::FlowLimit)
+            } else {
+                None
+            };
+            self.flows[f as usize].dropping = drop.is_some() && packet.gso_segs > 1;
+            if let Some(why) = drop {
+                return FqVerdict::Dropped(why);
+            }
+            self.flows[f as usize].skbs += 1;
+            self.skbs += 1;
+        }
+        let edt = time_to_send != Time::ZERO;
+        let flow = &mut self.flows[f as usize];
         if let FlowState::Detached(since) = flow.state {
             flow.state = FlowState::New;
             self.new_flows.push_back(f);
@@ -355,6 +379,7 @@ impl Fq {
             id,
             ip_bytes: packet.ip_bytes,
             edt,
+            skb_head: head,
         });
         self.packet_seq += 1;
         self.packets += 1;
@@ -371,6 +396,8 @@ impl Fq {
         let f = self.flows.len() as u32;
         self.flows.push(Flow {
             queue: FlowQueue::default(),
+            skbs: 0,
+            dropping: false,
             credit: self.initial_quantum,
             time_next_packet: Time::ZERO,
             state: FlowState::Detached(now),
@@ -426,6 +453,10 @@ impl Fq {
             let plen = u64::from(q.ip_bytes + ETH_HLEN);
             flow.credit -= plen as i64;
             self.packets -= 1;
+            if q.skb_head {
+                flow.skbs -= 1;
+                self.skbs -= 1;
+            }
             self.bytes -= u64::from(q.ip_bytes);
             self.stats.dequeued += 1;
             self.pace(f, plen, q.edt, now);
@@ -1012,6 +1043,29 @@ mod tests {
         push(&mut fq, &mut pool, 2, 1500, 3, T0);
         assert_eq!((fq.packets(), fq.bytes(), fq.drops()), (6, 9000, 1));
         assert_eq!(fq.stats().flows_plimit, 1);
+    }
+
+    #[test]
+    fn limit_flow_limit_counts_skbs_not_segments() {
+        // Linux fq queues skbs: three 4-segment GSO skbs are 3 of the flow's 3, not 12; the
+        // fourth skb is dropped whole, its later segments with it.
+        let mut pool = PacketPool::default();
+        let mut fq = Fq::new(&FqSpec { flow_limit: 3, ..spec() });
+        let offer = |fq: &mut Fq, pool: &mut PacketPool, index: u16| {
+            let id = packet(pool, 1, 1500);
+            let p = pool.get_mut(id);
+            (p.gso_segs, p.gso_index, p.gso_bytes) = (4, index, 6000);
+            fq.enqueue(pool, id, Time::ZERO, T0)
+        };
+        for _ in 0..3 {
+            for i in 0..4 {
+                assert_eq!(offer(&mut fq, &mut pool, i), FqVerdict::Enqueued);
+            }
+        }
+        for i in 0..4 {
+            assert_eq!(offer(&mut fq, &mut pool, i), FqVerdict::Dropped(FqDrop::FlowLimit));
+        }
+        assert_eq!((fq.packets(), fq.stats().flows_plimit), (12, 1));
     }
 
     #[test]

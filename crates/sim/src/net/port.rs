@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use crate::net::clock::PortClock;
 use crate::net::queue::{Dequeued, PortQueues, Verdict};
 use crate::net::fq::{Fq, FqVerdict, Next};
-use crate::net::tbf::TokenBucket;
+use crate::net::tbf::{Admit, Tbf};
 use crate::record::DropReason;
 use crate::packet::{NodeId, PacketId, PacketPool};
 use crate::time::Time;
@@ -30,10 +30,13 @@ pub struct Port {
     /// One-way propagation delay of the link.
     pub delay: Time,
     pub queues: PortQueues,
-    /// A `tbf` shaper: the head packet leaves only when the bucket has its tokens.
-    pub shaper: Option<TokenBucket>,
+    /// A `tbf` qdisc: the head packet leaves only when the bucket has its tokens.
+    pub shaper: Option<Tbf>,
     /// A host `fq` qdisc, used instead of `queues` (per-flow queues, EDT pacing, maxrate).
     pub fq: Option<Fq>,
+    /// A hardware port: its qdisc holds GSO skbs, but they leave as separate frames (TSO), so
+    /// the next hop sees lone segments. False on a veth path.
+    pub segments: bool,
     /// A wake-up is scheduled for the shaper at this time.
     pub wake_at: Option<Time>,
     /// Packet being serialized, if any.
@@ -86,6 +89,7 @@ impl Port {
             delay,
             queues,
             shaper: None,
+            segments: true,
             fq: None,
             wake_at: None,
             in_tx: None,
@@ -120,7 +124,12 @@ impl Port {
                 }
             };
         }
-        match self.queues.enqueue(pool, id) {
+        let refused = match &mut self.shaper {
+            Some(tbf) => tbf.admit(pool.get_mut(id)) == Admit::Drop,
+            None => false,
+        };
+        let verdict = if refused { self.queues.refuse(pool, id) } else { self.queues.enqueue(pool, id) };
+        match verdict {
             Verdict::Dropped { queue, reason } => {
                 self.stats.drops += 1;
                 self.stats.dropped_bytes += pool.get(id).ip_bytes as u64;
@@ -146,14 +155,13 @@ impl Port {
                 Next::Empty => Start::Nothing,
             };
         }
-        if let Some(tb) = &mut self.shaper {
+        if let Some(tbf) = &mut self.shaper {
             let Some(head) = self.queues.peek() else { return Start::Nothing };
-            let bytes = pool.get(head).ip_bytes;
-            let ready = tb.ready_at(now, bytes);
+            let ready = tbf.ready_at(now, pool.get(head));
             if ready > now {
                 return self.wake(ready);
             }
-            tb.consume(now, bytes);
+            tbf.release(now, pool.get(head));
         }
         let Some(Dequeued { id, ce_marked, .. }) = self.queues.dequeue(pool) else { return Start::Nothing };
         self.stats.ecn_marks += ce_marked as u64;
@@ -172,10 +180,15 @@ impl Port {
     }
 
     /// Start serializing packet `id`.
-    fn transmit(&mut self, now: Time, pool: &PacketPool, id: PacketId) -> Start {
+    fn transmit(&mut self, now: Time, pool: &mut PacketPool, id: PacketId) -> Start {
         // Invariant: a port never starts a packet before the previous one has left.
         debug_assert!(now >= self.tx_end, "{}: overlapping transmissions", self.name);
-        let ser = self.serialization(pool.get(id).ip_bytes);
+        let p = pool.get_mut(id);
+        if self.segments && p.gso_segs > 1 {
+            // TSO: on the wire every segment is a frame of its own.
+            (p.gso_segs, p.gso_index, p.gso_bytes) = (1, 0, p.ip_bytes);
+        }
+        let ser = self.serialization(p.ip_bytes);
         self.in_tx = Some(id);
         self.tx_end = now + ser;
         Start::Sending(self.tx_end)

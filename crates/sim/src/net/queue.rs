@@ -267,6 +267,20 @@ impl PortQueues {
         Verdict::Enqueued { queue, ce_marked }
     }
 
+    /// Drops an arriving packet that a qdisc in front refused (a `tbf` dropping a whole skb),
+    /// counted as a tail drop of the queue it would have joined.
+    pub fn refuse(&mut self, pool: &PacketPool, id: PacketId) -> Verdict {
+        let packet = pool.get(id);
+        let queue = self.classify(packet);
+        let size = u64::from(packet.ip_bytes);
+        let c = &mut self.queues[queue].counters;
+        c.drops += 1;
+        c.dropped_bytes += size;
+        self.total.drops += 1;
+        self.total.dropped_bytes += size;
+        Verdict::Dropped { queue, reason: DropReason::QueueFull }
+    }
+
     /// The packet `dequeue` would take next, for a shaper that must first check its size.
     /// Only FIFO and strict priority know it without charging a DRR deficit.
     pub fn peek(&self) -> Option<PacketId> {

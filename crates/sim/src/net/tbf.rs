@@ -6,7 +6,14 @@
 //! Like `sch_tbf`, tokens are kept as time (`psched_l2t_ns()`): a packet of L bytes needs L/rate
 //! of accumulated time, the bucket holds at most burst/rate. The packet length charged is the
 //! Ethernet frame without FCS (14 + IP bytes, `qdisc_pkt_len()` on an Ethernet device).
+//!
+//! On a software path (veth, a Linux router) TCP's GSO super-packets reach the qdisc whole, and
+//! `sch_tbf` handles each as one unit ([`Tbf`]): `bfifo` admits or drops all its segments at
+//! once (`bfifo_enqueue()`), and `tbf_dequeue()` waits for the tokens of the whole skb, then
+//! releases it at once. Only an skb longer than `max_size` (the bucket) is cut into segments
+//! first (`tbf_segment()`), each then on its own.
 
+use crate::packet::{FlowId, Packet};
 use crate::scenario::TbfSpec;
 use crate::time::Time;
 use crate::units::Rate;
@@ -32,7 +39,11 @@ impl TokenBucket {
     }
 
     fn cost(&self, ip_bytes: u32) -> Time {
-        self.rate.serialization_time((ip_bytes + L2_HEADER_BYTES) as u64)
+        self.frames_cost(frame_bytes(ip_bytes, 1))
+    }
+
+    fn frames_cost(&self, frame_bytes: u64) -> Time {
+        self.rate.serialization_time(frame_bytes)
     }
 
     fn available(&self, now: Time) -> Time {
@@ -49,11 +60,165 @@ impl TokenBucket {
 
     /// The packet leaves at `now`: take its tokens.
     pub fn consume(&mut self, now: Time, ip_bytes: u32) {
+        self.consume_frames(now, frame_bytes(ip_bytes, 1));
+    }
+
+    /// As [`TokenBucket::ready_at`], for `frame_bytes` of frames leaving together.
+    pub fn frames_ready_at(&self, now: Time, frame_bytes: u64) -> Time {
         let have = self.available(now);
-        let need = self.cost(ip_bytes);
+        let need = self.frames_cost(frame_bytes);
+        if have >= need { now } else { now + (need - have) }
+    }
+
+    pub fn consume_frames(&mut self, now: Time, frame_bytes: u64) {
+        let have = self.available(now);
+        let need = self.frames_cost(frame_bytes);
         debug_assert!(have >= need, "tbf released a packet without tokens");
         self.tokens = have - need;
         self.t_c = now;
+    }
+}
+
+/// `qdisc_pkt_len()` of `segs` segments carrying `ip_bytes` in all: one Ethernet header each
+/// (`qdisc_pkt_len_init()` adds the headers of every GSO segment).
+pub fn frame_bytes(ip_bytes: u32, segs: u16) -> u64 {
+    ip_bytes as u64 + L2_HEADER_BYTES as u64 * segs as u64
+}
+
+/// Where the segments of one flow's current skb stand.
+#[derive(Clone, Copy, Debug)]
+struct Skb {
+    flow: FlowId,
+    /// Segments of it still to arrive (admission) or to leave (dequeue).
+    left: u16,
+    /// Admitted as a whole (else every further segment is dropped).
+    admitted: bool,
+    /// Frame bytes held for the segments still to arrive.
+    reserved: u64,
+}
+
+/// A `tbf` qdisc: the token bucket, the `bfifo` limit, and the skbs in transit through it.
+#[derive(Clone, Debug)]
+pub struct Tbf {
+    pub bucket: TokenBucket,
+    /// `bfifo` limit, frame bytes.
+    limit: u64,
+    /// `q->max_size`: the largest skb that can ever get its tokens (the bucket, in bytes).
+    max_size: u64,
+    /// Frame bytes queued (`sch->qstats.backlog`).
+    backlog: u64,
+    /// Skbs whose first segment was decided and whose others are still arriving.
+    arriving: Vec<Skb>,
+    /// Skbs whose first segment left with the tokens of all: the others follow freely.
+    leaving: Vec<Skb>,
+    /// Dropped skbs (`tc -s` "dropped" counts skbs, not segments).
+    pub dropped_skbs: u64,
+}
+
+/// What the qdisc decided for an arriving segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    Enqueue,
+    Drop,
+}
+
+impl Tbf {
+    pub fn new(spec: &TbfSpec) -> Tbf {
+        Tbf {
+            bucket: TokenBucket::new(spec),
+            limit: spec.limit_bytes,
+            max_size: spec.burst_bytes,
+            backlog: 0,
+            arriving: Vec::new(),
+            leaving: Vec::new(),
+            dropped_skbs: 0,
+        }
+    }
+
+    /// A whole skb, or one cut into segments because it exceeds `max_size` (`tbf_segment()`).
+    fn whole(&self, p: &Packet) -> bool {
+        p.gso_segs > 1 && frame_bytes(p.gso_bytes, p.gso_segs) <= self.max_size
+    }
+
+    /// `tbf_enqueue()` → `bfifo_enqueue()` for one arriving segment: the first segment of a
+    /// whole skb decides for all of them, and holds room for the rest.
+    pub fn admit(&mut self, p: &mut Packet) -> Admit {
+        let size = frame_bytes(p.ip_bytes, 1);
+        if p.gso_segs > 1 && !self.whole(p) {
+            // Cut into lone segments (`tbf_segment()`): the receiver sees them so too.
+            (p.gso_segs, p.gso_index, p.gso_bytes) = (1, 0, p.ip_bytes);
+        }
+        if let Some(i) = self.arriving.iter().position(|s| s.flow == p.flow) {
+            if p.gso_index == 0 {
+                // The rest of the flow's last skb never came (lost upstream): forget it.
+                self.arriving.swap_remove(i);
+                return self.admit(p);
+            }
+            let skb = &mut self.arriving[i];
+            let admitted = skb.admitted;
+            if admitted {
+                skb.reserved -= size.min(skb.reserved);
+                self.backlog += size;
+            }
+            skb.left -= 1;
+            if skb.left == 0 {
+                self.arriving.swap_remove(i);
+            }
+            return if admitted { Admit::Enqueue } else { Admit::Drop };
+        }
+        let (need, segs) = if self.whole(p) && p.gso_index == 0 {
+            (frame_bytes(p.gso_bytes, p.gso_segs), p.gso_segs)
+        } else {
+            (size, 1)
+        };
+        let held: u64 = self.arriving.iter().map(|s| s.reserved).sum();
+        let admitted = self.backlog + held + need <= self.limit;
+        if segs > 1 {
+            let reserved = if admitted { need - size } else { 0 };
+            self.arriving.push(Skb { flow: p.flow, left: segs - 1, admitted, reserved });
+        }
+        if admitted {
+            self.backlog += size;
+            Admit::Enqueue
+        } else {
+            self.dropped_skbs += 1;
+            Admit::Drop
+        }
+    }
+
+    /// `tbf_dequeue()` for the head segment `p`: when it may leave. The first segment of a whole
+    /// skb needs the tokens of all its segments; the others then follow without tokens.
+    pub fn ready_at(&self, now: Time, p: &Packet) -> Time {
+        if self.leaving.iter().any(|s| s.flow == p.flow && p.gso_index > 0) {
+            return now;
+        }
+        if self.whole(p) && p.gso_index == 0 {
+            return self.bucket.frames_ready_at(now, frame_bytes(p.gso_bytes, p.gso_segs));
+        }
+        self.bucket.ready_at(now, p.ip_bytes)
+    }
+
+    /// The head segment `p` leaves at `now` (after [`Tbf::ready_at`] allowed it).
+    pub fn release(&mut self, now: Time, p: &Packet) {
+        self.backlog -= frame_bytes(p.ip_bytes, 1);
+        if let Some(i) = self.leaving.iter().position(|s| s.flow == p.flow) {
+            if p.gso_index > 0 {
+                let skb = &mut self.leaving[i];
+                skb.left -= 1;
+                if skb.left == 0 {
+                    self.leaving.swap_remove(i);
+                }
+                return;
+            }
+            // A new skb of the flow while segments of its last one were dropped or cut.
+            self.leaving.swap_remove(i);
+        }
+        if self.whole(p) && p.gso_index == 0 {
+            self.bucket.consume_frames(now, frame_bytes(p.gso_bytes, p.gso_segs));
+            self.leaving.push(Skb { flow: p.flow, left: p.gso_segs - 1, admitted: true, reserved: 0 });
+        } else {
+            self.bucket.consume(now, p.ip_bytes);
+        }
     }
 }
 
@@ -77,6 +242,82 @@ mod tests {
         assert_eq!(b.ready_at(now, 1500), Time::from_us(1514));
         b.consume(Time::from_us(1514), 1500);
         assert_eq!(b.ready_at(Time::from_us(1514), 1500), Time::from_us(3028));
+    }
+
+    /// Segment `index` of a GSO skb of `segs` 1500-byte packets of `flow`.
+    fn seg(flow: u32, segs: u16, index: u16) -> Packet {
+        let mut p = Packet::new(crate::packet::Kind::Data, flow, 0, 1, 1500);
+        (p.gso_segs, p.gso_index, p.gso_bytes) = (segs, index, 1500 * segs as u32);
+        p
+    }
+
+    fn tbf(burst: u64, limit: u64) -> Tbf {
+        Tbf::new(&TbfSpec { rate: Rate::from_mbps(8), burst_bytes: burst, limit_bytes: limit })
+    }
+
+    #[test]
+    fn a_gso_skb_is_admitted_or_dropped_whole() {
+        // limit 4 frames of 1514 B; bucket 5 frames.
+        let mut q = tbf(5 * 1514, 4 * 1514);
+        // 3 lone segments queued: a 2-segment skb no longer fits, a lone segment does.
+        for _ in 0..3 {
+            assert_eq!(q.admit(&mut seg(9, 1, 0)), Admit::Enqueue);
+        }
+        assert_eq!(q.admit(&mut seg(1, 2, 0)), Admit::Drop);
+        assert_eq!(q.admit(&mut seg(1, 2, 1)), Admit::Drop, "its second segment shares its fate");
+        assert_eq!(q.admit(&mut seg(2, 1, 0)), Admit::Enqueue);
+        // Two drops of segments, one skb: `tc -s` counts skbs.
+        assert_eq!(q.dropped_skbs, 1);
+    }
+
+    #[test]
+    fn an_admitted_skb_holds_room_for_its_later_segments() {
+        let mut q = tbf(5 * 1514, 4 * 1514);
+        assert_eq!(q.admit(&mut seg(1, 3, 0)), Admit::Enqueue);
+        // Another flow's packet arrives between the segments: 1 + 3 frames, it still fits...
+        assert_eq!(q.admit(&mut seg(2, 1, 0)), Admit::Enqueue);
+        // ...but a second one would take the room held for segments 1 and 2.
+        assert_eq!(q.admit(&mut seg(3, 1, 0)), Admit::Drop);
+        assert_eq!(q.admit(&mut seg(1, 3, 1)), Admit::Enqueue);
+        assert_eq!(q.admit(&mut seg(1, 3, 2)), Admit::Enqueue);
+    }
+
+    #[test]
+    fn an_skb_longer_than_the_bucket_is_cut_into_lone_segments() {
+        // `tbf_segment()`: 6 frames > a 5-frame bucket; each segment is admitted on its own and
+        // leaves the qdisc as a lone segment.
+        let mut q = tbf(5 * 1514, 4 * 1514);
+        let mut admitted = 0;
+        for i in 0..6 {
+            let mut p = seg(1, 6, i);
+            if q.admit(&mut p) == Admit::Enqueue {
+                admitted += 1;
+            }
+            assert_eq!((p.gso_segs, p.gso_index), (1, 0));
+        }
+        assert_eq!(admitted, 4, "the first four fit the limit");
+        assert_eq!(q.dropped_skbs, 2);
+    }
+
+    #[test]
+    fn a_whole_skb_waits_for_all_its_tokens_then_leaves_at_once() {
+        // 8 Mbit/s = 1 byte/µs. The bucket (5 frames) starts full; a 3-segment skb takes 4542
+        // bytes of tokens at once, the next one must wait for 4542 - (7570 - 4542) = 1514 µs.
+        let mut q = tbf(5 * 1514, 10 * 1514);
+        let now = Time::ZERO;
+        for i in 0..3 {
+            q.admit(&mut seg(1, 3, i));
+        }
+        for i in 0..3 {
+            q.admit(&mut seg(2, 3, i));
+        }
+        assert_eq!(q.ready_at(now, &seg(1, 3, 0)), now);
+        q.release(now, &seg(1, 3, 0));
+        for i in 1..3 {
+            assert_eq!(q.ready_at(now, &seg(1, 3, i)), now, "the rest of the skb is paid for");
+            q.release(now, &seg(1, 3, i));
+        }
+        assert_eq!(q.ready_at(now, &seg(2, 3, 0)), Time::from_us(1514));
     }
 
     #[test]

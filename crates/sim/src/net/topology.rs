@@ -4,7 +4,7 @@ use crate::net::clock::PortClock;
 use crate::net::port::{Port, PortId};
 use crate::net::queue::PortQueues;
 use crate::net::fq::{Fq, FqSpec};
-use crate::net::tbf::TokenBucket;
+use crate::net::tbf::Tbf;
 use crate::packet::NodeId;
 use crate::scenario::{FlowSpec, HostQdisc, Preset, Scenario, Topology};
 use crate::time::Time;
@@ -47,6 +47,8 @@ struct Builder {
     /// stream (`seed`, "port-clock", port index) when it is created.
     seed: u64,
     clock_ppm: f64,
+    /// `[topology] veth`: GSO skbs cross the network whole.
+    veth: bool,
 }
 
 impl Builder {
@@ -67,7 +69,9 @@ impl Builder {
         let id = self.ports.len() as PortId;
         let name = format!("{}->{}", self.nodes[from as usize].name, self.nodes[to as usize].name);
         let clock = PortClock::seeded(rate, self.seed, id as u64, self.clock_ppm);
-        self.ports.push(Port::new(name, from, to, rate, clock, delay, queues));
+        let mut port = Port::new(name, from, to, rate, clock, delay, queues);
+        port.segments = !self.veth;
+        self.ports.push(port);
         id
     }
 
@@ -131,14 +135,14 @@ pub fn build(s: &Scenario) -> Network {
 /// on their own ports of switch A and send to a sink behind switch B.
 fn dumbbell(s: &Scenario) -> Network {
     let t = &s.topology;
-    let mut b = Builder { nodes: Vec::new(), ports: Vec::new(), seed: s.seed, clock_ppm: t.clock_ppm };
+    let mut b = Builder { nodes: Vec::new(), ports: Vec::new(), seed: s.seed, clock_ppm: t.clock_ppm, veth: t.veth };
     let sw_a = b.node("swA".into(), NodeKind::Switch);
     let sw_b = b.node("swB".into(), NodeKind::Switch);
     let side_buffer = t.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
     let one_way = t.rtt / 2;
     let (bottleneck, reverse) =
         b.link(sw_a, sw_b, t.bottleneck_rate, one_way, PortQueues::new(&t.bottleneck), PortQueues::fifo(side_buffer));
-    b.ports[bottleneck as usize].shaper = t.bottleneck.shaper.as_ref().map(TokenBucket::new);
+    b.ports[bottleneck as usize].shaper = t.bottleneck.shaper.as_ref().map(Tbf::new);
 
     let mut flow_hosts = Vec::new();
     let ends = Ends { sw_a, sw_b, bottleneck, reverse, side_buffer };

@@ -56,6 +56,10 @@ pub struct IncastSpec {
     pub start: Time,
     /// Think time between one query's completion and the next request.
     pub gap: Time,
+    /// Host CPU time per response: the senders start their responses one after another, the
+    /// i-th (in sender order) i·`serve_time` after the request arrives, as one server process
+    /// serialized on its CPU (or on Python's GIL) does. 0: all at once.
+    pub serve_time: Time,
     /// All senders' connections leave one host (one NIC and qdisc), as in a test where one
     /// machine runs N server sockets; otherwise each sender is a host of its own.
     pub one_sender_host: bool,
@@ -84,6 +88,10 @@ pub struct Topology {
     pub mtu: u32,
     /// Bound of every port's clock offset, ppm (`net::clock`); 0 gives exact link rates.
     pub clock_ppm: f64,
+    /// Hosts and switches are Linux network namespaces joined by veth pairs: TCP's GSO skbs
+    /// stay whole up to the `tbf` qdisc and into the receiver, which ACKs each as one
+    /// (docs/fidelity.md). Otherwise NICs cut them into frames on the wire.
+    pub veth: bool,
     /// Bottleneck egress port: scheduler and queues.
     pub bottleneck: PortSpec,
 }

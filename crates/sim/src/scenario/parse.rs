@@ -119,6 +119,7 @@ fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
     )?;
     let mtu = mtu as u32;
     let clock_ppm = t.ppm("clock_ppm", MAX_PORT_CLOCK_PPM)?.unwrap_or(DEFAULT_PORT_CLOCK_PPM);
+    let veth = t.boolean("veth")?.unwrap_or(false);
     let shaper = tbf(t, mtu)?;
     // With tbf, the queue is tbf's bfifo: its `limit` is the buffer.
     let buffer = match shaper {
@@ -171,6 +172,7 @@ fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
         rtt,
         mtu,
         clock_ppm,
+        veth,
         bottleneck,
     })
 }

@@ -32,6 +32,7 @@ pub(crate) const TOPOLOGY: &[(&str, Node)] = &[
     ("rtt", Leaf),
     ("mtu", Leaf),
     ("clock_ppm", Leaf),
+    ("veth", Leaf),
     ("buffer", Leaf),
     ("scheduler", Leaf),
     ("ecn_threshold", Leaf),
@@ -97,6 +98,7 @@ pub(crate) const INCAST: &[(&str, Node)] = &[
     ("queries", Leaf),
     ("start", Leaf),
     ("gap", Leaf),
+    ("serve_time", Leaf),
     ("one_sender_host", Leaf),
     ("tcp", Node::Table(FLOW)),
 ];

@@ -182,6 +182,7 @@ pub(crate) fn incast(q: &Fields, stop: Time) -> Result<IncastSpec> {
     let start = q.time("start")?.unwrap_or(Time::ZERO);
     check_start(q, start, stop)?;
     let gap = q.time("gap")?.unwrap_or(Time::ZERO);
+    let serve_time = q.time("serve_time")?.unwrap_or(Time::ZERO);
     let t = q.table("tcp");
     for key in ["size", "start"] {
         if t.has(key) {
@@ -190,7 +191,7 @@ pub(crate) fn incast(q: &Fields, stop: Time) -> Result<IncastSpec> {
     }
     let tcp = flow(&t, stop)?;
     let one_sender_host = q.boolean("one_sender_host")?.unwrap_or(false);
-    Ok(IncastSpec { senders, query_bytes, queries, start, gap, one_sender_host, tcp })
+    Ok(IncastSpec { senders, query_bytes, queries, start, gap, serve_time, one_sender_host, tcp })
 }
 
 pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<BurstSpec> {

@@ -58,6 +58,8 @@ pub struct TcpReceiver {
     quick: u32,
     quickack_route: bool,
     delack: Option<Time>,
+    /// An earlier segment of the GSO skb being received asked for an immediate ACK.
+    skb_ack_now: bool,
     last_data_at: Option<Time>,
     /// Peer TSval to echo (`ts_recent`).
     ts_recent: Time,
@@ -93,6 +95,7 @@ impl TcpReceiver {
             quick: 0,
             quickack_route: spec.quickack,
             delack: None,
+            skb_ack_now: false,
             last_data_at: None,
             ts_recent: Time::ZERO,
             rcv_rtt: None,
@@ -189,6 +192,13 @@ impl TcpReceiver {
             ack_now |= self.check_ce(now, p, out);
         }
 
+        // A GSO skb that crossed a veth path whole is one receive event: one ACK decision, at
+        // its last segment (`tcp_v4_rcv()` sees one skb).
+        if p.gso_index + 1 < p.gso_segs {
+            self.skb_ack_now |= ack_now;
+            return;
+        }
+        ack_now |= std::mem::take(&mut self.skb_ack_now);
         // `__tcp_ack_snd_check()`: more than one full segment unacknowledged, or quick-ack mode.
         if ack_now || self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64 || self.quick > 0 {
             self.send_ack(now, out);
@@ -409,6 +419,23 @@ mod tests {
         assert_eq!(TCP_DELACK_MIN, Time::from_ms(40));
         assert_eq!(TCP_DELACK_MAX, Time::from_ms(200));
         assert_eq!(TCP_MAX_QUICKACKS, 16);
+    }
+
+    #[test]
+    fn established_a_whole_gso_skb_gets_one_ack() {
+        // On a veth path a 5-segment skb arrives whole: `tcp_v4_rcv()` sees one skb, so one
+        // ACK for all five (segment by segment it would be two or more).
+        let mut r = established();
+        feed(&mut r, 0..16, Time::from_ms(1)); // past the quick-ACK phase
+        let mut out = Vec::new();
+        for i in 0..5u16 {
+            let mut p = data((16 + i as u64) * MSS as u64, MSS);
+            (p.gso_segs, p.gso_index, p.gso_bytes) = (5, i, 5 * (MSS + 52));
+            r.on_packet(Time::from_ms(2), &p, &mut out);
+            r.app_read(Time::from_ms(2));
+        }
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].ack, 21 * MSS as u64);
     }
 
     #[test]

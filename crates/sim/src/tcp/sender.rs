@@ -28,6 +28,12 @@ pub const PACING_FREE_SEGS: u64 = 10;
 /// of reference/linux-tcp.md §10.4 (later kernels raised it to 4 MiB).
 pub const TCP_LIMIT_OUTPUT_BYTES: u64 = 1 << 20;
 
+/// `net.ipv4.tcp_tso_win_divisor` default (`net/ipv4/tcp_ipv4.c`): a TSO skb is not deferred
+/// once a third of the window may be sent.
+pub const TCP_TSO_WIN_DIVISOR: u64 = 3;
+/// `tcp_tso_should_defer()`: no deferral if nothing was sent for 1 ms (`NSEC_PER_MSEC`), nor
+/// for an ACK due later than min(srtt/2, 1 ms).
+pub const TSO_DEFER_MAX: Time = Time::from_ms(1);
 /// `TCP_TIMEOUT_MIN_US` (`include/net/tcp.h`): 2 ms added to TLP and RACK timers.
 pub const TCP_TIMEOUT_MIN: Time = Time::from_ms(2);
 /// Linux `tp->reordering` initial value, `sysctl_tcp_reordering` = `TCP_FASTRETRANS_THRESH` = 3
@@ -104,6 +110,8 @@ pub struct TcpSender {
     prr_delivered: u32,
     prr_out: u32,
     tlp_high_seq: Option<u64>,
+    /// `tcp_tso_should_defer()` waited for cwnd: the flow counts as cwnd-limited.
+    defer_cwnd_limited: bool,
     /// The last probe retransmitted data (`tp->tlp_retrans`).
     tlp_retrans: bool,
     /// RTOs since `snd_una` last moved (`icsk_retransmits`).
@@ -172,6 +180,7 @@ impl TcpSender {
             prr_delivered: 0,
             prr_out: 0,
             tlp_high_seq: None,
+            defer_cwnd_limited: false,
             tlp_retrans: false,
             rto_retransmits: 0,
             cwr_pending: false,
@@ -860,7 +869,7 @@ impl TcpSender {
             self.after_train(now, bytes);
         }
         self.check_app_limited();
-        let cwnd_limited = self.board.in_flight() >= self.tp.snd_cwnd;
+        let cwnd_limited = self.board.in_flight() >= self.tp.snd_cwnd || std::mem::take(&mut self.defer_cwnd_limited);
         if sent > 0 || cwnd_limited {
             self.cwnd_validate(cwnd_limited);
         }
@@ -910,6 +919,7 @@ impl TcpSender {
     /// new segments).
     fn send_train(&mut self, now: Time, goal: u32, out: &mut Vec<Packet>) -> (u32, u64, u32) {
         let (mut n, mut bytes, mut new) = (0, 0u64, 0);
+        let first = out.len();
         while n < goal && self.board.in_flight() < self.tp.snd_cwnd && !self.tsq_full() {
             if let Some(i) = self.board.next_lost() {
                 bytes += self.retransmit(i, now, out) as u64;
@@ -918,6 +928,9 @@ impl TcpSender {
                     self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
                 }
             } else if let Some(len) = self.next_new_len() {
+                if new == 0 && goal == u32::MAX && self.tso_should_defer(now) {
+                    break;
+                }
                 self.send_new_segment(now, out);
                 bytes += len as u64;
                 new += 1;
@@ -926,7 +939,89 @@ impl TcpSender {
             }
             n += 1;
         }
+        self.group_skbs(&mut out[first..]);
         (n, bytes, new)
+    }
+
+    /// `tcp_tso_segs()`: the segments of a full TSO skb (`tcp_tso_autosize()`; before the first
+    /// RTT sample the pacing rate is `~0UL`, so `gso_max_size`).
+    fn tso_segs(&self) -> u32 {
+        match self.tp.pacing_rate {
+            0 => (self.tp.gso_max_size / self.tp.mss.max(1)).max(1),
+            _ => self.tp.tso_autosize(self.cc.min_tso_segs(&self.tp)),
+        }
+    }
+
+    /// `tcp_tso_should_defer()` (`net/ipv4/tcp_output.c`), for the skb at the send head: rather
+    /// than send the few segments the window allows now, wait for the next ACK and send a
+    /// bigger TSO skb — unless a full one fits, a third of the window (`tcp_tso_win_divisor`
+    /// = 3) is open, nothing was sent for 1 ms, or the next ACK is due later than
+    /// min(srtt/2, 1 ms). Not in recovery. Sets `defer_cwnd_limited` when the wait is for cwnd.
+    fn tso_should_defer(&mut self, now: Time) -> bool {
+        if self.tp.ca_state >= CaState::Recovery || now.saturating_sub(self.tp.lsndtime) > TSO_DEFER_MAX {
+            return false;
+        }
+        let mss = self.tp.mss as u64;
+        let max_segs = self.tso_segs() as u64;
+        // The head skb: what the last write queued beyond snd_nxt, at most a full TSO skb.
+        let unsent = self.written().saturating_sub(self.snd_nxt);
+        let skb_len = unsent.min(max_segs * mss);
+        let in_flight = self.board.in_flight() as u64;
+        let cwnd = self.tp.snd_cwnd as u64;
+        if skb_len <= mss || cwnd <= in_flight {
+            return false;
+        }
+        let send_win = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
+        let cong_win = (cwnd - in_flight) * mss;
+        let limit = send_win.min(cong_win);
+        if limit >= max_segs * mss || (unsent > skb_len && limit >= skb_len) {
+            return false;
+        }
+        if limit >= self.snd_wnd.min(cwnd * mss) / TCP_TSO_WIN_DIVISOR {
+            return false;
+        }
+        let (Some(head), Some(srtt)) = (self.board.head(), self.rtt.srtt()) else { return false };
+        let expected_ack = head.sent_at + srtt;
+        if expected_ack.saturating_sub(now) > (srtt / 2).min(TSO_DEFER_MAX) {
+            return false;
+        }
+        if cong_win < send_win {
+            if cong_win <= skb_len {
+                self.defer_cwnd_limited = true;
+                return true;
+            }
+        } else if send_win <= skb_len {
+            return true;
+        }
+        // The last bytes of a fixed-size transfer carry FIN: they never wait.
+        !self.size.is_some_and(|s| self.snd_nxt + skb_len >= s)
+    }
+
+    /// Cut what one `send_train()` produced into the skbs Linux would have built: runs of
+    /// contiguous segments, new data or retransmissions alike, of at most `tcp_tso_segs()`
+    /// (`tcp_tso_autosize()`; before the first RTT sample the pacing rate is `~0UL`, so 64 KiB).
+    fn group_skbs(&self, train: &mut [Packet]) {
+        let max_segs = self.tso_segs().min(u16::MAX as u32) as usize;
+        let mut start = 0;
+        while start < train.len() {
+            let mut end = start + 1;
+            while end < train.len()
+                && end - start < max_segs
+                && train[end].retrans == train[start].retrans
+                && train[end].seq == train[end - 1].seq + train[end - 1].payload as u64
+            {
+                end += 1;
+            }
+            let skb = &mut train[start..end];
+            let bytes = skb.iter().map(|p| p.ip_bytes).sum();
+            let segs = skb.len() as u16;
+            for (i, p) in skb.iter_mut().enumerate() {
+                p.gso_segs = segs;
+                p.gso_index = i as u16;
+                p.gso_bytes = bytes;
+            }
+            start = end;
+        }
     }
 
     /// `tcp_update_skb_after_send()`: the next train may leave `bytes / pacing_rate` after this
@@ -1132,6 +1227,61 @@ mod tests {
         s.on_packet(Time::from_ms(20), &ack(MSS, &[], 11 * MSS), &mut out);
         assert_eq!(out.len(), 2);
         assert_eq!(s.snd_nxt, 12 * MSS);
+    }
+
+    #[test]
+    fn tso_deferral_constants_match_linux() {
+        assert_eq!((TCP_TSO_WIN_DIVISOR, TSO_DEFER_MAX), (3, Time::from_ms(1)));
+    }
+
+    #[test]
+    fn tso_a_train_leaves_as_skbs_of_at_most_tso_segs() {
+        // No RTT sample before the SYN-ACK: the pacing rate is ~0UL, so 64 KiB skbs (45
+        // segments); the first flight of 45 is one skb.
+        let (s, out) = established("reno", 1000);
+        assert_eq!(out.len(), 45);
+        assert!(out.iter().enumerate().all(|(i, p)| p.gso_segs == 45 && p.gso_index as usize == i));
+        assert_eq!(out[0].gso_bytes, 45 * (MSS as u32 + header_bytes()));
+        assert_eq!(s.tso_segs(), 45);
+    }
+
+    /// Established with initcwnd 30, then ACKs of two segments every 50 µs from t = 20 ms
+    /// (srtt 10 ms, so each ACK arrives when the head's ACK is due): what leaves per ACK.
+    fn deferral_run(acks: usize, gap_us: u64) -> (TcpSender, Vec<usize>) {
+        // A send buffer far larger than cwnd: the send head is always a full skb.
+        let sp = FlowSpec { tcp_wmem: [4096, 64 << 20, 64 << 20], ..spec("reno", 30) };
+        let (mut s, first) = established_with(&sp);
+        assert_eq!(first.len(), 30);
+        let mut sent = Vec::new();
+        for k in 0..acks {
+            let mut out = Vec::new();
+            let t = Time::from_ms(20) + Time::from_us(k as u64 * gap_us);
+            s.on_packet(t, &ack(2 * (k as u64 + 1) * MSS, &[], 1 << 30), &mut out);
+            sent.push(out.len());
+        }
+        (s, sent)
+    }
+
+    #[test]
+    fn tso_deferral_waits_for_a_full_tso_skb() {
+        // The first ACK comes 10 ms after the last send: nothing recent, so its 4 free
+        // segments leave. Afterwards each ACK frees 2 segments and adds 2 to cwnd (slow start):
+        // 4 may leave, less than a full TSO skb (7 segments: 2·cwnd/srtt >> 10 ≈ 10 KB) and less
+        // than cwnd / 3, and the head's ACK is due now, so TCP waits (`tcp_tso_should_defer()`)
+        // and sends on the next ACK, when 8 are free: a skb of 7 and one of 1.
+        let (s, sent) = deferral_run(6, 50);
+        assert_eq!(sent, [4, 0, 8, 0, 8, 0]);
+        assert_eq!(s.tso_segs(), 8, "grown with cwnd by the end");
+        // Deferring for cwnd keeps the flow cwnd-limited, so slow start goes on growing.
+        assert!(s.tp.is_cwnd_limited);
+        assert_eq!(s.tp.snd_cwnd, 42);
+    }
+
+    #[test]
+    fn tso_no_deferral_after_a_millisecond_without_sending() {
+        // ACKs 1.5 ms apart: the last send is always more than 1 ms old.
+        let (_, sent) = deferral_run(4, 1500);
+        assert!(sent.iter().all(|&n| n >= 4), "{sent:?}");
     }
 
     #[test]
