@@ -14,7 +14,7 @@ from burstlab.cli import status
 
 
 def command(
-    quick: Annotated[bool, typer.Option("--quick", help="A lean subset: cubic, incast N in 1, 8, 32.")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="A lean subset: one flow each of reno, cubic and bbr; incast N in 1, 8, 32.")] = False,
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Real-side repetitions per case.")] = 3,
     json_: Annotated[bool, typer.Option("--json", help='Print {"cases": [...]} as JSON on stdout.')] = False,
 ) -> None:

@@ -31,13 +31,18 @@ TOLERANCE = {
     "retrans_segs": 0.30,
     "qct_median_s": 0.15,
 }
+#: Host CPU time per incast response on the real side: one Python process serves the N
+#: connections, one thread at a time (the GIL), so responses start one after another. Measured
+#: from tcpdump on the router, first data of each response after the request: median spacing
+#: 12.5 / 14.5 / 17.3 us at N = 8 / 16 / 32 (docs/fidelity.md).
+SERVE_TIME_US = 14
 #: A retransmit count is compared only above this many real retransmits.
 MIN_RETRANS = 50
 #: Share of slow queries that marks the incast collapse.
 ONSET_SHARE = 0.10
 
 FULL = {"ccas": ("reno", "cubic", "bbr"), "incast_n": (1, 2, 4, 8, 16, 32), "queries": 50}
-QUICK = {"ccas": ("cubic",), "incast_n": (1, 8, 32), "queries": 20}
+QUICK = {"ccas": ("reno", "cubic", "bbr"), "incast_n": (1, 8, 32), "queries": 20}
 
 
 @dataclass
@@ -56,15 +61,28 @@ class Case:
         return d
 
 
+def kernel_tbf_burst(burst_bytes: int, rate_bps: int) -> int:
+    """The bucket the kernel ends up with for `tc ... tbf rate R burst B`: tc turns B into a
+    transmit time in psched ticks of 64 ns (`tc_calc_xmittime()`, truncated), and `sch_tbf`
+    turns that back into bytes (`q->max_size = psched_ns_t2l()`). 15140 B at 1 Gbit/s: 1892
+    ticks = 121,088 ns = 15,136 B (`tc -s` prints 15125b, rounding the time to whole us).
+    A GSO skb longer than this is cut into segments before it is queued."""
+    ticks = int(burst_bytes * 8 / rate_bps * 1e6 * 15.625)
+    return ticks * 64 * rate_bps // 8 // 1_000_000_000
+
+
 def _twin_topology(limit_bytes: int) -> str:
+    # veth: the real senders, router and receiver are namespaces joined by veth pairs, so GSO
+    # skbs reach the tbf and the receiver whole (docs/fidelity.md, "Against real Linux").
     return f"""
 [topology]
 bottleneck_rate = "10Gbps"
 host_rate = "10Gbps"
 rtt = "10us"
 mtu = 1500
+veth = true
 tbf_rate = "1Gbps"
-tbf_burst = "{BURST_BYTES}B"
+tbf_burst = "{kernel_tbf_burst(BURST_BYTES, RATE_BPS)}B"
 tbf_limit = "{limit_bytes}B"
 """
 
@@ -95,6 +113,7 @@ senders = {n}
 query_size = "{total_bytes}B"
 queries = {queries}
 one_sender_host = true
+serve_time = "{SERVE_TIME_US}us"
 [incast.tcp]
 cca = "{cca}"
 quickack = {str(quickack).lower()}
