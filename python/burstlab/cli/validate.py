@@ -21,13 +21,15 @@ def command(
     """Run the same set-ups on real Linux and in the simulator and compare them metric by metric.
 
     The real side builds network namespaces joined by veth pairs with a `tbf` bottleneck
-    (1 Gbit/s, 128 KB limit), runs real reno/cubic/bbr between them with burstlab's own traffic
-    tool, reads the kernel's counters (TCP_INFO, MIB), and tears everything down, also on Ctrl-C.
-    No traffic leaves the namespaces it creates. Needs root.
+    (1 Gbit/s), runs real reno/cubic/bbr between them with burstlab's own traffic tool, reads
+    the kernel's counters (TCP_INFO, MIB), and tears everything down, also on Ctrl-C. No
+    traffic leaves the namespaces it creates. Needs root.
 
-    Cases: one bulk flow per CCA (throughput as a fraction of the shaped rate, FCT,
-    retransmits) and N-to-1 incast (median query completion time, and the N where 10 % of the
-    queries exceed 100 ms). Each row shows the real value, the simulated value, the relative
+    Cases: one bulk flow per CCA through a 64, 128 and 512 KB limit (throughput as a fraction
+    of the shaped rate, FCT, retransmits), and N-to-1 incast at 128 KB for N = 1 ... 32, with
+    the default RTO and with `rto_min 5ms quickack 1` on the routes (median query completion
+    time, and the first N where 10 % of the queries exceed 100 ms). --quick: 128 KB only, one
+    flow per CCA, incast N in 1, 8, 32 (about 10 s). Each row shows the real value, the simulated value, the relative
     error and the tolerance; see docs/validation.md for what the real side can and cannot do on
     a shared 2-core machine.
 

@@ -41,8 +41,14 @@ MIN_RETRANS = 50
 #: Share of slow queries that marks the incast collapse.
 ONSET_SHARE = 0.10
 
-FULL = {"ccas": ("reno", "cubic", "bbr"), "incast_n": (1, 2, 4, 8, 16, 32), "queries": 50}
-QUICK = {"ccas": ("reno", "cubic", "bbr"), "incast_n": (1, 8, 32), "queries": 20}
+#: Incast variants: (case-name tag, route rto_min in seconds, route quickack).
+DEFAULT_RTO = ("", None, False)
+#: `ip route ... rto_min 5ms quickack 1`: the cure for the incast collapse (issue 4).
+SHORT_RTO = ("rtomin5ms-", 0.005, True)
+FULL = {"ccas": ("reno", "cubic", "bbr"), "limits": (64 * 1024, 128 * 1024, 512 * 1024),
+        "incast_n": (1, 2, 4, 8, 16, 32), "queries": 50, "incast_variants": (DEFAULT_RTO, SHORT_RTO)}
+QUICK = {"ccas": ("reno", "cubic", "bbr"), "limits": (128 * 1024,),
+         "incast_n": (1, 8, 32), "queries": 20, "incast_variants": (DEFAULT_RTO,)}
 
 
 @dataclass
@@ -147,29 +153,32 @@ def compare(*, quick: bool = False, repeat: int = 3) -> dict:
     plan = QUICK if quick else FULL
     cases: list[Case] = []
     raw: dict[str, dict] = {}
-    for cca in plan["ccas"]:
-        real = single_flow(cca, rate=RATE, limit_bytes=LIMIT_BYTES, burst_bytes=BURST_BYTES, repeat=repeat)
-        mean = {k: v["mean"] for k, v in real["summary"].items()}
-        sim = sim_single_flow(cca)
-        name = f"single-{cca}-1gbit-128KB"
-        raw[name] = {"real": real["summary"], "sim": sim}
-        cases.append(_case(name, "rate_fraction", mean["rate_fraction"], sim["rate_fraction"]))
-        cases.append(_case(name, "fct_s", mean["fct_s"], sim["fct_s"]))
-        if mean["retrans_segs"] > MIN_RETRANS:
-            cases.append(_case(name, "retrans_segs", mean["retrans_segs"], sim["retrans_segs"]))
-    shares_real, shares_sim = {}, {}
-    for n in plan["incast_n"]:
-        real = incast(n, LIMIT_BYTES, queries=plan["queries"], burst_bytes=BURST_BYTES, repeat=repeat)
-        mean = {k: v["mean"] for k, v in real["summary"].items()}
-        sim = sim_incast(n, queries=plan["queries"])
-        name = f"incast-{n}-128KB"
-        raw[name] = {"real": real["summary"], "sim": sim}
-        cases.append(_case(name, "qct_median_s", mean["qct_median_s"], sim["qct_median_s"]))
-        shares_real[n], shares_sim[n] = mean["frac_over_100ms"], sim["frac_over_100ms"]
+    for limit in plan["limits"]:
+        for cca in plan["ccas"]:
+            real = single_flow(cca, rate=RATE, limit_bytes=limit, burst_bytes=BURST_BYTES, repeat=repeat)
+            mean = {k: v["mean"] for k, v in real["summary"].items()}
+            sim = sim_single_flow(cca, limit_bytes=limit)
+            name = f"single-{cca}-1gbit-{limit // 1024}KB"
+            raw[name] = {"real": real["summary"], "sim": sim}
+            cases.append(_case(name, "rate_fraction", mean["rate_fraction"], sim["rate_fraction"]))
+            cases.append(_case(name, "fct_s", mean["fct_s"], sim["fct_s"]))
+            if mean["retrans_segs"] > MIN_RETRANS:
+                cases.append(_case(name, "retrans_segs", mean["retrans_segs"], sim["retrans_segs"]))
     ns = list(plan["incast_n"])
-    on_real, on_sim = _onset(shares_real), _onset(shares_sim)
     step = lambda n: ns.index(n) if n is not None else len(ns)  # noqa: E731
-    onset_ok = abs(step(on_real) - step(on_sim)) <= 1
-    cases.append(Case("incast-onset-128KB", "onset_n", float(on_real or 0), float(on_sim or 0),
-                      float(abs(step(on_real) - step(on_sim))), 1.0, onset_ok))
+    for tag, rto_min, quickack in plan["incast_variants"]:
+        shares_real, shares_sim = {}, {}
+        for n in ns:
+            real = incast(n, LIMIT_BYTES, queries=plan["queries"], burst_bytes=BURST_BYTES,
+                          rto_min=rto_min, quickack=quickack, repeat=repeat)
+            mean = {k: v["mean"] for k, v in real["summary"].items()}
+            sim = sim_incast(n, queries=plan["queries"], rto_min=rto_min, quickack=quickack)
+            name = f"incast-{tag}{n}-128KB"
+            raw[name] = {"real": real["summary"], "sim": sim}
+            cases.append(_case(name, "qct_median_s", mean["qct_median_s"], sim["qct_median_s"]))
+            shares_real[n], shares_sim[n] = mean["frac_over_100ms"], sim["frac_over_100ms"]
+        on_real, on_sim = _onset(shares_real), _onset(shares_sim)
+        onset_ok = abs(step(on_real) - step(on_sim)) <= 1
+        cases.append(Case(f"incast-{tag}onset-128KB", "onset_n", float(on_real or 0), float(on_sim or 0),
+                          float(abs(step(on_real) - step(on_sim))), 1.0, onset_ok))
     return {"cases": [c.as_json() for c in cases], "detail": raw}
