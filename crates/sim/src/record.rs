@@ -152,6 +152,10 @@ pub struct PortSummary {
     pub drops: u64,
     pub max_queue_bytes: u64,
     pub ecn_marks: u64,
+    /// Skbs a `tbf` on this port dropped, as `tc -s` counts them (a GSO skb dropped whole is
+    /// one); absent on ports without `tbf`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tbf_drops: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -759,6 +759,7 @@ impl<'s> World<'s> {
                 drops: p.stats.drops,
                 max_queue_bytes: p.stats.max_queue_bytes,
                 ecn_marks: p.stats.ecn_marks,
+                tbf_drops: p.shaper.as_ref().map(|t| t.dropped_skbs),
             })
             .collect();
         let ev = events.popped();

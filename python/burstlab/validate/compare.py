@@ -97,7 +97,8 @@ def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int 
     """The simulated twin of `real.single_flow` (same metric names)."""
     text = f'name = "twin-{cca}"\nstop = "60s"\n' + _twin_topology(limit_bytes)
     text += f'[[flow]]\ncca = "{cca}"\nsize = "{size_bytes}B"\n'
-    f = burstlab.run(text).summary["flows"][0]
+    summary = burstlab.run(text).summary
+    f = summary["flows"][0]
     goodput = f["delivered_bytes"] * 8 / f["fct_s"]
     mss = 1448
     return {
@@ -106,7 +107,13 @@ def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int 
         "rate_fraction": goodput * FRAME_BYTES / mss / RATE_BPS,
         "retrans_segs": f["retransmits"],
         "timeouts": f["timeouts"],
+        "qdisc_drops": _tbf_drops(summary),
     }
+
+
+def _tbf_drops(summary: dict) -> int:
+    """Skbs the twin's `tbf` dropped, counted as `tc -s` counts them."""
+    return sum(p.get("tbf_drops", 0) for p in summary["ports"])
 
 
 def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_000_000,
@@ -135,6 +142,7 @@ quickack = {str(quickack).lower()}
         "frac_over_100ms": sum(t > SLOW_QUERY_S for t in qct) / len(qct),
         "retrans_segs": sum(f["retransmits"] for f in flows),
         "timeouts": sum(f["timeouts"] for f in flows),
+        "qdisc_drops": _tbf_drops(r.summary),
     }
 
 

@@ -18,6 +18,9 @@ def test_sim_single_flow_twin_runs_near_the_shaped_rate():
     # (the full tbf bucket at the start gives it a 15 KB head start, so a hair above 1 is fine)
     assert 0.85 < m["rate_fraction"] <= 1.01
     assert m["fct_s"] > 5_000_000 * 8 / 1e9
+    # The tbf counts dropped skbs as tc does: at least one per loss episode, never more than
+    # the segments lost (every one is retransmitted).
+    assert 0 < m["qdisc_drops"] <= m["retrans_segs"]
 
 
 def test_kernel_tbf_burst_is_what_sch_tbf_ends_up_with():
