@@ -999,9 +999,12 @@ impl TcpSender {
 
     /// Cut what one `send_train()` produced into the skbs Linux would have built: runs of
     /// contiguous segments, new data or retransmissions alike, of at most `tcp_tso_segs()`
-    /// (`tcp_tso_autosize()`; before the first RTT sample the pacing rate is `~0UL`, so 64 KiB).
+    /// (`tcp_tso_autosize()`; before the first RTT sample the pacing rate is `~0UL`, so 64 KiB)
+    /// and at most half of cwnd: `tcp_cwnd_test()` caps each skb's quota at cwnd / 2 "to have at
+    /// least 2 GSO packets in flight" (a window of 15 leaves as 7 + 7 + 1).
     fn group_skbs(&self, train: &mut [Packet]) {
-        let max_segs = self.tso_segs().min(u16::MAX as u32) as usize;
+        let half_cwnd = (self.tp.snd_cwnd / 2).max(1);
+        let max_segs = self.tso_segs().min(half_cwnd).min(u16::MAX as u32) as usize;
         let mut start = 0;
         while start < train.len() {
             let mut end = start + 1;
@@ -1243,6 +1246,21 @@ mod tests {
         assert!(out.iter().enumerate().all(|(i, p)| p.gso_segs == 45 && p.gso_index as usize == i));
         assert_eq!(out[0].gso_bytes, 45 * (MSS as u32 + header_bytes()));
         assert_eq!(s.tso_segs(), 45);
+    }
+
+    #[test]
+    fn tso_an_skb_carries_at_most_half_of_cwnd() {
+        // `tcp_cwnd_test()`: a window of 15 leaves as 7 + 7 + 1, as a capture of the kernel's
+        // incast senders shows; 10 as 5 + 5. (No pacing rate yet: `tcp_tso_segs()` allows 45.)
+        let (mut s, _) = established("reno", 10);
+        s.tp.pacing_rate = 0;
+        for (cwnd, skbs) in [(15u32, vec![7u16, 7, 1]), (10, vec![5, 5]), (1, vec![1])] {
+            s.tp.snd_cwnd = cwnd;
+            let mut train: Vec<Packet> = (0..cwnd).map(|k| s.data_packet(Time::ZERO, k as u64 * MSS, MSS as u32, false)).collect();
+            s.group_skbs(&mut train);
+            let sizes: Vec<u16> = train.iter().filter(|p| p.gso_index == 0).map(|p| p.gso_segs).collect();
+            assert_eq!(sizes, skbs, "cwnd {cwnd}");
+        }
     }
 
     /// Established with initcwnd 30, then ACKs of two segments every 50 µs from t = 20 ms
