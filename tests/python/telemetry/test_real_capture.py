@@ -42,8 +42,11 @@ def test_two_sided_capture_finds_the_burst_its_culprit_its_victim_and_the_drops(
     # The burst lasts 100 ms at the sender; the queue stays full a little longer.
     assert 0.08 <= burst["duration_s"] <= 0.3, burst["duration_s"]
     assert burst["culprits"][0]["flow"] == capture.udp_flow
+    # The TCP flow is a victim: its packets wait behind the burst (the full 64 KB queue adds
+    # ~10 ms at 50 Mbit/s), or the tbf drops them and the flow stalls in recovery instead (one
+    # CI run: 16 drops and only 0.6 ms of extra delay).
     victims = [v for v in burst["victims"] if _is_tcp(capture, v["flow"])]
-    assert victims and victims[0]["delay_s"] > 0.001, burst["victims"]
+    assert victims and (victims[0]["delay_s"] > 0.001 or victims[0]["drops"] > 0), burst["victims"]
     # Every packet tbf dropped entered and never left: the reconstruction finds each one.
     assert burst["drops"] == capture.tbf["drops"] > 0
 
