@@ -41,14 +41,16 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def summarize(runs: list[dict[str, float]]) -> dict[str, dict[str, float]]:
-    """Per numeric metric over repeats: mean, std (sample; 0 for one run), min, max, rel_spread."""
+    """Per numeric metric over repeats: mean, median, std (sample; 0 for one run), min, max,
+    rel_spread."""
     out: dict[str, dict[str, float]] = {}
     for key in runs[0]:
         vals = [float(r[key]) for r in runs if isinstance(r.get(key), (int, float))]
         if len(vals) != len(runs):
             continue
         mean = statistics.fmean(vals)
-        out[key] = {"mean": mean, "std": statistics.stdev(vals) if len(vals) > 1 else 0.0,
+        out[key] = {"mean": mean, "median": statistics.median(vals),
+                    "std": statistics.stdev(vals) if len(vals) > 1 else 0.0,
                     "min": min(vals), "max": max(vals),
                     "rel_spread": (max(vals) - min(vals)) / mean if mean else 0.0}
     return out

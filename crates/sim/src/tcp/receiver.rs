@@ -60,6 +60,9 @@ pub struct TcpReceiver {
     delack: Option<Time>,
     /// An earlier segment of the GSO skb being received asked for an immediate ACK.
     skb_ack_now: bool,
+    /// A duplicate segment to report as the first SACK block of the next ACK (D-SACK, RFC 2883
+    /// §4; `tcp_dsack_set()`, `net.ipv4.tcp_dsack` = 1).
+    dsack: Option<SeqRange>,
     last_data_at: Option<Time>,
     /// Peer TSval to echo (`ts_recent`).
     ts_recent: Time,
@@ -96,6 +99,7 @@ impl TcpReceiver {
             quickack_route: spec.quickack,
             delack: None,
             skb_ack_now: false,
+            dsack: None,
             last_data_at: None,
             ts_recent: Time::ZERO,
             rcv_rtt: None,
@@ -167,6 +171,7 @@ impl TcpReceiver {
             // out_of_window path, `tcp_send_dupack()`).
             self.stats.dup_segments += 1;
             self.quick = self.quick.max(TCP_MAX_QUICKACKS);
+            self.dsack = Some(SeqRange { start, end });
             ack_now = true;
         } else if start <= self.rcv_nxt {
             self.event_data_recv(now);
@@ -336,7 +341,12 @@ impl TcpReceiver {
         let mut a = Packet::new(Kind::Ack, self.flow, self.node, self.peer, 0);
         a.ece = ece;
         let mut n = 0;
-        for s in self.recent.iter().take(MAX_SACK_BLOCKS) {
+        // A D-SACK goes first and is sent once (`tcp_sack_option` / `rx_opt.dsack`).
+        if let Some(d) = self.dsack.take() {
+            a.sack[0] = d;
+            n = 1;
+        }
+        for s in self.recent.iter().take(MAX_SACK_BLOCKS - n) {
             if let Some(r) = self.ofo.iter().find(|r| r.start == *s) {
                 a.sack[n] = *r;
                 n += 1;
@@ -516,6 +526,12 @@ mod tests {
         assert_eq!(acks.len(), 1);
         assert_eq!(r.stats.dup_segments, 1);
         assert_eq!(r.stats.delivered, 20 * MSS as u64);
+        // RFC 2883: the ACK reports the duplicate as its first SACK block, below the ACK; the
+        // next ACK no longer does.
+        let dup = SeqRange { start: 3 * MSS as u64, end: 4 * MSS as u64 };
+        assert_eq!(acks[0].sack_blocks(), &[dup]);
+        let next = feed(&mut r, [20, 21], Time::from_ms(3));
+        assert!(next.iter().all(|a| a.sack_blocks().is_empty()), "{next:?}");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! Sequence numbers are 64-bit byte offsets from 0 (the first payload byte); the SYN is not
 //! counted. cwnd is in packets (`Sock::snd_cwnd`), as in Linux.
 
-use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet};
+use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, SeqRange};
 use crate::scenario::{FlowSpec, HostQdisc};
 use crate::tcp::cc::{self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock};
 use crate::tcp::rtt::RttEstimator;
@@ -293,7 +293,13 @@ impl TcpSender {
 
         let mut d = AckDelta::default();
         self.board.cumulative_ack(p.ack, &mut d);
-        self.board.sack(p.sack_blocks(), p.ack, &mut d);
+        let (dsack, blocks) = split_dsack(p.sack_blocks(), p.ack);
+        self.board.sack(blocks, p.ack, &mut d);
+        // `tcp_dsack_seen()`: a D-SACK of at most one segment ending at `tlp_high_seq` says the
+        // probe and the original both arrived (FLAG_DSACK_TLP).
+        let dsack_tlp = dsack.is_some_and(|r| {
+            r.end - r.start <= self.tp.mss as u64 && self.tlp_high_seq == Some(r.end)
+        });
         self.snd_una = p.ack;
         self.snd_wnd = p.rwnd;
         let acked_sacked = d.delivered;
@@ -347,7 +353,7 @@ impl TcpSender {
             self.rack.advanced = false;
             newly_lost = self.rack_mark_lost(now);
         }
-        self.process_tlp_ack(p.ack, snd_una_advanced, d.sacked > 0);
+        self.process_tlp_ack(p.ack, snd_una_advanced, d.sacked > 0, dsack_tlp);
         self.update_state(ece);
 
         let mut flags = 0;
@@ -563,12 +569,13 @@ impl TcpSender {
     /// it repaired a real loss, so the window is reduced once (CWR entered and left at once);
     /// a pure duplicate ACK means the original and the probe both arrived (Linux also uses the
     /// DSACK, which we do not model).
-    fn process_tlp_ack(&mut self, ack: u64, una_advanced: bool, sacked: bool) {
+    fn process_tlp_ack(&mut self, ack: u64, una_advanced: bool, sacked: bool, dsack_tlp: bool) {
         let Some(h) = self.tlp_high_seq else { return };
         if ack < h {
             return;
         }
-        if !self.tlp_retrans {
+        if !self.tlp_retrans || dsack_tlp {
+            // New data probed, or a D-SACK for the probe: nothing was lost.
             self.tlp_high_seq = None;
         } else if ack > h {
             self.init_cwnd_reduction();
@@ -1136,6 +1143,21 @@ impl TcpSender {
     }
 }
 
+/// RFC 2883 §4 (`tcp_check_dsack()`): the first SACK block reports a duplicate (D-SACK) when it
+/// lies below the cumulative ACK or inside the second block. Returns it and the blocks that
+/// report new data.
+fn split_dsack(blocks: &[SeqRange], ack: u64) -> (Option<SeqRange>, &[SeqRange]) {
+    match blocks {
+        [first, rest @ ..]
+            if first.start < ack
+                || rest.first().is_some_and(|b| b.start <= first.start && first.end <= b.end) =>
+        {
+            (Some(*first), rest)
+        }
+        _ => (None, blocks),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1408,6 +1430,34 @@ mod tests {
         s.on_packet(tlp + Time::from_ms(11), &ack(11 * MSS, &[], MSS), &mut out);
         assert!(s.tlp_high_seq.is_none());
         assert!(s.tp.snd_cwnd >= cwnd);
+    }
+
+    #[test]
+    fn established_tlp_answered_by_a_dsack_means_no_loss() {
+        // One segment out and the peer's window ends at snd_nxt: the probe retransmits it. The
+        // probe's duplicate arrives before the receiver acknowledged the original, so one ACK
+        // both advances to the probe's end and D-SACKs the probe (`FLAG_DSACK_TLP`); without
+        // the D-SACK the same ACK could be a repaired loss and the probe stays outstanding.
+        for with_dsack in [true, false] {
+            let (mut s, _) = established("reno", 10);
+            let mut out = Vec::new();
+            s.on_packet(Time::from_ms(20), &ack(9 * MSS, &[], MSS), &mut out);
+            assert!(out.is_empty(), "the window allows nothing new");
+            let tlp = s.timer_deadline().unwrap();
+            s.on_timer(tlp, &mut out);
+            assert!(s.tlp_retrans && s.tlp_high_seq == Some(10 * MSS));
+            let blocks = if with_dsack { vec![SeqRange { start: 9 * MSS, end: 10 * MSS }] } else { vec![] };
+            s.on_packet(tlp + Time::from_ms(10), &ack(10 * MSS, &blocks, MSS), &mut out);
+            assert_eq!(s.tlp_high_seq.is_none(), with_dsack, "with D-SACK: {with_dsack}");
+        }
+    }
+
+    #[test]
+    fn dsack_is_the_first_block_below_the_ack_or_inside_the_second() {
+        let r = |a: u64, b: u64| SeqRange { start: a, end: b };
+        assert_eq!(split_dsack(&[r(10, 20)], 30), (Some(r(10, 20)), &[][..]));
+        assert_eq!(split_dsack(&[r(40, 50), r(35, 60)], 30), (Some(r(40, 50)), &[r(35, 60)][..]));
+        assert_eq!(split_dsack(&[r(40, 50), r(60, 70)], 30), (None, &[r(40, 50), r(60, 70)][..]));
     }
 
     #[test]
