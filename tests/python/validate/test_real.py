@@ -49,5 +49,7 @@ def test_incast_numbers_are_sane(n: int) -> None:
     assert floor <= run["qct_median_s"] <= run["qct_p99_s"] <= run["qct_max_s"] < 5
     assert 0.0 <= run["frac_over_100ms"] <= 1.0
     assert run["retrans_segs"] >= run["qdisc_drops"] >= 0
-    if run["frac_over_100ms"] > 0:  # >100 ms here needs a 200 ms minimum RTO to fire
-        assert run["timeouts"] > 0
+    # Many slow queries need the 200 ms minimum RTO to fire. One or two need not: a CI run saw
+    # one query of 20 over 100 ms at N = 1 with no timeout at all, a stall of the shared host.
+    if run["frac_over_100ms"] > 0.1:
+        assert run["timeouts"] > 0, run
