@@ -286,14 +286,14 @@ impl<'s> World<'s> {
             self.events.push(head, Event::Arrival { port: pid });
         }
         let (_, sent) = *port.pipe.back().expect("just put on the wire");
-        let node = port.node;
+        let (node, skb_end) = (port.node, port.tx_skb_end);
         let start = port.start_next(now, &mut self.pool);
         let recorded = port.recorded;
         self.schedule_start(pid, start);
         if recorded {
             self.record_queue(pid);
         }
-        self.tsq_completion(node, sent);
+        self.tsq_completion(node, sent, skb_end);
     }
 
     /// The flow whose sender on `node` owns data packet `id`, if any.
@@ -303,11 +303,13 @@ impl<'s> World<'s> {
         (p.kind == Kind::Data && fi < self.flows.len() && self.flows[fi].snd.src == node).then_some(fi)
     }
 
-    /// A sender's segment left its host NIC: TCP Small Queues may let it send more.
-    fn tsq_completion(&mut self, node: NodeId, id: PacketId) {
+    /// A sender's segment left its host NIC: once its skb is done, TCP Small Queues may let
+    /// the sender send more.
+    fn tsq_completion(&mut self, node: NodeId, id: PacketId, skb_end: bool) {
         let Some(fi) = self.sender_of(node, id) else { return };
-        self.flows[fi].snd.nic_done(self.pool.get(id).ip_bytes);
-        self.tsq_resume(fi as u32);
+        if self.flows[fi].snd.nic_done(self.pool.get(id).ip_bytes, skb_end) {
+            self.tsq_resume(fi as u32);
+        }
     }
 
     /// The TSQ tasklet: a throttled sender sends again.
@@ -391,7 +393,7 @@ impl<'s> World<'s> {
                 // A segment dropped by its own host's qdisc (fq limits) leaves TSQ's count too;
                 // like `tcp_wfree()`, the sender is woken later, never inside this send.
                 if let Some(fi) = self.sender_of(node, id) {
-                    self.flows[fi].snd.nic_done(p.ip_bytes);
+                    self.flows[fi].snd.nic_done(p.ip_bytes, true);
                     self.events.push(now, Event::TsqResume { flow: fi as u32 });
                 }
                 self.pool.free(id);

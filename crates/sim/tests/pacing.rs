@@ -75,3 +75,35 @@ fn a_run_cut_by_stop_with_packets_in_a_host_fq_accounts_for_them() {
     let out = run(&scenario::load(&text, &[]).unwrap());
     assert!(out.summary.flows[0].fct_s.is_none());
 }
+
+#[test]
+fn tsq_keeps_a_fast_flow_under_the_fq_flow_limit() {
+    // BBR at 100 Gbit/s with jumbo frames through the host's fq (`flow_limit` 100 skbs). TSQ
+    // holds at most 1 MiB below TCP, and the kernel frees a GSO skb (returning its bytes) only
+    // after its last segment, so a throttled sender wakes to room for a whole skb: ~16 skbs
+    // of 64 KiB sit in fq, never 100. Returning bytes per segment made 1-segment skbs, 117 of
+    // them in 1 MiB, and flow_limit dropped hundreds of thousands of packets.
+    let text = r#"
+name = "tsq-fq"
+stop = "5s"
+[topology]
+bottleneck_rate = "100Gbps"
+host_rate = "100Gbps"
+rtt = "20ms"
+buffer = "64MiB"
+mtu = 9000
+[[flow]]
+cca = "bbr"
+size = "4GB"
+qdisc = "fq"
+tcp_rmem = "4096 131072 1073741824"
+rmem_max = 2147483647
+tcp_wmem = "4096 16384 1073741824"
+"#;
+    let out = run(&scenario::load(text, &[]).unwrap());
+    let host = out.summary.ports.iter().find(|p| p.node == "s0").map_or(0, |p| p.drops);
+    assert_eq!(host, 0, "fq drops at the sender");
+    assert_eq!(out.summary.flows[0].retransmits, 0);
+    // 4 GB at ~100 Gbit/s after a BBR startup over 20 ms: well under a second.
+    assert!(out.summary.flows[0].fct_s.unwrap() < 1.0, "{:?}", out.summary.flows[0].fct_s);
+}

@@ -43,6 +43,9 @@ pub struct Port {
     pub in_tx: Option<PacketId>,
     /// When the current (or last) serialization ends.
     pub tx_end: Time,
+    /// The packet in (or last in) serialization was the last segment of its GSO skb: the host
+    /// frees the skb, and TCP Small Queues get its bytes back, only then (`tcp_wfree()`).
+    pub tx_skb_end: bool,
     /// Packets on the wire, with their arrival time at `peer`, in departure order.
     pub pipe: VecDeque<(Time, PacketId)>,
     /// Record this port's occupancy in the `queue` table.
@@ -94,6 +97,7 @@ impl Port {
             wake_at: None,
             in_tx: None,
             tx_end: Time::ZERO,
+            tx_skb_end: true,
             pipe: VecDeque::new(),
             recorded: false,
             stats: PortStats::default(),
@@ -184,6 +188,7 @@ impl Port {
         // Invariant: a port never starts a packet before the previous one has left.
         debug_assert!(now >= self.tx_end, "{}: overlapping transmissions", self.name);
         let p = pool.get_mut(id);
+        self.tx_skb_end = p.gso_index + 1 >= p.gso_segs;
         if self.segments && p.gso_segs > 1 {
             // TSO: on the wire every segment is a frame of its own.
             (p.gso_segs, p.gso_index, p.gso_bytes) = (1, 0, p.ip_bytes);

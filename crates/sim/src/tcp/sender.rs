@@ -120,8 +120,10 @@ pub struct TcpSender {
     cwr_pending: bool,
     /// The sending host runs `fq`: pacing by departure-time stamps (`SK_PACING_FQ`).
     fq_host: bool,
-    /// Bytes handed to the host's qdisc and NIC and not yet on the wire (`sk_wmem_alloc`).
+    /// Bytes handed to the host's qdisc and NIC and not yet freed (`sk_wmem_alloc`).
     nic_bytes: u64,
+    /// Bytes of segments already on the wire whose skb is not done yet.
+    nic_freed: u64,
     /// Sending stopped on the TSQ limit; a NIC completion resumes it.
     tsq_throttled: bool,
     /// TSQ is in force: the host reports every segment leaving its NIC (`nic_done`).
@@ -186,6 +188,7 @@ impl TcpSender {
             cwr_pending: false,
             fq_host: matches!(spec.qdisc, HostQdisc::Fq(_)),
             nic_bytes: 0,
+            nic_freed: 0,
             tsq_throttled: false,
             tsq: false,
             next_send: Time::ZERO,
@@ -885,7 +888,7 @@ impl TcpSender {
         }
     }
 
-    /// `tcp_small_queue_check()`: stop while more than max(2 segments, ~1 ms at the pacing rate)
+    /// `tcp_small_queue_check()`: stop while more than max(2 skbs, ~1 ms at the pacing rate)
     /// — at most `tcp_limit_output_bytes` — waits below TCP; one segment may always go.
     fn tsq_full(&mut self) -> bool {
         if !self.tsq {
@@ -896,7 +899,9 @@ impl TcpSender {
             0 => u64::MAX,
             r => r >> self.tp.pacing_shift,
         };
-        let two = 2 * (self.tp.mss as u64 + header_bytes() as u64);
+        // `2 * skb->truesize`: two of the skbs this sender builds.
+        let skb_segs = self.tso_segs().min((self.tp.snd_cwnd / 2).max(1)) as u64;
+        let two = 2 * skb_segs * (self.tp.mss as u64 + header_bytes() as u64);
         let limit = two.max(rate_ms).min(TCP_LIMIT_OUTPUT_BYTES);
         let full = self.nic_bytes > limit;
         self.tsq_throttled |= full;
@@ -909,9 +914,17 @@ impl TcpSender {
         self.tsq = true;
     }
 
-    /// A segment of `ip_bytes` left the host below TCP, sent or dropped (`tcp_wfree()`).
-    pub fn nic_done(&mut self, ip_bytes: u32) {
-        self.nic_bytes -= ip_bytes as u64;
+    /// A segment of `ip_bytes` left the host below TCP, sent or dropped. Linux frees a GSO skb
+    /// once, after its last segment, and only then does `tcp_wfree()` return its bytes to TSQ:
+    /// a throttled sender wakes to a whole skb's room, not one segment's. Returns true when
+    /// bytes were returned (`skb_end`: the skb is done; a dropped segment frees at once).
+    pub fn nic_done(&mut self, ip_bytes: u32, skb_end: bool) -> bool {
+        self.nic_freed += ip_bytes as u64;
+        if !skb_end {
+            return false;
+        }
+        self.nic_bytes -= std::mem::take(&mut self.nic_freed);
+        true
     }
 
     /// The TSQ tasklet (`tcp_tsq_handler()`): a sender stopped by TSQ sends again.
