@@ -171,3 +171,18 @@ fn races_tcp_loss_does_not_hinge_on_one_datagram_size_once_clocks_differ() {
     assert!(a > 5_000 && b > 5_000, "9000 B: {a}, 8990 B: {b}");
     assert!(a.max(b) * 4 < a.min(b) * 5, "9000 B: {a}, 8990 B: {b}");
 }
+
+#[test]
+fn records_a_full_queue_swinging_by_a_packet_or_two_adds_no_rows() {
+    // 25 % overload for 50 ms holds the 1 MiB queue full through ~5,000 arrivals and
+    // departures. The queue table shows the fill and the drain, not every swing (the step is
+    // two 9000-byte packets); its peak is within that step of the port's true peak.
+    let out = run(&load(FIVE, &[]).unwrap());
+    let q = out.table("queue").unwrap();
+    assert!(q.rows() < 100, "{} queue rows", q.rows());
+    let Some(burstlab_sim::record::Column::U64(bytes)) = q.column("occupancy_bytes") else { panic!() };
+    let peak = out.summary.ports[0].max_queue_bytes;
+    let recorded = *bytes.iter().max().unwrap();
+    assert!(recorded <= peak && peak - recorded <= 2 * 9000, "recorded {recorded}, peak {peak}");
+    assert_eq!(*bytes.last().unwrap(), 0, "the drain to empty is recorded");
+}
