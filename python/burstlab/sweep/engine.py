@@ -119,8 +119,9 @@ def execute(
     if reporter is not None:
         reporter.start(len(tasks), summary.resumed, where)
     try:
-        futures = [executor.submit(run_task, task) for task in pending]
-        for future in as_completed(futures):
+        # No list of the futures here: as_completed() lets go of each one it yields, so a
+        # recorded run's tables are freed at once instead of piling up until the sweep ends.
+        for future in as_completed([executor.submit(run_task, task) for task in pending]):
             try:
                 outcome: RunOutcome = future.result()
             except Exception:  # noqa: BLE001 - a lost worker: the run stays pending for a rerun

@@ -165,3 +165,37 @@ def test_sweep_query_bad_sql_names_duckdb_error(tmp_path: Path):
     result = sweep(SMALL_SCENARIO, grid={"topology.rtt": ["1ms"]}, out=tmp_path / "s", jobs=1)
     with pytest.raises(SweepError, match="nope"):
         result.query("SELECT nope FROM runs")
+
+
+def test_sweep_frees_each_runs_tables_once_recorded(tmp_path: Path):
+    # A long sweep must not hold every finished run's record tables until its end: a 364-run
+    # study of a shallow buffer (hundreds of thousands of drop rows a run) grew the sweep
+    # process to 23 GB and the kernel killed it. No outcome may outlive its recording.
+    import gc
+    from concurrent.futures import ThreadPoolExecutor
+
+    from burstlab.sweep.definition import SweepDefinition
+    from burstlab.sweep.engine import execute
+    from burstlab.sweep.grid import axes_from_mapping
+    from burstlab.sweep.worker import RunOutcome
+
+    class RecordedStillAlive:
+        recorded: set[int] = set()
+        kept: set[int] = set()
+
+        def start(self, total, done, where):
+            pass
+
+        def finished(self, row):
+            gc.collect()
+            alive = {o.row["run_id"] for o in gc.get_objects() if isinstance(o, RunOutcome)}
+            RecordedStillAlive.kept |= alive & RecordedStillAlive.recorded
+            RecordedStillAlive.recorded.add(row["run_id"])
+
+    definition = SweepDefinition(scenario=SMALL_SCENARIO, overrides=(),
+                                 axes=tuple(axes_from_mapping({"flow[0].cca": "cubic,reno,htcp,bbr,dctcp,bbr3"})),
+                                 reps=2, seed=0)
+    with ThreadPoolExecutor(1) as pool:
+        summary = execute(definition, tmp_path / "s", pool, "1 thread", RecordedStillAlive())
+    assert summary.ok == 12 and len(RecordedStillAlive.recorded) == 12
+    assert RecordedStillAlive.kept == set(), f"runs kept after being recorded: {RecordedStillAlive.kept}"
