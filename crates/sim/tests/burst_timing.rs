@@ -147,10 +147,12 @@ fn races_default_timing_makes_every_source_lose_some() {
     }
 }
 
-/// H-TCP retransmits on the calibrated AmLight set-up with a 100 ms burst at 4 s, until 5 s.
+/// H-TCP retransmits on the AmLight set-up as first calibrated (unpaced, 64 MiB port buffer)
+/// with a 100 ms burst at 4 s, until 5 s.
 fn amlight_htcp_retx(sets: &[&str]) -> u64 {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/amlight/base-209ms.toml");
-    let mut all = vec!["flow[0].cca=htcp", "burst[0].start=4s", "burst[0].duration=100ms", "stop=5s"];
+    let mut all = vec!["flow[0].cca=htcp", "flow[0].qdisc=pfifo_fast", "topology.buffer=64MiB"];
+    all.extend_from_slice(&["burst[0].start=4s", "burst[0].duration=100ms", "stop=5s"]);
     all.extend_from_slice(sets);
     let text = std::fs::read_to_string(path).unwrap();
     run(&load(&text, &all).unwrap()).summary.flows[0].retransmits

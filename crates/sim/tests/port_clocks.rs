@@ -120,11 +120,13 @@ fn exact_clock_ppm_0_gives_nominal_serialization() {
 
 // ---- the sender/bottleneck lock ----
 
-/// Flow 0's retransmits on the calibrated AmLight set-up with a 100 ms burst at 4 s, until 5 s.
+/// Flow 0's retransmits on the AmLight set-up as first calibrated (an unpaced sender, a
+/// 64 MiB port buffer: the set-up the lock was found on) with a 100 ms burst at 4 s, until 5 s.
 fn amlight_retx(cca: &str, sets: &[&str]) -> u64 {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/amlight/base-209ms.toml");
     let cca = format!("flow[0].cca={cca}");
-    let mut all = vec![cca.as_str(), "burst[0].start=4s", "burst[0].duration=100ms", "stop=5s"];
+    let mut all = vec![cca.as_str(), "flow[0].qdisc=pfifo_fast", "topology.buffer=64MiB"];
+    all.extend_from_slice(&["burst[0].start=4s", "burst[0].duration=100ms", "stop=5s"]);
     all.extend_from_slice(sets);
     let text = std::fs::read_to_string(path).unwrap();
     run(&load(&text, &all).unwrap()).summary.flows[0].retransmits
