@@ -395,7 +395,7 @@ impl<'s> World<'s> {
                 // A segment dropped by its own host's qdisc (fq limits) leaves TSQ's count too;
                 // like `tcp_wfree()`, the sender is woken later, never inside this send.
                 if let Some(fi) = self.sender_of(node, id) {
-                    self.flows[fi].snd.nic_done(p.ip_bytes, true);
+                    self.flows[fi].snd.nic_done(p.ip_bytes, p.gso_index + 1 >= p.gso_segs);
                     self.events.push(now, Event::TsqResume { flow: fi as u32 });
                 }
                 self.pool.free(id);

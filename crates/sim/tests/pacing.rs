@@ -107,3 +107,17 @@ tcp_wmem = "4096 16384 1073741824"
     // 4 GB at ~100 Gbit/s after a BBR startup over 20 ms: well under a second.
     assert!(out.summary.flows[0].fct_s.unwrap() < 1.0, "{:?}", out.summary.flows[0].fct_s);
 }
+
+#[test]
+fn a_full_fq_flow_holds_the_sender_back_instead_of_dropping() {
+    // fq refuses an skb beyond `flow_limit`; Linux then keeps it in TCP and sends it later
+    // (a local drop is not a loss). With a limit of 2 skbs the sender must wait, not lose.
+    let text = TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"\nfq_flow_limit = 2");
+    let out = run(&scenario::load(&text, &[]).unwrap());
+    let host = out.summary.ports.iter().find(|p| p.node == "s0").map_or(0, |p| p.drops);
+    assert_eq!(host, 0, "fq drops at the sender");
+    assert_eq!(out.summary.flows[0].retransmits, 0);
+    // 100 MB at 10 Gbit/s is 0.08 s of payload; two skbs in fq are still enough to keep
+    // the NIC busy.
+    assert!(out.summary.flows[0].fct_s.unwrap() < 0.2, "{:?}", out.summary.flows[0].fct_s);
+}

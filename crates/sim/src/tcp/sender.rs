@@ -124,6 +124,10 @@ pub struct TcpSender {
     nic_bytes: u64,
     /// Bytes of segments already on the wire whose skb is not done yet.
     nic_freed: u64,
+    /// Skbs handed to the host's qdisc and NIC and not yet freed.
+    nic_skbs: u64,
+    /// The host fq's `flow_limit` (skbs), 0 without fq.
+    fq_flow_limit: u64,
     /// Sending stopped on the TSQ limit; a NIC completion resumes it.
     tsq_throttled: bool,
     /// TSQ is in force: the host reports every segment leaving its NIC (`nic_done`).
@@ -189,6 +193,11 @@ impl TcpSender {
             fq_host: matches!(spec.qdisc, HostQdisc::Fq(_)),
             nic_bytes: 0,
             nic_freed: 0,
+            nic_skbs: 0,
+            fq_flow_limit: match &spec.qdisc {
+                HostQdisc::Fq(fq) => fq.flow_limit as u64,
+                _ => 0,
+            },
             tsq_throttled: false,
             tsq: false,
             next_send: Time::ZERO,
@@ -902,8 +911,14 @@ impl TcpSender {
         // `2 * skb->truesize`: two of the skbs this sender builds.
         let skb_segs = self.tso_segs().min((self.tp.snd_cwnd / 2).max(1)) as u64;
         let two = 2 * skb_segs * (self.tp.mss as u64 + header_bytes() as u64);
-        let limit = two.max(rate_ms).min(TCP_LIMIT_OUTPUT_BYTES);
-        let full = self.nic_bytes > limit;
+        // `tcp_limit_output_bytes` caps only a socket nobody paces (`SK_PACING_NONE`): with
+        // internal pacing or fq the pacing rate already bounds what waits below TCP.
+        let paced = self.fq_host || self.internal_pacing();
+        let limit = if paced { two.max(rate_ms) } else { two.max(rate_ms).min(TCP_LIMIT_OUTPUT_BYTES) };
+        // A full fq flow refuses the next skb (`flows_plimit`); Linux keeps it unsent and tries
+        // again later (`tcp_transmit_skb()` fails, CWR). We stop before it, as TSQ does.
+        let fq_full = self.fq_flow_limit > 0 && self.nic_skbs >= self.fq_flow_limit;
+        let full = self.nic_bytes > limit || fq_full;
         self.tsq_throttled |= full;
         full
     }
@@ -917,13 +932,14 @@ impl TcpSender {
     /// A segment of `ip_bytes` left the host below TCP, sent or dropped. Linux frees a GSO skb
     /// once, after its last segment, and only then does `tcp_wfree()` return its bytes to TSQ:
     /// a throttled sender wakes to a whole skb's room, not one segment's. Returns true when
-    /// bytes were returned (`skb_end`: the skb is done; a dropped segment frees at once).
+    /// bytes were returned (`skb_end`: the last segment of its skb, sent or dropped).
     pub fn nic_done(&mut self, ip_bytes: u32, skb_end: bool) -> bool {
         self.nic_freed += ip_bytes as u64;
         if !skb_end {
             return false;
         }
         self.nic_bytes -= std::mem::take(&mut self.nic_freed);
+        self.nic_skbs = self.nic_skbs.saturating_sub(1);
         true
     }
 
@@ -1022,7 +1038,7 @@ impl TcpSender {
     /// (`tcp_tso_autosize()`; before the first RTT sample the pacing rate is `~0UL`, so 64 KiB)
     /// and at most half of cwnd: `tcp_cwnd_test()` caps each skb's quota at cwnd / 2 "to have at
     /// least 2 GSO packets in flight" (a window of 15 leaves as 7 + 7 + 1).
-    fn group_skbs(&self, train: &mut [Packet]) {
+    fn group_skbs(&mut self, train: &mut [Packet]) {
         let half_cwnd = (self.tp.snd_cwnd / 2).max(1);
         let max_segs = self.tso_segs().min(half_cwnd).min(u16::MAX as u32) as usize;
         let mut start = 0;
@@ -1038,6 +1054,8 @@ impl TcpSender {
             let skb = &mut train[start..end];
             let bytes = skb.iter().map(|p| p.ip_bytes).sum();
             let segs = skb.len() as u16;
+            // Each segment was counted as an skb of its own when it was built.
+            self.nic_skbs -= segs as u64 - 1;
             for (i, p) in skb.iter_mut().enumerate() {
                 p.gso_segs = segs;
                 p.gso_index = i as u16;
@@ -1092,6 +1110,7 @@ impl TcpSender {
         p.retrans = retrans;
         p.dscp = self.dscp;
         self.nic_bytes += p.ip_bytes as u64;
+        self.nic_skbs += 1;
         // ECT on new data; on retransmissions only for a CCA that needs ECN (DCTCP):
         // RFC 3168 §6.1.5, `tcp_ecn_send()`. CWR on the first new segment after a reduction.
         if self.ecn_ok && (!retrans || self.cc.needs_ecn()) {
@@ -1265,6 +1284,23 @@ mod tests {
         s.on_packet(Time::from_ms(20), &ack(MSS, &[], 11 * MSS), &mut out);
         assert_eq!(out.len(), 2);
         assert_eq!(s.snd_nxt, 12 * MSS);
+    }
+
+    #[test]
+    fn tsq_caps_only_an_unpaced_socket_at_tcp_limit_output_bytes() {
+        // `tcp_small_queue_check()`: limit = max(2 skbs, pacing rate >> 10), and the 1 MiB
+        // `tcp_limit_output_bytes` only for `SK_PACING_NONE`. At 3.5 GB/s (28 Gbit/s) a paced
+        // socket may hold ~3.4 MB below TCP; an unpaced one 1 MiB.
+        assert_eq!(TCP_LIMIT_OUTPUT_BYTES, 1 << 20);
+        for (cca, capped) in [("reno", true), ("bbr", false)] {
+            let (mut s, _) = established(cca, 10);
+            s.enable_tsq();
+            s.tp.pacing_rate = 3_500_000_000;
+            s.nic_bytes = 2 << 20;
+            assert_eq!(s.tsq_full(), capped, "{cca} with 2 MiB below TCP");
+            s.nic_bytes = 4 << 20;
+            assert!(s.tsq_full(), "{cca} with 4 MiB below TCP");
+        }
     }
 
     #[test]
