@@ -83,24 +83,14 @@ fn tsq_keeps_a_fast_flow_under_the_fq_flow_limit() {
     // after its last segment, so a throttled sender wakes to room for a whole skb: ~16 skbs
     // of 64 KiB sit in fq, never 100. Returning bytes per segment made 1-segment skbs, 117 of
     // them in 1 MiB, and flow_limit dropped hundreds of thousands of packets.
-    let text = r#"
-name = "tsq-fq"
-stop = "5s"
-[topology]
-bottleneck_rate = "100Gbps"
-host_rate = "100Gbps"
-rtt = "20ms"
-buffer = "64MiB"
-mtu = 9000
-[[flow]]
-cca = "bbr"
-size = "4GB"
-qdisc = "fq"
-tcp_rmem = "4096 131072 1073741824"
-rmem_max = 2147483647
-tcp_wmem = "4096 16384 1073741824"
-"#;
-    let out = run(&scenario::load(text, &[]).unwrap());
+    let text = TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"");
+    let sets = [
+        "topology.bottleneck_rate=100Gbps", "topology.host_rate=100Gbps", "topology.rtt=20ms",
+        "topology.buffer=64MiB", "topology.mtu=9000", "flow[0].cca=bbr", "flow[0].size=4GB",
+        "flow[0].tcp_rmem=4096 131072 1073741824", "flow[0].rmem_max=2147483647",
+        "flow[0].tcp_wmem=4096 16384 1073741824",
+    ];
+    let out = run(&scenario::load(&text, &sets.map(String::from)).unwrap());
     let host = out.summary.ports.iter().find(|p| p.node == "s0").map_or(0, |p| p.drops);
     assert_eq!(host, 0, "fq drops at the sender");
     assert_eq!(out.summary.flows[0].retransmits, 0);
