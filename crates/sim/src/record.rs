@@ -142,6 +142,8 @@ pub struct FlowSummary {
     pub sender_done_s: Option<f64>,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Tail loss probes sent (the kernel's `TCPLossProbes`).
+    pub loss_probes: u64,
     pub max_cwnd_bytes: Option<u64>,
 }
 

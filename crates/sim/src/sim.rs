@@ -731,6 +731,7 @@ impl<'s> World<'s> {
                 sender_done_s: since(f.snd.stats.done_at),
                 retransmits: f.snd.stats.retransmits,
                 timeouts: f.snd.stats.timeouts,
+                loss_probes: f.snd.stats.loss_probes,
                 max_cwnd_bytes: Some(f.snd.stats.max_cwnd as u64 * f.snd.mss() as u64),
             });
         }
@@ -750,6 +751,7 @@ impl<'s> World<'s> {
                 sender_done_s: None,
                 retransmits: 0,
                 timeouts: 0,
+                loss_probes: 0,
                 max_cwnd_bytes: None,
             });
         }
@@ -808,6 +810,7 @@ impl<'s> World<'s> {
                 ("delivered_bytes", Column::U64(fs.iter().map(|f| f.delivered_bytes).collect())),
                 ("retransmits", Column::U64(fs.iter().map(|f| f.retransmits).collect())),
                 ("timeouts", Column::U64(fs.iter().map(|f| f.timeouts).collect())),
+                ("loss_probes", Column::U64(fs.iter().map(|f| f.loss_probes).collect())),
                 ("max_cwnd_bytes", Column::U64(fs.iter().map(|f| f.max_cwnd_bytes.unwrap_or(0)).collect())),
             ],
         };

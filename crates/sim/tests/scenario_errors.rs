@@ -285,6 +285,15 @@ fn hz_must_be_a_kernel_choice() {
 }
 
 #[test]
+fn timers_are_exact_or_jiffies() {
+    let m = error(BASE, &["flow[0].timers=\"ticks\""], "field");
+    assert_eq!(m, "scenario.flow[0].timers = \"ticks\": expected one of \"exact\", \"jiffies\"");
+    let s = load(BASE, &["flow[0].timers=\"jiffies\"", "flow[0].hz=1000"]).unwrap();
+    assert_eq!(s.flows[0].timer_jiffy(), Some(Time::from_ms(1)));
+    assert_eq!(load(BASE, &[]).unwrap().flows[0].timer_jiffy(), None, "exact by default");
+}
+
+#[test]
 fn start_after_stop_is_refused() {
     let m = error(BASE, &["stop=10s", "flow[0].start=10s"], "field");
     assert_eq!(

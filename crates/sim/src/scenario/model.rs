@@ -187,6 +187,8 @@ pub struct FlowSpec {
     pub ecn: bool,
     /// Kernel `HZ` of the sender (CCAs count jiffies).
     pub hz: u32,
+    /// How the hosts' TCP timers (RTO, loss probe, RACK reorder, delayed ACK) fire.
+    pub timers: Timers,
     pub dscp: u8,
     /// `SO_MAX_PACING_RATE` (iperf3 `--fq-rate`): caps the pacing rate and turns on TCP's
     /// internal pacing, as `sk_setsockopt()` does.
@@ -217,10 +219,31 @@ impl FlowSpec {
             quickack: false,
             ecn: false,
             hz: DEFAULT_HZ,
+            timers: Timers::Exact,
             dscp: 0,
             max_pacing_rate: None,
             gso_max_size: GSO_MAX_SIZE,
             qdisc: HostQdisc::PfifoFast,
+        }
+    }
+}
+
+/// How TCP timers fire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timers {
+    /// At the exact time they were armed for.
+    Exact,
+    /// As Linux's: whole jiffies of `hz`, on the timer wheel's ticks
+    /// ([`crate::tcp::timer_wheel`]); a short probe fires 1–2 jiffies after it was armed.
+    Jiffies,
+}
+
+impl FlowSpec {
+    /// The jiffy the hosts' TCP timers tick in, or `None` for exact timers.
+    pub fn timer_jiffy(&self) -> Option<Time> {
+        match self.timers {
+            Timers::Exact => None,
+            Timers::Jiffies => Some(crate::tcp::timer_wheel::jiffy(self.hz)),
         }
     }
 }

@@ -58,6 +58,7 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("quickack", Leaf),
     ("ecn", Leaf),
     ("hz", Leaf),
+    ("timers", Leaf),
     ("dscp", Leaf),
     ("max_pacing_rate", Leaf),
     ("gso_max_size", Leaf),

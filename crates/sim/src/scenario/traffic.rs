@@ -57,6 +57,9 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         hz: q
             .integer_of("hz", HZ_CHOICES)?
             .map_or(DEFAULT_HZ, |v| v as u32),
+        timers: q
+            .choice("timers", &[("exact", Timers::Exact), ("jiffies", Timers::Jiffies)])?
+            .unwrap_or(Timers::Exact),
         dscp: q.integer("dscp", DSCP_RANGE)?.map_or(0, |v| v as u8),
         max_pacing_rate: q.rate("max_pacing_rate")?,
         gso_max_size: gso_max_size(q)?,

@@ -1,6 +1,6 @@
 //! TCP as Linux runs it: a sender ([`sender`]) and a receiver ([`receiver`]) per flow, the SACK
-//! scoreboard and RACK ([`scoreboard`]), RTT/RTO ([`rtt`]), the receive window ([`rwnd`]) and
-//! congestion control ([`cc`]).
+//! scoreboard and RACK ([`scoreboard`]), RTT/RTO ([`rtt`]), the receive window ([`rwnd`]),
+//! congestion control ([`cc`]) and when their timers fire ([`timer_wheel`]).
 
 pub mod cc;
 pub mod receiver;
@@ -8,6 +8,7 @@ pub mod rtt;
 pub mod rwnd;
 pub mod scoreboard;
 pub mod sender;
+pub mod timer_wheel;
 
 use crate::packet::{IPV4_HEADER_BYTES, TCP_HEADER_BYTES, TCP_TIMESTAMP_OPTION_BYTES};
 

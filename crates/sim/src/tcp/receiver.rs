@@ -9,7 +9,7 @@ use crate::packet::{Ecn, FlowId, Kind, MAX_SACK_BLOCKS, NodeId, Packet, SeqRange
 use crate::scenario::FlowSpec;
 use crate::tcp::rtt::TCP_RTO_MIN;
 use crate::tcp::rwnd::{RcvWindow, RcvWindowConfig};
-use crate::tcp::{SYN_BYTES, ack_bytes, mss_from_mtu};
+use crate::tcp::{SYN_BYTES, ack_bytes, mss_from_mtu, timer_wheel};
 use crate::time::Time;
 
 /// `TCP_ATO_MIN` = `TCP_DELACK_MIN` = HZ/25 = 40 ms (`include/net/tcp.h`): the delayed-ACK timeout.
@@ -58,6 +58,8 @@ pub struct TcpReceiver {
     quick: u32,
     quickack_route: bool,
     delack: Option<Time>,
+    /// One jiffy when timers run on the kernel's timer wheel, else exact timers.
+    jiffy: Option<Time>,
     /// An earlier segment of the GSO skb being received asked for an immediate ACK.
     skb_ack_now: bool,
     /// A duplicate segment to report as the first SACK block of the next ACK (D-SACK, RFC 2883
@@ -98,6 +100,7 @@ impl TcpReceiver {
             quick: 0,
             quickack_route: spec.quickack,
             delack: None,
+            jiffy: spec.timer_jiffy(),
             skb_ack_now: false,
             dsack: None,
             last_data_at: None,
@@ -208,7 +211,7 @@ impl TcpReceiver {
         if ack_now || self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64 || self.quick > 0 {
             self.send_ack(now, out);
         } else if self.delack.is_none() {
-            self.delack = Some(now + TCP_DELACK_MIN);
+            self.delack = Some(timer_wheel::fires_at(now, TCP_DELACK_MIN, self.jiffy));
         }
     }
 

@@ -12,7 +12,7 @@ use crate::scenario::{FlowSpec, HostQdisc};
 use crate::tcp::cc::{self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{AckDelta, EVER_RETRANS, Scoreboard, Segment, TxInfo};
-use crate::tcp::{SYN_BYTES, header_bytes, mss_from_mtu};
+use crate::tcp::{SYN_BYTES, header_bytes, mss_from_mtu, timer_wheel};
 use crate::time::Time;
 
 /// `sysctl_tcp_pacing_ss_ratio` = 200 and `sysctl_tcp_pacing_ca_ratio` = 120 (percent,
@@ -82,6 +82,8 @@ pub struct SenderStats {
     pub retransmits: u64,
     /// RTO expirations.
     pub timeouts: u64,
+    /// Tail loss probes sent (`LINUX_MIB_TCPLOSSPROBES`).
+    pub loss_probes: u64,
     pub max_cwnd: u32,
     pub syn_at: Option<Time>,
     pub done_at: Option<Time>,
@@ -141,6 +143,8 @@ pub struct TcpSender {
     rack: Rack,
     cwnd_usage_seq: u64,
     timer: Option<(TimerKind, Time)>,
+    /// One jiffy when timers run on the kernel's timer wheel (`timers = "jiffies"`), else exact.
+    jiffy: Option<Time>,
     rto_min: Time,
     ecn_ok: bool,
     dscp: u8,
@@ -206,6 +210,7 @@ impl TcpSender {
             rack: Rack::default(),
             cwnd_usage_seq: 0,
             timer: None,
+            jiffy: spec.timer_jiffy(),
             rto_min: spec.rto_min,
             ecn_ok,
             dscp: spec.dscp,
@@ -253,7 +258,7 @@ impl TcpSender {
         p.ts_val = now;
         p.dscp = self.dscp;
         out.push(p);
-        self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+        self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
     }
 
     fn on_syn_ack(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
@@ -572,7 +577,7 @@ impl TcpSender {
         let (lost, wait) = self.board.rack_detect_loss(now, self.rack.xmit, self.rack.end, self.rack.rtt, reo);
         self.tp.lost += lost as u64;
         if let Some(w) = wait {
-            self.timer = Some((TimerKind::Reo, now + w + TCP_TIMEOUT_MIN));
+            self.timer = Some((TimerKind::Reo, self.fires_at(now, w + TCP_TIMEOUT_MIN)));
         }
         lost
     }
@@ -713,7 +718,7 @@ impl TcpSender {
         if self.tp.ca_state == CaState::Open && self.tlp_high_seq.is_none() && self.board.sacked_out == 0 {
             self.schedule_tlp(now);
         } else if una_advanced || !matches!(self.timer, Some((TimerKind::Rto, _))) {
-            self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+            self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
         }
     }
 
@@ -726,7 +731,12 @@ impl TcpSender {
             None => self.rtt.rto(),
         };
         pto = pto.min(self.rtt.rto());
-        self.timer = Some((TimerKind::Tlp, now + pto));
+        self.timer = Some((TimerKind::Tlp, self.fires_at(now, pto)));
+    }
+
+    /// When a retransmit-slot timer of `timeout` armed now fires (`inet_csk_reset_xmit_timer()`).
+    fn fires_at(&self, now: Time, timeout: Time) -> Time {
+        timer_wheel::fires_at(now, timeout, self.jiffy)
     }
 
     /// A timer fired at `now` (the world calls this only at or after the deadline).
@@ -780,7 +790,8 @@ impl TcpSender {
                 self.retransmit(i, now, out);
             }
         self.tlp_high_seq = Some(self.snd_nxt);
-        self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+        self.stats.loss_probes += 1;
+        self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
     }
 
     /// `tcp_retransmit_timer()` → `tcp_enter_loss()`.
@@ -808,7 +819,7 @@ impl TcpSender {
         self.rtt.backoff();
         self.rto_retransmits += 1;
         self.xmit(now, out);
-        self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+        self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
     }
 
     // ---- transmission (`tcp_write_xmit()`, `tcp_xmit_retransmit_queue()`) ----
@@ -961,7 +972,7 @@ impl TcpSender {
                 bytes += self.retransmit(i, now, out) as u64;
                 // Retransmitting the head restarts the RTO (`tcp_xmit_retransmit_queue()`).
                 if i == 0 && self.timer_kind() != Some(TimerKind::Reo) {
-                    self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+                    self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
                 }
             } else if let Some(len) = self.next_new_len() {
                 if new == 0 && goal == u32::MAX && self.tso_should_defer(now) {
@@ -1378,6 +1389,16 @@ mod tests {
         let (s, _) = established("reno", 10);
         assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
         assert_eq!(s.timer_deadline(), Some(Time::from_ms(10) + Time::from_ms(20) + TCP_TIMEOUT_MIN));
+    }
+
+    #[test]
+    fn jiffy_timers_fire_on_the_tick_after_the_rounded_up_expiry() {
+        // HZ = 250: the same 22 ms probe armed at 10 ms is 6 jiffies (`usecs_to_jiffies()`
+        // rounds up), expires at jiffy 2 + 6 = 8 and runs on the tick after, 36 ms.
+        let sp = FlowSpec { hz: 250, timers: crate::scenario::Timers::Jiffies, ..spec("reno", 10) };
+        let (s, _) = established_with(&sp);
+        assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
+        assert_eq!(s.timer_deadline(), Some(Time::from_ms(36)));
     }
 
     #[test]
