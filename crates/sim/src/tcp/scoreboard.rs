@@ -82,6 +82,13 @@ pub struct AckDelta {
     pub rack_candidate: Option<(u8, u64, Time)>,
     /// Rate-sampling info of the most recently sent newly delivered segment.
     pub rate_from: Option<Segment>,
+    /// Lowest start of a never-retransmitted segment newly SACKed below the highest SACK of
+    /// earlier ACKs: a hole filled by an original, which Linux calls reordering
+    /// (`tcp_sacktag_one()`, `state->reord`).
+    pub reord_sacked: Option<u64>,
+    /// Lowest start of a never-retransmitted, never-SACKed segment the cumulative ACK removed
+    /// (`tcp_clean_rtx_queue()`'s `reord`); reordering if below the prior highest SACK.
+    pub reord_acked: Option<u64>,
 }
 
 impl AckDelta {
@@ -118,6 +125,8 @@ pub struct Scoreboard {
     /// Segments LOST and not being retransmitted: when zero, `next_lost` answers at once
     /// (Linux stops `tcp_xmit_retransmit_queue()` once `retrans_out >= lost_out`).
     lost_pending: u32,
+    /// End of the highest segment ever SACKed; meaningful while `sacked_out > 0`.
+    highest_sack: u64,
 }
 
 impl Scoreboard {
@@ -135,6 +144,12 @@ impl Scoreboard {
 
     pub fn is_empty(&self) -> bool {
         self.segs.is_empty()
+    }
+
+    /// `tcp_highest_sack_seq()`: the end of the highest SACKed segment, or `snd_una` when
+    /// nothing is SACKed.
+    pub fn highest_sack_seq(&self, snd_una: u64) -> u64 {
+        if self.sacked_out == 0 { snd_una } else { self.highest_sack }
     }
 
     pub fn head(&self) -> Option<&Segment> {
@@ -172,6 +187,7 @@ impl Scoreboard {
                 if !seg.has(EVER_RETRANS) {
                     d.first_ackt.get_or_insert(seg.sent_at);
                     d.last_ackt = Some(seg.sent_at);
+                    d.reord_acked = Some(d.reord_acked.map_or(seg.start, |r| r.min(seg.start)));
                 }
                 d.delivered(&seg);
             }
@@ -185,6 +201,12 @@ impl Scoreboard {
 
     /// Tag the segments covered by the SACK blocks of one ACK.
     pub fn sack(&mut self, blocks: &[SeqRange], snd_una: u64, d: &mut AckDelta) {
+        // Linux tags the blocks in ascending order, so "below the highest SACK" means below
+        // the highest of earlier ACKs (`tcp_highest_sack_reset()` once nothing is SACKed).
+        if self.sacked_out == 0 {
+            self.highest_sack = snd_una;
+        }
+        let prior_fack = self.highest_sack_seq(snd_una);
         for b in blocks {
             if b.end <= snd_una || b.start >= b.end {
                 continue;
@@ -207,14 +229,14 @@ impl Scoreboard {
                 n = m;
             }
             for r in &todo[..n] {
-                self.tag_range(*r, d);
+                self.tag_range(*r, prior_fack, d);
             }
         }
         self.sack_cache_len = blocks.len().min(MAX_SACK_BLOCKS);
         self.sack_cache[..self.sack_cache_len].copy_from_slice(&blocks[..self.sack_cache_len]);
     }
 
-    fn tag_range(&mut self, r: SeqRange, d: &mut AckDelta) {
+    fn tag_range(&mut self, r: SeqRange, prior_fack: u64, d: &mut AckDelta) {
         let mut i = self.segs.partition_point(|s| s.end() <= r.start);
         while i < self.segs.len() {
             let seg = self.segs[i];
@@ -228,9 +250,13 @@ impl Scoreboard {
                 let s = &mut self.segs[i];
                 s.flags = (s.flags & !(LOST | RETRANS)) | SACKED;
                 self.sacked_out += 1;
+                self.highest_sack = self.highest_sack.max(seg.end());
                 d.sacked += 1;
                 if !seg.has(EVER_RETRANS) {
                     d.first_sackt.get_or_insert(seg.sent_at);
+                    if seg.start < prior_fack {
+                        d.reord_sacked = Some(d.reord_sacked.map_or(seg.start, |x| x.min(seg.start)));
+                    }
                 }
                 d.delivered(&seg);
             }

@@ -39,6 +39,9 @@ pub const TCP_TIMEOUT_MIN: Time = Time::from_ms(2);
 /// Linux `tp->reordering` initial value, `sysctl_tcp_reordering` = `TCP_FASTRETRANS_THRESH` = 3
 /// (`include/net/tcp.h`): RFC 6675's DupThresh.
 pub const TCP_FASTRETRANS_THRESH: u32 = 3;
+/// `net.ipv4.tcp_max_reordering` default (`tcp_sk_init()` in `net/ipv4/tcp_ipv4.c`): the most
+/// `tp->reordering` grows to, in packets.
+pub const TCP_MAX_REORDERING: u32 = 300;
 /// `MAX_TCP_HEADER` (`include/net/tcp.h`, x86_64 with 64-byte L1 cache lines): 320 bytes of
 /// headroom counted per MSS when sizing the send buffer.
 pub const MAX_TCP_HEADER: u64 = 320;
@@ -84,6 +87,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Tail loss probes sent (`LINUX_MIB_TCPLOSSPROBES`).
     pub loss_probes: u64,
+    /// Reordering detected from SACKs and cumulative ACKs (`LINUX_MIB_TCPSACKREORDER`).
+    pub reorder_events: u64,
     pub max_cwnd: u32,
     pub syn_at: Option<Time>,
     pub done_at: Option<Time>,
@@ -143,6 +148,11 @@ pub struct TcpSender {
     rack: Rack,
     cwnd_usage_seq: u64,
     timer: Option<(TimerKind, Time)>,
+    /// `tp->reord_seen`: reordering was detected at least this many times; from then on RACK
+    /// waits its reordering window even in recovery.
+    reord_seen: u32,
+    /// `tp->reordering`: the reordering degree in packets (DupThresh).
+    reordering: u32,
     /// One jiffy when timers run on the kernel's timer wheel (`timers = "jiffies"`), else exact.
     jiffy: Option<Time>,
     rto_min: Time,
@@ -210,6 +220,8 @@ impl TcpSender {
             rack: Rack::default(),
             cwnd_usage_seq: 0,
             timer: None,
+            reord_seen: 0,
+            reordering: TCP_FASTRETRANS_THRESH,
             jiffy: spec.timer_jiffy(),
             rto_min: spec.rto_min,
             ecn_ok,
@@ -307,11 +319,20 @@ impl TcpSender {
         self.ts_recent = p.ts_val;
         let prior_snd_una = self.snd_una;
         let prior_in_flight = self.board.in_flight();
+        let prior_fack = self.board.highest_sack_seq(self.snd_una);
 
         let mut d = AckDelta::default();
         self.board.cumulative_ack(p.ack, &mut d);
         let (dsack, blocks) = split_dsack(p.sack_blocks(), p.ack);
         self.board.sack(blocks, p.ack, &mut d);
+        // A hole filled by an original segment: SACKed late, or cumulatively acked below an
+        // earlier SACK (`tcp_sacktag_write_queue()`, `tcp_clean_rtx_queue()`).
+        if let Some(low) = d.reord_sacked {
+            self.check_sack_reordering(low, p.ack);
+        }
+        if let Some(low) = d.reord_acked.filter(|&low| low < prior_fack) {
+            self.check_sack_reordering(low, p.ack);
+        }
         // `tcp_dsack_seen()`: a D-SACK of at most one segment ending at `tlp_high_seq` says the
         // probe and the original both arrived (FLAG_DSACK_TLP).
         let dsack_tlp = dsack.is_some_and(|r| {
@@ -396,9 +417,10 @@ impl TcpSender {
         } else {
             if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
                 self.cwnd_reduction(acked_sacked, newly_lost, snd_una_advanced);
-            } else if snd_una_advanced {
-                // `tcp_may_raise_cwnd()`: only an ACK of new data grows cwnd (`FLAG_DATA_ACKED`;
-                // no reordering is ever seen here).
+            } else if snd_una_advanced || (self.reordering > TCP_FASTRETRANS_THRESH && d.sacked > 0) {
+                // `tcp_may_raise_cwnd()`: an ACK of new data grows cwnd (`FLAG_DATA_ACKED`), and
+                // once `tp->reordering` is above its default a SACK of new data does too
+                // (`FLAG_FORWARD_PROGRESS`).
                 self.cc.cong_avoid(&mut self.tp, acked_sacked);
             }
         }
@@ -561,10 +583,29 @@ impl TcpSender {
         }
     }
 
-    /// `tcp_rack_reo_wnd()`: with no reordering seen, no wait once in recovery or once
-    /// DupThresh segments are SACKed; otherwise min RTT / 4, at most SRTT (RFC 8985 §6.2).
+    /// `tcp_check_sack_reordering()`: data below the highest SACK (`fack`) arrived late; raise
+    /// `tp->reordering` to the distance, in packets, and remember it (`reord_seen`).
+    fn check_sack_reordering(&mut self, low: u64, snd_una: u64) {
+        let fack = self.board.highest_sack_seq(snd_una);
+        if low >= fack {
+            return;
+        }
+        let mss = self.tp.mss as u64;
+        let metric = fack - low;
+        if metric > self.reordering as u64 * mss {
+            self.reordering = (metric.div_ceil(mss) as u32).min(TCP_MAX_REORDERING);
+        }
+        self.reord_seen += 1;
+        self.stats.reorder_events += 1;
+    }
+
+    /// `tcp_rack_reo_wnd()`: before any reordering is seen, no wait once in recovery or once
+    /// `tp->reordering` segments are SACKed; otherwise min RTT / 4, at most SRTT (RFC 8985
+    /// §6.2).
     fn rack_reo_wnd(&self) -> Time {
-        if self.tp.ca_state >= CaState::Recovery || self.board.sacked_out >= TCP_FASTRETRANS_THRESH {
+        if self.reord_seen == 0
+            && (self.tp.ca_state >= CaState::Recovery || self.board.sacked_out >= self.reordering)
+        {
             return Time::ZERO;
         }
         let quarter = Time::from_us(self.tp.min_rtt_us as u64 / 4);
@@ -802,6 +843,10 @@ impl TcpSender {
         let fresh = self.tp.ca_state <= CaState::Disorder
             || self.snd_una >= self.high_seq
             || (self.tp.ca_state == CaState::Loss && self.rto_retransmits == 0);
+        // A timeout after many duplicate ACKs says the reordering degree was over-estimated.
+        if self.tp.ca_state <= CaState::Disorder && self.board.sacked_out >= TCP_FASTRETRANS_THRESH {
+            self.reordering = self.reordering.min(TCP_FASTRETRANS_THRESH);
+        }
         if fresh {
             self.tp.prior_ssthresh = self.tp.snd_ssthresh;
             self.tp.prior_cwnd = self.tp.snd_cwnd;
@@ -1389,6 +1434,54 @@ mod tests {
         let (s, _) = established("reno", 10);
         assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
         assert_eq!(s.timer_deadline(), Some(Time::from_ms(10) + Time::from_ms(20) + TCP_TIMEOUT_MIN));
+    }
+
+    fn sacked(start: u64, end: u64) -> SeqRange {
+        SeqRange { start: start * MSS, end: end * MSS }
+    }
+
+    #[test]
+    fn reordering_an_original_sacked_below_the_highest_sack_is_reordering() {
+        // Ten segments leave at 10 ms. 8 and 9 are SACKed first: two SACKed, fewer than
+        // `tp->reordering`, so RACK waits min RTT / 4 and nothing is marked lost yet. Then the
+        // never-retransmitted segment 3 is SACKed below them: a hole filled by an original
+        // (`tcp_check_sack_reordering()`), 10 − 3 = 7 packets deep.
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        s.on_packet(Time::from_ms(20), &ack(0, &[sacked(8, 10)], 1 << 20), &mut out);
+        assert!(out.iter().all(|p| p.seq >= 10 * MSS), "no retransmission yet");
+        assert_eq!(s.timer_kind(), Some(TimerKind::Reo));
+        assert_eq!((s.reord_seen, s.reordering), (0, TCP_FASTRETRANS_THRESH));
+        s.on_packet(Time::from_us(20_001), &ack(0, &[sacked(3, 4), sacked(8, 10)], 1 << 20), &mut out);
+        assert_eq!((s.reord_seen, s.reordering, s.stats.reorder_events), (1, 7, 1));
+    }
+
+    #[test]
+    fn reordering_a_cumulative_ack_over_an_unsacked_original_is_reordering() {
+        // Segment 9 SACKed; then the cumulative ACK reaches 9 without 0–8 ever being SACKed or
+        // retransmitted: those originals arrived after a later one (`tcp_clean_rtx_queue()`).
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        s.on_packet(Time::from_ms(20), &ack(0, &[sacked(9, 10)], 1 << 20), &mut out);
+        s.on_packet(Time::from_us(20_001), &ack(9 * MSS, &[sacked(9, 10)], 1 << 20), &mut out);
+        assert_eq!((s.reord_seen, s.reordering), (1, 10));
+    }
+
+    #[test]
+    fn reordering_once_seen_rack_waits_even_in_recovery() {
+        let (mut s, _) = established("reno", 10);
+        s.tp.min_rtt_us = 8_000;
+        s.tp.ca_state = CaState::Recovery;
+        assert_eq!(s.rack_reo_wnd(), Time::ZERO, "no reordering seen: no wait in recovery");
+        s.reord_seen = 1;
+        assert_eq!(s.rack_reo_wnd(), Time::from_ms(2), "min RTT / 4");
+    }
+
+    #[test]
+    fn reordering_default_and_cap_are_linuxs() {
+        assert_eq!(TCP_MAX_REORDERING, 300);
+        let (s, _) = established("reno", 10);
+        assert_eq!((s.reord_seen, s.reordering), (0, 3));
     }
 
     #[test]
