@@ -28,6 +28,8 @@ pub enum Event {
     TsqResume { flow: u32 },
     /// A flow's receiver delayed-ACK timer may be due.
     DelAckTimer { flow: u32 },
+    /// A flow's receiving application wakes and reads what is queued.
+    AppRead { flow: u32 },
     /// A flow's iperf3-style reporting interval ends.
     Interval { flow: u32 },
     /// A burst source emits its next datagram.

@@ -144,6 +144,8 @@ pub struct FlowSummary {
     pub timeouts: u64,
     /// Tail loss probes sent (the kernel's `TCPLossProbes`).
     pub loss_probes: u64,
+    /// Pure ACKs the receiver sent (the sender's `Tcp.InSegs`, less the handshake).
+    pub acks: u64,
     pub max_cwnd_bytes: Option<u64>,
 }
 

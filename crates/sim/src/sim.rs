@@ -71,6 +71,12 @@ struct Flow {
     snd_timer_at: Option<Time>,
     pace_at: Option<Time>,
     delack_at: Option<Time>,
+    /// The receiving application's wake-up latency (0 = it reads every segment at once) and
+    /// its pending wake-up.
+    read_latency: Time,
+    read_at: Option<Time>,
+    /// Every byte is acknowledged but the application has not read them all yet.
+    done_unread: bool,
     /// Interval reporting: start of the current interval and counters at its start.
     iv_start: Time,
     iv_acked: u64,
@@ -178,6 +184,9 @@ impl<'s> World<'s> {
                     snd_timer_at: None,
                     pace_at: None,
                     delack_at: None,
+                    read_latency: spec.read_latency,
+                    read_at: None,
+                    done_unread: false,
                     iv_start: spec.start,
                     iv_acked: 0,
                     iv_retrans: 0,
@@ -269,6 +278,7 @@ impl<'s> World<'s> {
                 Event::PaceTimer { flow } => self.pace_timer(flow, t),
                 Event::TsqResume { flow } => self.tsq_resume(flow),
                 Event::DelAckTimer { flow } => self.delack_timer(flow, t),
+                Event::AppRead { flow } => self.app_read(flow),
                 Event::Interval { flow } => self.interval(flow),
                 Event::BurstEmit { source } => self.burst_emit(source),
                 Event::IncastRequest { app } => self.incast_request(app),
@@ -366,15 +376,42 @@ impl<'s> World<'s> {
         } else {
             f.rcv.on_packet(now, &p, &mut out);
             if p.kind == Kind::Data {
-                f.rcv.app_read(now);
+                if f.read_latency == Time::ZERO {
+                    f.rcv.app_read(now, &mut out);
+                } else if f.read_at.is_none() && f.rcv.has_unread() {
+                    // The application sleeps in recv(); data wakes it `read_latency` later.
+                    let at = now + f.read_latency;
+                    f.read_at = Some(at);
+                    self.events.push(at, Event::AppRead { flow: fi as u32 });
+                }
             }
         }
         let app = self.flows[fi].app;
+        let read_now = self.flows[fi].read_latency == Time::ZERO;
         self.send_all(node, &mut out);
         self.out = out;
         self.sync_timers(fi);
-        if let (Some(k), Kind::Data) = (app, p.kind) {
+        if let (Some(k), Kind::Data, true) = (app, p.kind, read_now) {
             self.incast_progress(fi, k);
+        }
+    }
+
+    /// A slow reader wakes and reads everything queued in order; the read may send an ACK.
+    fn app_read(&mut self, fi: u32) {
+        let fi = fi as usize;
+        let mut out = std::mem::take(&mut self.out);
+        let f = &mut self.flows[fi];
+        f.read_at = None;
+        f.rcv.app_read(self.now, &mut out);
+        let node = f.rcv.node;
+        self.send_all(node, &mut out);
+        self.out = out;
+        self.sync_timers(fi);
+        if let Some(k) = self.flows[fi].app {
+            self.incast_progress(fi, k);
+        }
+        if std::mem::take(&mut self.flows[fi].done_unread) {
+            self.flow_done(fi);
         }
     }
 
@@ -558,6 +595,10 @@ impl<'s> World<'s> {
         if self.flows[fi].app.is_some() {
             return; // a persistent incast connection between responses
         }
+        if self.flows[fi].rcv.has_unread() {
+            self.flows[fi].done_unread = true; // done when the application has read it all
+            return;
+        }
         self.close_interval(fi);
         self.active -= 1;
     }
@@ -732,6 +773,7 @@ impl<'s> World<'s> {
                 retransmits: f.snd.stats.retransmits,
                 timeouts: f.snd.stats.timeouts,
                 loss_probes: f.snd.stats.loss_probes,
+                acks: f.rcv.stats.acks_sent,
                 max_cwnd_bytes: Some(f.snd.stats.max_cwnd as u64 * f.snd.mss() as u64),
             });
         }
@@ -752,6 +794,7 @@ impl<'s> World<'s> {
                 retransmits: 0,
                 timeouts: 0,
                 loss_probes: 0,
+                acks: 0,
                 max_cwnd_bytes: None,
             });
         }

@@ -294,6 +294,15 @@ fn timers_are_exact_or_jiffies() {
 }
 
 #[test]
+fn read_latency_is_a_time() {
+    let m = error(BASE, &["flow[0].read_latency=\"fast\""], "field");
+    assert!(m.starts_with("scenario.flow[0].read_latency = \"fast\": expected "), "{m}");
+    let s = load(BASE, &["flow[0].read_latency=\"400us\""]).unwrap();
+    assert_eq!(s.flows[0].read_latency, Time::from_us(400));
+    assert_eq!(load(BASE, &[]).unwrap().flows[0].read_latency, Time::ZERO, "reads at once by default");
+}
+
+#[test]
 fn start_after_stop_is_refused() {
     let m = error(BASE, &["stop=10s", "flow[0].start=10s"], "field");
     assert_eq!(

@@ -189,6 +189,9 @@ pub struct FlowSpec {
     pub hz: u32,
     /// How the hosts' TCP timers (RTO, loss probe, RACK reorder, delayed ACK) fire.
     pub timers: Timers,
+    /// How long the receiving application takes to wake and read once data is queued; zero =
+    /// it reads every segment as it arrives.
+    pub read_latency: Time,
     pub dscp: u8,
     /// `SO_MAX_PACING_RATE` (iperf3 `--fq-rate`): caps the pacing rate and turns on TCP's
     /// internal pacing, as `sk_setsockopt()` does.
@@ -220,6 +223,7 @@ impl FlowSpec {
             ecn: false,
             hz: DEFAULT_HZ,
             timers: Timers::Exact,
+            read_latency: Time::ZERO,
             dscp: 0,
             max_pacing_rate: None,
             gso_max_size: GSO_MAX_SIZE,

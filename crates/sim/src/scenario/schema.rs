@@ -59,6 +59,7 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("ecn", Leaf),
     ("hz", Leaf),
     ("timers", Leaf),
+    ("read_latency", Leaf),
     ("dscp", Leaf),
     ("max_pacing_rate", Leaf),
     ("gso_max_size", Leaf),

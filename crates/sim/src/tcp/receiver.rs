@@ -60,6 +60,12 @@ pub struct TcpReceiver {
     delack: Option<Time>,
     /// One jiffy when timers run on the kernel's timer wheel, else exact timers.
     jiffy: Option<Time>,
+    /// The application reads only when woken, `read_latency` after data is queued; in-order
+    /// data waits unread in between (`FlowSpec::read_latency` > 0).
+    slow_reader: bool,
+    /// A segment shorter than `rcv_mss` arrived (`ICSK_ACK_PUSHED`): the read that drains it
+    /// ACKs at once.
+    pushed: bool,
     /// An earlier segment of the GSO skb being received asked for an immediate ACK.
     skb_ack_now: bool,
     /// A duplicate segment to report as the first SACK block of the next ACK (D-SACK, RFC 2883
@@ -101,6 +107,8 @@ impl TcpReceiver {
             quickack_route: spec.quickack,
             delack: None,
             jiffy: spec.timer_jiffy(),
+            slow_reader: spec.read_latency > Time::ZERO,
+            pushed: false,
             skb_ack_now: false,
             dsack: None,
             last_data_at: None,
@@ -185,7 +193,11 @@ impl TcpReceiver {
             ack_now |= had_ofo;
             // A segment shorter than rcv_mss sets `ICSK_ACK_PUSHED`; once the application has
             // drained it, `tcp_cleanup_rbuf()` ACKs at once (the tail of a transfer).
-            ack_now |= p.payload < self.rcv_mss;
+            if self.slow_reader {
+                self.pushed |= p.payload < self.rcv_mss;
+            } else {
+                ack_now |= p.payload < self.rcv_mss;
+            }
         } else {
             self.insert_ofo(start, end);
             self.win.on_ofo_data(p.payload, self.held_bytes());
@@ -207,8 +219,13 @@ impl TcpReceiver {
             return;
         }
         ack_now |= std::mem::take(&mut self.skb_ack_now);
-        // `__tcp_ack_snd_check()`: more than one full segment unacknowledged, or quick-ack mode.
-        if ack_now || self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64 || self.quick > 0 {
+        // `__tcp_ack_snd_check()`: more than one full segment unacknowledged — and, with data
+        // still unread, only if the window would advance — or quick-ack mode.
+        let full_frame = self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64
+            && (!self.slow_reader
+                || self.unread() == 0
+                || self.win.would_offer(self.held_bytes()) >= self.win.rcv_wnd());
+        if ack_now || full_frame || self.quick > 0 {
             self.send_ack(now, out);
         } else if self.delack.is_none() {
             self.delack = Some(timer_wheel::fires_at(now, TCP_DELACK_MIN, self.jiffy));
@@ -295,17 +312,47 @@ impl TcpReceiver {
             self.ofo.remove(0);
             self.recent.retain(|s| *s != r.start);
         }
-        let now_delivered = self.rcv_nxt;
-        if now_delivered > self.stats.delivered {
-            self.stats.delivered = now_delivered;
+        if !self.slow_reader {
+            self.stats.delivered = self.stats.delivered.max(self.rcv_nxt);
         }
     }
 
-    /// Record the application's read and let the window grow (DRS).
-    pub fn app_read(&mut self, now: Time) {
+    /// In-order bytes received but not read by the application yet.
+    fn unread(&self) -> u64 {
+        self.rcv_nxt - self.stats.delivered
+    }
+
+    /// Whether the application waits for data to read (a slow reader's wake-up is due).
+    pub fn has_unread(&self) -> bool {
+        self.slow_reader && self.unread() > 0
+    }
+
+    /// The application reads everything queued in order, and the window may grow (DRS). A
+    /// slow reader's read is also where Linux ACKs what arrival did not (`tcp_cleanup_rbuf()`):
+    /// an ACK is pending and more than one full segment is unacknowledged, or a pushed short
+    /// segment was drained, or the read at least doubles the window on offer.
+    pub fn app_read(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let copied = self.rcv_nxt - self.stats.delivered;
+        self.stats.delivered = self.rcv_nxt;
         self.win.on_app_read(now, self.stats.delivered, self.rcv_rtt);
         if self.size.is_some_and(|s| self.stats.delivered >= s) {
             self.stats.done_at.get_or_insert(now);
+        }
+        if !self.slow_reader || copied == 0 || self.rcv_nxt == self.rcv_wup {
+            return;
+        }
+        let scheduled = self.delack.is_some();
+        let mut time_to_ack = scheduled
+            && (self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64 || std::mem::take(&mut self.pushed));
+        if !time_to_ack {
+            let offered = (self.win.rcv_wup() + self.win.rcv_wnd()).saturating_sub(self.rcv_nxt);
+            if 2 * offered <= self.win.window_clamp() {
+                let new_window = self.win.would_offer(self.held_bytes());
+                time_to_ack = new_window > 0 && new_window >= 2 * offered;
+            }
+        }
+        if time_to_ack {
+            self.send_ack(now, out);
         }
     }
 
@@ -330,7 +377,7 @@ impl TcpReceiver {
     /// Payload bytes held for the application but not readable yet (out of order).
     fn held_bytes(&self) -> u64 {
         debug_assert_eq!(self.ofo_bytes, self.ofo.iter().map(|r| r.end - r.start).sum::<u64>());
-        self.ofo_bytes
+        self.ofo_bytes + self.unread()
     }
 
     fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -422,7 +469,7 @@ mod tests {
         let mut out = Vec::new();
         for k in ks {
             r.on_packet(now, &data(k * MSS as u64, MSS), &mut out);
-            r.app_read(now);
+            r.app_read(now, &mut out);
         }
         out
     }
@@ -445,10 +492,62 @@ mod tests {
             let mut p = data((16 + i as u64) * MSS as u64, MSS);
             (p.gso_segs, p.gso_index, p.gso_bytes) = (5, i, 5 * (MSS + 52));
             r.on_packet(Time::from_ms(2), &p, &mut out);
-            r.app_read(Time::from_ms(2));
+            r.app_read(Time::from_ms(2), &mut out);
         }
         assert_eq!(out.len(), 1, "{out:?}");
         assert_eq!(out[0].ack, 21 * MSS as u64);
+    }
+
+    #[test]
+    fn slow_reader_acks_at_its_reads_not_at_each_arrival() {
+        // A reader that has not drained the queue: the window would not advance, so
+        // `__tcp_ack_snd_check()` only schedules the ACK; the read sends one for everything
+        // (`tcp_cleanup_rbuf()`), as Linux stretches ACKs behind a slow application.
+        let sp = FlowSpec { read_latency: Time::from_us(400), ..spec() };
+        let mut r = TcpReceiver::new(0, 1, 0, &sp, 1500);
+        let mut out = Vec::new();
+        r.on_packet(Time::from_us(10), &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
+        out.clear();
+        let now = Time::from_ms(1);
+        for k in 0..16u64 {
+            // Quick-ACK mode first, as for any receiver; the reads keep up meanwhile.
+            r.on_packet(now, &data(k * MSS as u64, MSS), &mut out);
+            r.app_read(now, &mut out);
+        }
+        assert_eq!(out.len(), 16, "quick ACKs");
+        out.clear();
+        let later = Time::from_ms(2);
+        for k in 16..26u64 {
+            r.on_packet(later, &data(k * MSS as u64, MSS), &mut out);
+        }
+        assert!(out.is_empty(), "nothing read, nothing ACKed: {out:?}");
+        assert!(r.has_unread());
+        assert!(r.delack_deadline().is_some(), "an ACK is scheduled");
+        r.app_read(later + Time::from_us(400), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 26 * MSS as u64);
+        assert_eq!(r.stats.delivered, 26 * MSS as u64);
+        assert!(!r.has_unread());
+    }
+
+    #[test]
+    fn slow_reader_unread_data_shrinks_the_offered_window() {
+        let sp = FlowSpec { read_latency: Time::from_us(400), ..spec() };
+        let mut r = TcpReceiver::new(0, 1, 0, &sp, 1500);
+        let mut out = Vec::new();
+        r.on_packet(Time::from_us(10), &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
+        let now = Time::from_ms(1);
+        for k in 0..16u64 {
+            r.on_packet(now, &data(k * MSS as u64, MSS), &mut out);
+        }
+        // Sixteen quick ACKs went out with nothing read: the unread bytes are charged against the
+        // buffer, so the right edge offered stays short of a reader that keeps up.
+        let wins: Vec<u64> = out.iter().skip(1).map(|a| a.ack + a.rwnd).collect();
+        let fast = {
+            let mut f = established();
+            feed(&mut f, 0..16, now).last().map(|a| a.ack + a.rwnd).unwrap()
+        };
+        assert!(*wins.last().unwrap() < fast, "{wins:?} vs {fast}");
     }
 
     #[test]

@@ -326,6 +326,17 @@ impl RcvWindow {
         new_win.min((u16::MAX as u64) << self.wscale) & !(unit - 1)
     }
 
+    /// What `__tcp_select_window()` would offer now with `held` bytes unread, without offering
+    /// it (`__tcp_ack_snd_check()` and `tcp_cleanup_rbuf()` compare it to the current offer).
+    pub fn would_offer(&self, held: u64) -> u64 {
+        self.select_window(held)
+    }
+
+    /// `tp->rcv_wup`: `rcv_nxt` when the current window was offered.
+    pub fn rcv_wup(&self) -> u64 {
+        self.rcv_wup
+    }
+
     /// `__tcp_select_window` with `tcp_shrink_window = 0` (the default) and no memory pressure.
     fn select_window(&self, held: u64) -> u64 {
         let unit = 1u64 << self.wscale;
