@@ -103,6 +103,9 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         "srtt_us": info["rtt_us"],
         "min_rtt_us": info["min_rtt_us"],
         "snd_cwnd": info["snd_cwnd"],
+        # The receiving application's read cadence and the ACKs it let through (stretch ACKs).
+        "read_gap_us": recv["read_gap_us"],
+        "acks": send["mib"]["Tcp.InSegs"],
     }
 
 
@@ -140,6 +143,7 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
     if tuning.cca and served["cca"] != tuning.cca:
         raise RuntimeError(f"asked for {tuning.cca}, the kernel used {served['cca']}")
     qct = asked["qct_s"]
+    spread = response_spread(asked["query_sent_ns"], served["response_starts_ns"])
     return {
         "qct_median_s": statistics.median(qct),
         "qct_p99_s": percentile(qct, 99),
@@ -147,9 +151,29 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "frac_over_100ms": sum(t > SLOW_QUERY_S for t in qct) / len(qct),
         "retrans_segs": served["mib"]["Tcp.RetransSegs"],
         "timeouts": served["mib"]["TcpExt.TCPTimeouts"],
+        "loss_probes": served["mib"]["TcpExt.TCPLossProbes"],
         "total_retrans": served["total_retrans"],
         "qdisc_drops": q["drops"],
+        "acks": served["mib"]["Tcp.InSegs"],
+        "read_gap_us": asked["wake_gap_us"],
+        **spread,
     }
+
+
+def response_spread(sent_ns: list[int], starts_ns: list[list[int]]) -> dict[str, float]:
+    """How the server host spread its responses over each query: the median, over queries, of
+    the first response's delay after the query left the aggregator, and of the mean gap between
+    consecutive response starts ((last − first) / (N − 1)), both in microseconds."""
+    firsts, gaps = [], []
+    for k, t0 in enumerate(sent_ns):
+        ts = sorted(s[k] for s in starts_ns if len(s) > k)
+        if not ts:
+            continue
+        firsts.append((ts[0] - t0) / 1e3)
+        if len(ts) > 1:
+            gaps.append((ts[-1] - ts[0]) / (len(ts) - 1) / 1e3)
+    return {"first_response_us": statistics.median(firsts) if firsts else 0.0,
+            "response_gap_us": statistics.median(gaps) if gaps else 0.0}
 
 
 def incast(n: int, limit_bytes: int, *, total_bytes: int = 1_000_000, queries: int = 50,

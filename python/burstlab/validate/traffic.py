@@ -17,6 +17,7 @@ import argparse
 import json
 import selectors
 import socket
+import statistics
 import struct
 import sys
 import threading
@@ -109,6 +110,22 @@ def mib_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+#: A pause between reads longer than this is the data stalling, not the reader being slow.
+READ_STALL_US = 1000.0
+
+
+def mean_gap_us(gaps_us: list[float]) -> float:
+    """Mean time between consecutive reads, microseconds, over the gaps of at most
+    READ_STALL_US: how long the application takes to come back while data keeps arriving
+    (0 without such gaps)."""
+    busy = [g for g in gaps_us if g <= READ_STALL_US]
+    return statistics.fmean(busy) if busy else 0.0
+
+
+def gaps_us(times_ns: list[int]) -> list[float]:
+    return [(b - a) / 1e3 for a, b in zip(times_ns, times_ns[1:])]
+
+
 _HEADER = struct.Struct("!QQ")   # bulk: payload bytes, sender's connect-start monotonic ns
 _REQUEST = struct.Struct("!Q")   # incast: bytes wanted from this sender (0 = goodbye)
 _CHUNK = 1 << 20
@@ -175,12 +192,14 @@ def bulk_recv(port: int, timeout: float) -> dict:
         size, t_connect = _HEADER.unpack(recv_exact(conn, _HEADER.size))
         buf = bytearray(_CHUNK)
         got, t_first = 0, None
+        read_ns: list[int] = []
         while got < size:
             k = conn.recv_into(buf, min(_CHUNK, size - got))
             if k == 0:
                 raise ConnectionError(f"sender closed after {got} of {size} bytes")
+            read_ns.append(time.monotonic_ns())
             if t_first is None:
-                t_first = time.monotonic_ns()
+                t_first = read_ns[-1]
             got += k
         t_last = time.monotonic_ns()
         conn.sendall(b"\x01")
@@ -188,7 +207,8 @@ def bulk_recv(port: int, timeout: float) -> dict:
         conn.recv(1)  # wait for the sender's close, bounded by the timeout
     fct = (t_last - t_connect) / 1e9
     return {"mode": "bulk-recv", "peer": peer[0], "bytes": got, "fct_s": fct,
-            "first_byte_s": ((t_first or t_last) - t_connect) / 1e9,
+            "first_byte_s": ((t_first or t_last) - t_connect) / 1e9, "reads": len(read_ns),
+            "read_gap_us": mean_gap_us(gaps_us(read_ns)),
             "goodput_bps": got * 8 / fct if fct > 0 else None, "tcp_info": info}
 
 
@@ -268,9 +288,12 @@ def udp_burst(host: str, port: int, rate_bps: float, duration: float, size: int,
 # -- incast -------------------------------------------------------------------------------------
 def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict:
     """Accept `conns` connections; answer each request of n bytes with n bytes, until the
-    aggregator says goodbye. One thread per connection: sendall releases the GIL."""
+    aggregator says goodbye. One thread per connection: sendall releases the GIL. Each
+    response's start (monotonic ns, a clock shared by every namespace) is reported, so the
+    host's serialisation of the responses can be measured."""
     mib0 = read_mib()
     infos: list[dict] = [{} for _ in range(conns)]
+    starts: list[list[int]] = [[] for _ in range(conns)]
     errors: list[str] = []
     with listener(port, conns + 16, timeout) as srv:
         if cca:
@@ -285,6 +308,7 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
                     (n,) = _REQUEST.unpack(recv_exact(sock, _REQUEST.size))
                     if n == 0:
                         break
+                    starts[i].append(time.monotonic_ns())
                     send_zeros(sock, n)
                 infos[i] = tcp_info(sock)
         except (OSError, ConnectionError) as exc:
@@ -301,7 +325,7 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
     return {"mode": "incast-serve", "conns": conns, "cca": cca_used,
             "total_retrans": sum(i.get("total_retrans") or 0 for i in infos),
             "max_rto_us": max(i.get("rto_us") or 0 for i in infos),
-            "tcp_info": infos, "mib": mib_delta(mib0, read_mib())}
+            "tcp_info": infos, "response_starts_ns": starts, "mib": mib_delta(mib0, read_mib())}
 
 
 def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int,
@@ -315,6 +339,9 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
     buf = bytearray(_CHUNK)
     request = _REQUEST.pack(per_sender)
     qct: list[float] = []
+    sent_ns: list[int] = []
+    gaps: list[float] = []
+    reads = wakes = 0
     try:
         for s in socks:
             s.setblocking(False)
@@ -322,13 +349,19 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
         for _ in range(queries):
             left = {s.fileno(): per_sender for s in socks}
             t0 = time.monotonic_ns()
+            sent_ns.append(t0)
             for s in socks:
                 s.send(request)  # 8 bytes into an idle, empty send buffer: never partial
+            woke: list[int] = []
             while left:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError(f"query {len(qct)}: {len(left)} senders still pending")
-                for key, _ in sel.select(remaining):
+                ready = sel.select(remaining)
+                woke.append(time.monotonic_ns())
+                wakes += 1
+                for key, _ in ready:
+                    reads += 1
                     fd = key.fd
                     if fd not in left:
                         raise ConnectionError("a sender sent more than it was asked for")
@@ -339,6 +372,7 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
                     if left[fd] <= 0:
                         del left[fd]
             qct.append((time.monotonic_ns() - t0) / 1e9)
+            gaps += gaps_us(woke)
         for s in socks:
             s.setblocking(True)
             s.settimeout(max(0.1, deadline - time.monotonic()))
@@ -348,7 +382,9 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
         for s in socks:
             s.close()
     return {"mode": "incast-query", "conns": conns, "bytes_per_sender": per_sender,
-            "queries": queries, "qct_s": qct, "mib": mib_delta(mib0, read_mib())}
+            "queries": queries, "qct_s": qct, "query_sent_ns": sent_ns, "reads": reads,
+            "wakes": wakes, "wake_gap_us": mean_gap_us(gaps),
+            "mib": mib_delta(mib0, read_mib())}
 
 
 def main(argv: list[str] | None = None) -> int:
