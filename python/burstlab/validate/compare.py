@@ -46,8 +46,9 @@ SERVE_TIME_US = 90
 #: reader makes Linux's receiver stretch its ACKs: the sender of a bulk flow saw 1,300–1,900
 #: ACKs for 34,500 segments, not one per two segments. Each case's twin uses what its real runs
 #: measured; these are the defaults without a real side (2026-11-24: 400–460 us for the
-#: single-flow receiver, 85–140 us for the incast aggregator's select loop).
-READ_GAP_US = {"single": 430, "incast": 110}
+#: single-flow receiver; 160–410 us between the incast aggregator's reads of one connection,
+#: which its select loop visits among N).
+READ_GAP_US = {"single": 430, "incast": 340}
 #: A retransmit count is compared only above this many real retransmits.
 MIN_RETRANS = 50
 #: Share of slow queries that marks the incast collapse.

@@ -155,7 +155,8 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "total_retrans": served["total_retrans"],
         "qdisc_drops": q["drops"],
         "acks": served["mib"]["Tcp.InSegs"],
-        "read_gap_us": asked["wake_gap_us"],
+        "read_gap_us": asked["read_gap_us"],
+        "wake_gap_us": asked["wake_gap_us"],
         **spread,
     }
 

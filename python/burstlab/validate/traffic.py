@@ -341,6 +341,7 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
     qct: list[float] = []
     sent_ns: list[int] = []
     gaps: list[float] = []
+    sock_gaps: list[float] = []
     reads = wakes = 0
     try:
         for s in socks:
@@ -353,6 +354,7 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
             for s in socks:
                 s.send(request)  # 8 bytes into an idle, empty send buffer: never partial
             woke: list[int] = []
+            last_read: dict[int, int] = {}
             while left:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -363,6 +365,10 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
                 for key, _ in ready:
                     reads += 1
                     fd = key.fd
+                    t_read = time.monotonic_ns()
+                    if fd in last_read:
+                        sock_gaps.append((t_read - last_read[fd]) / 1e3)
+                    last_read[fd] = t_read
                     if fd not in left:
                         raise ConnectionError("a sender sent more than it was asked for")
                     k = key.fileobj.recv_into(buf, min(_CHUNK, left[fd]))
@@ -383,7 +389,9 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
             s.close()
     return {"mode": "incast-query", "conns": conns, "bytes_per_sender": per_sender,
             "queries": queries, "qct_s": qct, "query_sent_ns": sent_ns, "reads": reads,
-            "wakes": wakes, "wake_gap_us": mean_gap_us(gaps),
+            # How often the loop wakes, and how often it comes back to each connection: the
+            # latter is how long a connection's data waits to be read.
+            "wakes": wakes, "wake_gap_us": mean_gap_us(gaps), "read_gap_us": mean_gap_us(sock_gaps),
             "mib": mib_delta(mib0, read_mib())}
 
 
