@@ -87,6 +87,11 @@ def test_dumbbell_built_as_asked_then_gone() -> None:
             assert net.sysctl(ns, "net.ipv4.tcp_congestion_control") == "reno"
         assert "quickack 1" in net.routes(net.receiver_ns)
         assert net.sysctl(net.router_ns, "net.ipv4.ip_forward") == "1"
+        # Only our traffic crosses the tbf: no link speaks IPv6 (solicitations, MLD reports).
+        if Path("/proc/sys/net/ipv6").exists():
+            links = [(ns, "s0") for ns in net.sender_ns] + [(net.receiver_ns, "r0"), (net.router_ns, "rr0"),
+                                                            (net.router_ns, "rs0"), (net.router_ns, "rs1")]
+            assert all(net.sysctl(ns, f"net.ipv6.conf.{dev}.disable_ipv6") == "1" for ns, dev in links)
         sleeper = net.spawn(net.receiver_ns, ["sleep", "30"])
     _assert_torn_down(names, [sleeper.pid])
     assert Path("/proc/sys/net/ipv4/tcp_no_metrics_save").read_text() == root_before
