@@ -36,6 +36,12 @@ impl Stream {
         mix(self.state)
     }
 
+    /// Exponential with mean 1 (inversion: −ln U, U uniform in (0, 1] from 53 random bits).
+    pub fn exponential(&mut self) -> f64 {
+        let u = ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64;
+        -u.ln()
+    }
+
     /// Uniform in `[0, n)` (Lemire's multiply-shift; bias below 2^-32 for the spans we draw).
     pub fn below(&mut self, n: u64) -> u64 {
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
@@ -52,6 +58,19 @@ mod tests {
         let mut s = Stream { state: 0 };
         assert_eq!(s.next_u64(), 0xe220_a839_7b1d_cdaf);
         assert_eq!(s.next_u64(), 0x6e78_9e6a_a1b9_65f4);
+    }
+
+    #[test]
+    fn exponential_draws_have_mean_one_and_the_exponential_quantiles() {
+        let mut s = stream(7, "read-latency", 0);
+        let mut x: Vec<f64> = (0..100_000).map(|_| s.exponential()).collect();
+        assert!(x.iter().all(|v| v.is_finite() && *v >= 0.0));
+        let mean = x.iter().sum::<f64>() / x.len() as f64;
+        assert!((mean - 1.0).abs() < 0.01, "mean {mean}");
+        x.sort_by(f64::total_cmp);
+        // Median ln 2 = 0.693, p90 ln 10 = 2.303.
+        assert!((x[50_000] - std::f64::consts::LN_2).abs() < 0.01, "median {}", x[50_000]);
+        assert!((x[90_000] - std::f64::consts::LN_10).abs() < 0.03, "p90 {}", x[90_000]);
     }
 
     #[test]

@@ -12,7 +12,8 @@ use crate::record::int::{Hop, IntRecorder};
 use crate::record::{
     Column, DictBuilder, DropReason, EngineSummary, FlowSummary, Output, PortSummary, Summary, Table,
 };
-use crate::scenario::{FlowSpec, IncastSpec, Scenario};
+use crate::rng;
+use crate::scenario::{FlowSpec, IncastSpec, ReadLatency, Scenario};
 use crate::tcp::cc::CongestionOps;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{State, TcpSender};
@@ -74,6 +75,8 @@ struct Flow {
     /// The receiving application's wake-up latency (0 = it reads every segment at once) and
     /// its pending wake-up.
     read_latency: Time,
+    /// Draws each wake-up's latency when it is exponential (`ReadLatency::Exponential`).
+    read_rng: Option<rng::Stream>,
     read_at: Option<Time>,
     /// Every byte is acknowledged but the application has not read them all yet.
     done_unread: bool,
@@ -82,6 +85,16 @@ struct Flow {
     iv_acked: u64,
     iv_retrans: u64,
     iv_open: bool,
+}
+
+impl Flow {
+    /// How long the application takes to come for the data that just woke it.
+    fn next_read_latency(&mut self) -> Time {
+        match &mut self.read_rng {
+            None => self.read_latency,
+            Some(r) => Time((self.read_latency.ps() as f64 * r.exponential()).round() as u64),
+        }
+    }
 }
 
 /// Column builders of the `intervals`, `queue` and `drops` tables.
@@ -185,6 +198,8 @@ impl<'s> World<'s> {
                     pace_at: None,
                     delack_at: None,
                     read_latency: spec.read_latency,
+                    read_rng: (spec.read_latency_dist == ReadLatency::Exponential)
+                        .then(|| rng::stream(scn.seed, "read-latency", i as u64)),
                     read_at: None,
                     done_unread: false,
                     iv_start: spec.start,
@@ -380,7 +395,7 @@ impl<'s> World<'s> {
                     f.rcv.app_read(now, &mut out);
                 } else if f.read_at.is_none() && f.rcv.has_unread() {
                     // The application sleeps in recv(); data wakes it `read_latency` later.
-                    let at = now + f.read_latency;
+                    let at = now + f.next_read_latency();
                     f.read_at = Some(at);
                     self.events.push(at, Event::AppRead { flow: fi as u32 });
                 }

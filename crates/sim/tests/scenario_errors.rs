@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use burstlab_sim::scenario::{
-    self, EcnMode, Preset, Scenario, ScenarioError, Scheduler, WindowModel, defaults,
+    self, EcnMode, Preset, ReadLatency, Scenario, ScenarioError, Scheduler, WindowModel, defaults,
 };
 use burstlab_sim::tcp::rwnd::TCP_DEFAULT_SCALING_RATIO;
 use burstlab_sim::{Rate, Time};
@@ -300,6 +300,19 @@ fn read_latency_is_a_time() {
     let s = load(BASE, &["flow[0].read_latency=\"400us\""]).unwrap();
     assert_eq!(s.flows[0].read_latency, Time::from_us(400));
     assert_eq!(load(BASE, &[]).unwrap().flows[0].read_latency, Time::ZERO, "reads at once by default");
+}
+
+#[test]
+fn read_latency_dist_is_fixed_or_an_exponential_with_a_mean() {
+    let m = error(BASE, &["flow[0].read_latency_dist=\"gauss\""], "field");
+    assert_eq!(m, "scenario.flow[0].read_latency_dist = \"gauss\": expected one of \"fixed\", \"exponential\"");
+    // An exponential of mean zero is no latency at all: say so rather than ignore it.
+    let m = error(BASE, &["flow[0].read_latency_dist=\"exponential\""], "field");
+    assert!(m.starts_with("scenario.flow[0].read_latency_dist = \"exponential\": expected "), "{m}");
+    assert!(m.contains("read_latency above 0"), "{m}");
+    let s = load(BASE, &["flow[0].read_latency=\"400us\"", "flow[0].read_latency_dist=\"exponential\""]).unwrap();
+    assert_eq!(s.flows[0].read_latency_dist, ReadLatency::Exponential);
+    assert_eq!(load(BASE, &[]).unwrap().flows[0].read_latency_dist, ReadLatency::Fixed, "fixed by default");
 }
 
 #[test]

@@ -1,12 +1,18 @@
 //! A receiving application that reads only when it wakes (`read_latency`): Linux ACKs behind it
 //! in stretches, and the transfer is done when the last byte is read, not when it arrives.
 mod common;
+use burstlab_sim::scenario::ReadLatency;
 use burstlab_sim::{Rate, Time, run};
 use common::*;
 
 fn bulk(read_latency: Time) -> burstlab_sim::record::Output {
+    bulk_with(read_latency, ReadLatency::Fixed)
+}
+
+fn bulk_with(read_latency: Time, dist: ReadLatency) -> burstlab_sim::record::Output {
     let mut f = flow("cubic", Some(20_000_000));
     f.read_latency = read_latency;
+    f.read_latency_dist = dist;
     let mut s = dumbbell(Rate::from_gbps(1), Time::from_us(100), 1 << 20, 1500, vec![f]);
     s.stop = Time::from_secs(5);
     run(&s)
@@ -35,4 +41,21 @@ fn slow_reader_is_deterministic() {
     let b = bulk(Time::from_us(250));
     assert_eq!(a.summary.flows[0].acks, b.summary.flows[0].acks);
     assert_eq!(a.summary.flows[0].fct_s, b.summary.flows[0].fct_s);
+}
+
+#[test]
+fn exponential_read_latency_reads_as_often_on_average_and_stays_deterministic() {
+    let fixed = bulk(Time::from_us(400));
+    let exp = bulk_with(Time::from_us(400), ReadLatency::Exponential);
+    let again = bulk_with(Time::from_us(400), ReadLatency::Exponential);
+    let (f, e) = (&fixed.summary.flows[0], &exp.summary.flows[0]);
+    assert_eq!(e.delivered_bytes, 20_000_000);
+    assert_eq!((e.acks, e.fct_s), (again.summary.flows[0].acks, again.summary.flows[0].fct_s));
+    // The same mean wake-up latency: a similar number of reads, hence of stretched ACKs (the
+    // draws differ, so not the same number), and the same ACK-per-read regime as the fixed one.
+    let segs = 20_000_000 / 1448;
+    assert!(e.acks * 8 < segs, "{} ACKs for {segs} segments", e.acks);
+    let ratio = e.acks as f64 / f.acks as f64;
+    assert!((0.7..1.4).contains(&ratio), "exponential {} vs fixed {} ACKs", e.acks, f.acks);
+    assert_ne!(e.acks, f.acks, "the latency is drawn, not fixed");
 }

@@ -192,6 +192,8 @@ pub struct FlowSpec {
     /// How long the receiving application takes to wake and read once data is queued; zero =
     /// it reads every segment as it arrives.
     pub read_latency: Time,
+    /// Whether that latency is the same every time or drawn afresh at each wake-up.
+    pub read_latency_dist: ReadLatency,
     pub dscp: u8,
     /// `SO_MAX_PACING_RATE` (iperf3 `--fq-rate`): caps the pacing rate and turns on TCP's
     /// internal pacing, as `sk_setsockopt()` does.
@@ -224,6 +226,7 @@ impl FlowSpec {
             hz: DEFAULT_HZ,
             timers: Timers::Exact,
             read_latency: Time::ZERO,
+            read_latency_dist: ReadLatency::Fixed,
             dscp: 0,
             max_pacing_rate: None,
             gso_max_size: GSO_MAX_SIZE,
@@ -240,6 +243,17 @@ pub enum Timers {
     /// As Linux's: whole jiffies of `hz`, on the timer wheel's ticks
     /// ([`crate::tcp::timer_wheel`]); a short probe fires 1–2 jiffies after it was armed.
     Jiffies,
+}
+
+/// How the receiving application's wake-up latency varies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadLatency {
+    /// Always `read_latency`.
+    Fixed,
+    /// Exponential with mean `read_latency`, drawn per wake-up: an application that shares its
+    /// CPU waits mostly briefly and now and then long (the validation hosts' aggregator: median
+    /// 0.5 and p90 2.8 times its mean wait, docs/validation.md).
+    Exponential,
 }
 
 impl FlowSpec {

@@ -60,6 +60,7 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("hz", Leaf),
     ("timers", Leaf),
     ("read_latency", Leaf),
+    ("read_latency_dist", Leaf),
     ("dscp", Leaf),
     ("max_pacing_rate", Leaf),
     ("gso_max_size", Leaf),

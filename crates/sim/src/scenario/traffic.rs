@@ -41,6 +41,13 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
     q.ensure("rto_min", rto_min > Time::ZERO, || {
         "a time above 0, such as \"200ms\"".into()
     })?;
+    let read_latency = q.time("read_latency")?.unwrap_or(Time::ZERO);
+    let read_latency_dist = q
+        .choice("read_latency_dist", &[("fixed", ReadLatency::Fixed), ("exponential", ReadLatency::Exponential)])?
+        .unwrap_or(ReadLatency::Fixed);
+    q.ensure("read_latency_dist", read_latency_dist == ReadLatency::Fixed || read_latency > Time::ZERO, || {
+        "\"fixed\", or \"exponential\" with a read_latency above 0 (its mean)".into()
+    })?;
     Ok(FlowSpec {
         cca,
         size_bytes,
@@ -60,7 +67,8 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         timers: q
             .choice("timers", &[("exact", Timers::Exact), ("jiffies", Timers::Jiffies)])?
             .unwrap_or(Timers::Exact),
-        read_latency: q.time("read_latency")?.unwrap_or(Time::ZERO),
+        read_latency,
+        read_latency_dist,
         dscp: q.integer("dscp", DSCP_RANGE)?.map_or(0, |v| v as u8),
         max_pacing_rate: q.rate("max_pacing_rate")?,
         gso_max_size: gso_max_size(q)?,
