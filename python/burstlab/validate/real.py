@@ -156,6 +156,8 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "qdisc_drops": q["drops"],
         "acks": served["mib"]["Tcp.InSegs"],
         "read_gap_us": asked["read_gap_us"],
+        "read_wait_us": asked["read_wait_us"],
+        "read_wait_median_us": asked["read_wait_median_us"],
         "wake_gap_us": asked["wake_gap_us"],
         **spread,
     }

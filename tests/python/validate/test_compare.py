@@ -66,8 +66,13 @@ def test_validate_quick_json_has_the_documented_cases():
     keys = {"name", "metric", "real", "sim", "rel_error", "tolerance", "pass"}
     assert all(set(c) == keys for c in cases)
     by = {(c["name"], c["metric"]): c for c in cases}
-    # One sender, no contention: the simulated query time agrees with the kernel's.
-    assert by[("incast-1-128KB", "qct_median_s")]["pass"], by[("incast-1-128KB", "qct_median_s")]
+    # Incast as issue 4 asks: the median query time at N = 1, 8 and 32 within 15 % (or the real
+    # runs' spread), and the collapse (>= 10 % of queries over 100 ms) from the same N, one step
+    # either way. The twin is given the hosts' measured latencies, not fitted to these numbers.
+    for n in (1, 8, 32):
+        case = by[(f"incast-{n}-128KB", "qct_median_s")]
+        assert case["pass"], case
+    assert by[("incast-onset-128KB", "onset_n")]["pass"], by[("incast-onset-128KB", "onset_n")]
     # One bulk flow through the tbf: throughput and FCT within the issue's tolerances (or the
     # real runs' spread widened by them, where that is wider).
     for cca in ("reno", "cubic", "bbr"):

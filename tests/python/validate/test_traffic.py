@@ -37,6 +37,36 @@ def test_tcp_info_short_buffer_gives_none_for_missing_fields() -> None:
     assert info["bytes_acked"] is None and info["delivery_rate_Bps"] is None
 
 
+def test_read_wait_is_how_long_the_oldest_unread_byte_waited() -> None:
+    import socket
+    import time
+
+    def tcp_pair() -> tuple[socket.socket, socket.socket]:
+        with socket.create_server(("127.0.0.1", 0)) as srv:
+            a = socket.create_connection(srv.getsockname())
+            return a, srv.accept()[0]
+
+    a, b = tcp_pair()
+    with a, b:
+        b.setsockopt(socket.SOL_SOCKET, traffic.SO_TIMESTAMPNS, 1)
+        buf = bytearray(8)
+        a.sendall(b"x")
+        time.sleep(0.02)
+        k, wait = traffic.read_wait_us(b, buf)
+        assert (k, bytes(buf[:1])) == (1, b"x")
+        assert wait is not None and 20_000 <= wait < 1_000_000, wait
+        # The next byte's wait counts from its own arrival, not from the connection's last read.
+        a.sendall(b"y")
+        time.sleep(0.002)
+        k, wait = traffic.read_wait_us(b, buf)
+        assert (k, bytes(buf[:1])) == (1, b"y")
+        assert wait is not None and 2_000 <= wait < 20_000, wait
+    c, d = tcp_pair()
+    with c, d:  # without the option there is no timestamp to report
+        c.sendall(b"x")
+        assert traffic.read_wait_us(d, bytearray(1)) == (1, None)
+
+
 def test_mib_parsed_as_name_value_line_pairs(tmp_path: Path) -> None:
     (tmp_path / "snmp").write_text(
         "Tcp: RtoAlgorithm RtoMin CurrEstab RetransSegs OutSegs\nTcp: 1 200 3 10 500\n")
