@@ -144,6 +144,12 @@ pub struct FlowSummary {
     pub timeouts: u64,
     /// Tail loss probes sent (the kernel's `TCPLossProbes`).
     pub loss_probes: u64,
+    /// Fast-recovery episodes (`TCPSackRecovery`).
+    pub recoveries: u64,
+    /// Retransmissions lost again (`TCPLostRetransmit`).
+    pub lost_retransmits: u64,
+    /// RTOs that ended a fast recovery (`TCPSackRecoveryFail`).
+    pub recovery_timeouts: u64,
     /// Pure ACKs the receiver sent (the sender's `Tcp.InSegs`, less the handshake).
     pub acks: u64,
     pub max_cwnd_bytes: Option<u64>,

@@ -788,6 +788,9 @@ impl<'s> World<'s> {
                 retransmits: f.snd.stats.retransmits,
                 timeouts: f.snd.stats.timeouts,
                 loss_probes: f.snd.stats.loss_probes,
+                recoveries: f.snd.stats.recoveries,
+                lost_retransmits: f.snd.lost_retransmits(),
+                recovery_timeouts: f.snd.stats.recovery_timeouts,
                 acks: f.rcv.stats.acks_sent,
                 max_cwnd_bytes: Some(f.snd.stats.max_cwnd as u64 * f.snd.mss() as u64),
             });
@@ -809,6 +812,9 @@ impl<'s> World<'s> {
                 retransmits: 0,
                 timeouts: 0,
                 loss_probes: 0,
+                recoveries: 0,
+                lost_retransmits: 0,
+                recovery_timeouts: 0,
                 acks: 0,
                 max_cwnd_bytes: None,
             });
@@ -869,6 +875,9 @@ impl<'s> World<'s> {
                 ("retransmits", Column::U64(fs.iter().map(|f| f.retransmits).collect())),
                 ("timeouts", Column::U64(fs.iter().map(|f| f.timeouts).collect())),
                 ("loss_probes", Column::U64(fs.iter().map(|f| f.loss_probes).collect())),
+                ("recoveries", Column::U64(fs.iter().map(|f| f.recoveries).collect())),
+                ("lost_retransmits", Column::U64(fs.iter().map(|f| f.lost_retransmits).collect())),
+                ("recovery_timeouts", Column::U64(fs.iter().map(|f| f.recovery_timeouts).collect())),
                 ("max_cwnd_bytes", Column::U64(fs.iter().map(|f| f.max_cwnd_bytes.unwrap_or(0)).collect())),
             ],
         };

@@ -13,7 +13,8 @@ from helpers import OUTPUT_FILES, burstlab
 SUMMARY_KEYS = {"scenario", "seed", "flows", "ports", "engine"}
 FLOW_KEYS = {
     "flow_id", "kind", "cca", "src", "dst", "size_bytes", "delivered_bytes", "start_s", "fct_s",
-    "sender_done_s", "retransmits", "timeouts", "loss_probes", "acks", "max_cwnd_bytes",
+    "sender_done_s", "retransmits", "timeouts", "loss_probes", "recoveries", "lost_retransmits",
+    "recovery_timeouts", "acks", "max_cwnd_bytes",
 }
 PORT_KEYS = {"node", "port", "drops", "max_queue_bytes", "ecn_marks"}
 ENGINE_KEYS = {"events", "wall_s", "events_per_s", "sim_time_s", "version"}

@@ -127,6 +127,8 @@ pub struct Scoreboard {
     lost_pending: u32,
     /// End of the highest segment ever SACKed; meaningful while `sacked_out > 0`.
     highest_sack: u64,
+    /// Retransmissions marked lost again (`tcp_mark_skb_lost()`: `LINUX_MIB_TCPLOSTRETRANSMIT`).
+    pub lost_retransmits: u64,
 }
 
 impl Scoreboard {
@@ -277,6 +279,7 @@ impl Scoreboard {
                 s.flags &= !RETRANS;
                 self.retrans_out -= 1;
                 self.lost_pending += 1;
+                self.lost_retransmits += 1;
             }
             return false;
         }

@@ -89,6 +89,12 @@ pub struct SenderStats {
     pub loss_probes: u64,
     /// Reordering detected from SACKs and cumulative ACKs (`LINUX_MIB_TCPSACKREORDER`).
     pub reorder_events: u64,
+    /// Fast-recovery episodes entered (`tcp_enter_recovery()`: `LINUX_MIB_TCPSACKRECOVERY`).
+    pub recoveries: u64,
+    /// RTOs that fired in fast recovery, the first of a series (`tcp_retransmit_timer()` with
+    /// `icsk_retransmits == 0`: `LINUX_MIB_TCPSACKRECOVERYFAIL`): a lost retransmission that
+    /// nothing sent after it could reveal.
+    pub recovery_timeouts: u64,
     pub max_cwnd: u32,
     pub syn_at: Option<Time>,
     pub done_at: Option<Time>,
@@ -690,6 +696,7 @@ impl TcpSender {
 
     /// `tcp_enter_recovery()`. From CWR the reduction already under way continues.
     fn enter_recovery(&mut self) {
+        self.stats.recoveries += 1;
         if self.tp.ca_state != CaState::Cwr {
             self.init_cwnd_reduction();
         }
@@ -838,6 +845,9 @@ impl TcpSender {
     /// `tcp_retransmit_timer()` → `tcp_enter_loss()`.
     fn retransmit_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.stats.timeouts += 1;
+        if self.tp.ca_state == CaState::Recovery && self.rto_retransmits == 0 {
+            self.stats.recovery_timeouts += 1;
+        }
         // `tcp_enter_loss()` recomputes ssthresh on a first timeout, after the recovery point,
         // or on a new timeout after progress (`icsk_retransmits` is reset when snd_una moves).
         let fresh = self.tp.ca_state <= CaState::Disorder
@@ -1223,6 +1233,11 @@ impl TcpSender {
     /// Bytes in flight as the sender sees them (for records).
     pub fn in_flight_packets(&self) -> u32 {
         self.board.in_flight()
+    }
+
+    /// Retransmissions found lost again (`LINUX_MIB_TCPLOSTRETRANSMIT`).
+    pub fn lost_retransmits(&self) -> u64 {
+        self.board.lost_retransmits
     }
 
     #[cfg(test)]
@@ -1621,6 +1636,48 @@ mod tests {
         assert_eq!(split_dsack(&[r(10, 20)], 30), (Some(r(10, 20)), &[][..]));
         assert_eq!(split_dsack(&[r(40, 50), r(35, 60)], 30), (Some(r(40, 50)), &[r(35, 60)][..]));
         assert_eq!(split_dsack(&[r(40, 50), r(60, 70)], 30), (None, &[r(40, 50), r(60, 70)][..]));
+    }
+
+    /// A whole first flight lost; the loss probe (the last segment again, the peer's window
+    /// being full) gets through and is SACKed `probe_rtt` after it left. Returns the sender
+    /// and what it sent on that SACK.
+    fn probe_sacked(handshake_rtt: Time, probe_rtt: Time) -> (TcpSender, Vec<Packet>) {
+        let mut s = TcpSender::new(0, 0, 1, &spec("reno", 10), 1500);
+        let mut out = Vec::new();
+        s.open(Time::ZERO, &mut out);
+        let mut sa = Packet::new(Kind::SynAck, 0, 1, 0, SYN_BYTES);
+        sa.rwnd = 65_535;
+        s.on_packet(handshake_rtt, &sa, &mut out);
+        // Ten segments out; the window ends at snd_nxt, so the probe must resend the last one.
+        s.on_packet(handshake_rtt, &ack(0, &[], 10 * MSS), &mut out);
+        assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
+        let tlp = s.timer_deadline().unwrap();
+        s.on_timer(tlp, &mut out);
+        assert_eq!(out.last().map(|p| (p.seq, p.retrans)), Some((9 * MSS, true)));
+        out.clear();
+        let sack = SeqRange { start: 9 * MSS, end: 10 * MSS };
+        s.on_packet(tlp + probe_rtt, &ack(0, &[sack], 10 * MSS), &mut out);
+        (s, out)
+    }
+
+    #[test]
+    fn rack_a_probe_sacked_faster_than_the_min_rtt_proves_nothing_and_the_rto_must_come() {
+        // `tcp_rack_advance()`: a retransmission SACKed within less than the min RTT may have
+        // been the original arriving, so RACK does not move. A slow handshake (1 ms) set the
+        // min RTT; the probe comes back in 100 µs: no loss is marked, the flow waits for its
+        // RTO with nine segments missing. The same probe after a 50 µs handshake marks them
+        // lost and starts recovery at once.
+        let (slow, sent) = probe_sacked(Time::from_ms(1), Time::from_us(100));
+        assert_eq!(slow.tp.min_rtt_us, 1000);
+        assert_eq!((slow.board().lost_out, sent.len()), (0, 0));
+        assert_eq!(slow.timer_kind(), Some(TimerKind::Rto));
+        assert_eq!(slow.tp.ca_state, CaState::Disorder);
+
+        let (fast, sent) = probe_sacked(Time::from_us(50), Time::from_us(100));
+        assert_eq!(fast.board().lost_out, 9);
+        assert_eq!(fast.tp.ca_state, CaState::Recovery);
+        assert_eq!(fast.stats.recoveries, 1);
+        assert_eq!(sent.first().map(|p| (p.seq, p.retrans)), Some((0, true)));
     }
 
     #[test]
