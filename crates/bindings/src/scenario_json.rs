@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 
 use burstlab_sim::scenario::{
-    HostQdisc,
-    BurstSpec, EcnMode, FlowSpec, PortSpec, Preset, QueueSpec, Scenario, Scheduler, WindowModel,
+    BurstSpec, EcnMode, FlowSpec, HostQdisc, Latency, PortSpec, Preset, QueueSpec, Scenario, Scheduler, Timers,
+    WindowModel,
 };
 
 pub fn to_json(s: &Scenario) -> Value {
@@ -35,7 +35,7 @@ pub fn to_json(s: &Scenario) -> Value {
             "queries": i.queries,
             "start_s": i.start.as_secs_f64(),
             "gap_s": i.gap.as_secs_f64(),
-            "serve_time_s": i.serve_time.as_secs_f64(),
+            "serve_time_s": latency(&i.serve_time),
             "one_sender_host": i.one_sender_host,
             "tcp": flow(&i.tcp),
         })).collect::<Vec<_>>(),
@@ -101,6 +101,12 @@ fn flow(f: &FlowSpec) -> Value {
         "quickack": f.quickack,
         "ecn": f.ecn,
         "hz": f.hz,
+        "timers": match f.timers {
+            Timers::Exact => "exact",
+            Timers::Jiffies => "jiffies",
+        },
+        "read_latency_s": latency(&f.read_latency),
+        "handshake_latency_s": latency(&f.handshake_latency),
         "dscp": f.dscp,
         "max_pacing_rate_bps": f.max_pacing_rate.map(|r| r.bps()),
         "gso_max_size_bytes": f.gso_max_size,
@@ -114,6 +120,15 @@ fn flow(f: &FlowSpec) -> Value {
             }),
         },
     })
+}
+
+/// Seconds: one number when fixed, `{"exponential_mean": s}`, or the list drawn from.
+fn latency(l: &Latency) -> Value {
+    match l {
+        Latency::Fixed(t) => json!(t.as_secs_f64()),
+        Latency::Exponential(mean) => json!({ "exponential_mean": mean.as_secs_f64() }),
+        Latency::Samples(v) => json!(v.iter().map(|t| t.as_secs_f64()).collect::<Vec<_>>()),
+    }
 }
 
 fn burst(b: &BurstSpec) -> Value {

@@ -30,6 +30,8 @@ pub enum Event {
     DelAckTimer { flow: u32 },
     /// A flow's receiving application wakes and reads what is queued.
     AppRead { flow: u32 },
+    /// A flow's receiving host answers the SYN it held (`handshake_latency`).
+    HandshakeAnswer { flow: u32 },
     /// A flow's iperf3-style reporting interval ends.
     Interval { flow: u32 },
     /// A burst source emits its next datagram.
@@ -38,7 +40,7 @@ pub enum Event {
     IncastRequest { app: u32 },
     /// An incast's request reaches its senders, which write their responses.
     IncastWrite { app: u32 },
-    /// One sender of an incast writes its response (`serve_time` after the previous one).
+    /// One sender of an incast writes its response (one `serve_time` after the previous one).
     IncastServe { app: u32, sender: u32 },
 }
 

@@ -13,7 +13,7 @@ use crate::record::{
     Column, DictBuilder, DropReason, EngineSummary, FlowSummary, Output, PortSummary, Summary, Table,
 };
 use crate::rng;
-use crate::scenario::{FlowSpec, IncastSpec, ReadLatency, Scenario};
+use crate::scenario::{FlowSpec, IncastSpec, Latency, Scenario};
 use crate::tcp::cc::CongestionOps;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{State, TcpSender};
@@ -27,7 +27,9 @@ struct IncastApp {
     each: u64,
     queries: u32,
     gap: Time,
-    serve_time: Time,
+    /// The server's time per response, and the stream its draws come from.
+    serve_time: Latency,
+    serve_rng: rng::Stream,
     /// Queries completed.
     done: u32,
     /// Cumulative bytes each connection must have delivered for the current query.
@@ -40,14 +42,15 @@ struct IncastApp {
 }
 
 impl IncastApp {
-    fn new(spec: &IncastSpec, flows: std::ops::Range<usize>) -> IncastApp {
+    fn new(spec: &IncastSpec, flows: std::ops::Range<usize>, serve_rng: rng::Stream) -> IncastApp {
         let n = flows.len();
         IncastApp {
             flows,
             each: spec.query_bytes / spec.senders as u64,
             queries: spec.queries,
             gap: spec.gap,
-            serve_time: spec.serve_time,
+            serve_time: spec.serve_time.clone(),
+            serve_rng,
             done: 0,
             target: 0,
             waiting: 0,
@@ -72,12 +75,15 @@ struct Flow {
     snd_timer_at: Option<Time>,
     pace_at: Option<Time>,
     delack_at: Option<Time>,
-    /// The receiving application's wake-up latency (0 = it reads every segment at once) and
-    /// its pending wake-up.
-    read_latency: Time,
-    /// Draws each wake-up's latency when it is exponential (`ReadLatency::Exponential`).
-    read_rng: Option<rng::Stream>,
+    /// The receiving application's wake-up latency (0 = it reads every segment at once), the
+    /// stream its draws come from, and its pending wake-up.
+    read_latency: Latency,
+    read_rng: rng::Stream,
     read_at: Option<Time>,
+    /// How late the receiving host answers the handshake; the SYN waiting for that answer.
+    handshake_latency: Latency,
+    handshake_rng: rng::Stream,
+    pending_syn: Option<Packet>,
     /// Every byte is acknowledged but the application has not read them all yet.
     done_unread: bool,
     /// Interval reporting: start of the current interval and counters at its start.
@@ -90,10 +96,7 @@ struct Flow {
 impl Flow {
     /// How long the application takes to come for the data that just woke it.
     fn next_read_latency(&mut self) -> Time {
-        match &mut self.read_rng {
-            None => self.read_latency,
-            Some(r) => Time((self.read_latency.ps() as f64 * r.exponential()).round() as u64),
-        }
+        self.read_latency.draw(&mut self.read_rng)
     }
 }
 
@@ -175,7 +178,8 @@ impl<'s> World<'s> {
                 spec.start = inc.start;
                 specs.push((spec, Some(k)));
             }
-            incasts.push(IncastApp::new(inc, first..specs.len()));
+            let serve_rng = rng::stream(scn.seed, "serve-time", k as u64);
+            incasts.push(IncastApp::new(inc, first..specs.len(), serve_rng));
         }
         let flows: Vec<Flow> = specs
             .iter()
@@ -197,10 +201,12 @@ impl<'s> World<'s> {
                     snd_timer_at: None,
                     pace_at: None,
                     delack_at: None,
-                    read_latency: spec.read_latency,
-                    read_rng: (spec.read_latency_dist == ReadLatency::Exponential)
-                        .then(|| rng::stream(scn.seed, "read-latency", i as u64)),
+                    read_latency: spec.read_latency.clone(),
+                    read_rng: rng::stream(scn.seed, "read-latency", i as u64),
                     read_at: None,
+                    handshake_latency: spec.handshake_latency.clone(),
+                    handshake_rng: rng::stream(scn.seed, "handshake-latency", i as u64),
+                    pending_syn: None,
                     done_unread: false,
                     iv_start: spec.start,
                     iv_acked: 0,
@@ -261,8 +267,9 @@ impl<'s> World<'s> {
             }
         }
         for (k, inc) in scn.incasts.iter().enumerate() {
-            // The first request once the connections are up (a few RTTs after their SYNs).
-            let settle = (scn.topology.rtt * 4).max(Time::from_ms(10));
+            // The first request once the connections are up (a few RTTs after their SYNs, and
+            // the receiving host's slowest answer to a handshake).
+            let settle = (scn.topology.rtt * 4).max(Time::from_ms(10)) + inc.tcp.handshake_latency.upper();
             w.events.push(inc.start + settle, Event::IncastRequest { app: k as u32 });
         }
         for (i, b) in w.bursts.iter().enumerate() {
@@ -294,6 +301,7 @@ impl<'s> World<'s> {
                 Event::TsqResume { flow } => self.tsq_resume(flow),
                 Event::DelAckTimer { flow } => self.delack_timer(flow, t),
                 Event::AppRead { flow } => self.app_read(flow),
+                Event::HandshakeAnswer { flow } => self.handshake_answer(flow),
                 Event::Interval { flow } => self.interval(flow),
                 Event::BurstEmit { source } => self.burst_emit(source),
                 Event::IncastRequest { app } => self.incast_request(app),
@@ -389,9 +397,20 @@ impl<'s> World<'s> {
                 self.flow_done(fi);
             }
         } else {
+            if p.kind == Kind::Syn && !f.handshake_latency.is_zero() {
+                // The host answers later: hold the SYN until then (a retransmitted one while
+                // the first waits changes nothing).
+                if f.pending_syn.is_none() {
+                    let at = now + f.handshake_latency.draw(&mut f.handshake_rng);
+                    f.pending_syn = Some(p);
+                    self.events.push(at, Event::HandshakeAnswer { flow: fi as u32 });
+                }
+                self.out = out;
+                return;
+            }
             f.rcv.on_packet(now, &p, &mut out);
             if p.kind == Kind::Data {
-                if f.read_latency == Time::ZERO {
+                if f.read_latency.is_zero() {
                     f.rcv.app_read(now, &mut out);
                 } else if f.read_at.is_none() && f.rcv.has_unread() {
                     // The application sleeps in recv(); data wakes it `read_latency` later.
@@ -402,13 +421,27 @@ impl<'s> World<'s> {
             }
         }
         let app = self.flows[fi].app;
-        let read_now = self.flows[fi].read_latency == Time::ZERO;
+        let read_now = self.flows[fi].read_latency.is_zero();
         self.send_all(node, &mut out);
         self.out = out;
         self.sync_timers(fi);
         if let (Some(k), Kind::Data, true) = (app, p.kind, read_now) {
             self.incast_progress(fi, k);
         }
+    }
+
+    /// The receiving host answers a SYN it held for its handshake latency.
+    fn handshake_answer(&mut self, fi: u32) {
+        let fi = fi as usize;
+        let mut out = std::mem::take(&mut self.out);
+        let f = &mut self.flows[fi];
+        if let Some(syn) = f.pending_syn.take() {
+            f.rcv.on_packet(self.now, &syn, &mut out);
+        }
+        let node = f.rcv.node;
+        self.send_all(node, &mut out);
+        self.out = out;
+        self.sync_timers(fi);
     }
 
     /// A slow reader wakes and reads everything queued in order; the read may send an ACK.
@@ -627,18 +660,25 @@ impl<'s> World<'s> {
         self.events.push(self.now + one_way, Event::IncastWrite { app: k });
     }
 
-    /// The request arrived: every sender writes its share of the response, at once or one
-    /// `serve_time` after another.
+    /// The request arrived: the server answers its senders' requests one after another, each
+    /// response starting one `serve_time` after the previous one (the first, one after the
+    /// request arrived); with no serve time all write at once.
     fn incast_write(&mut self, k: u32) {
         let app = &mut self.incasts[k as usize];
         app.target += app.each;
         app.waiting = app.flows.len();
-        let (n, serve) = (app.flows.len() as u32, app.serve_time);
-        for i in 0..n {
-            if serve == Time::ZERO || i == 0 {
-                self.incast_serve(k, i);
+        let n = app.flows.len() as u32;
+        let mut at = self.now;
+        let mut starts = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            at += app.serve_time.draw(&mut app.serve_rng);
+            starts.push(at);
+        }
+        for (i, at) in starts.into_iter().enumerate() {
+            if at == self.now {
+                self.incast_serve(k, i as u32);
             } else {
-                self.events.push(self.now + serve * i as u64, Event::IncastServe { app: k, sender: i });
+                self.events.push(at, Event::IncastServe { app: k, sender: i as u32 });
             }
         }
     }

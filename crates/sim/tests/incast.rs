@@ -69,7 +69,7 @@ mtu = 1500
 senders = 4
 query_size = "4000B"
 queries = 5
-serve_time = "{serve_time}"
+serve_time = {serve_time}
 one_sender_host = true
 [incast.tcp]
 cca = "cubic"
@@ -83,12 +83,25 @@ cca = "cubic"
 
 #[test]
 fn incast_serve_time_starts_the_responses_one_after_another() {
-    // The 4th response starts 3 × 1 ms after the request, so every query ends 3 ms later
-    // than with all four written at once — less the ~26 µs the 4th response then waited
-    // behind the other three at the sender's 1G NIC.
-    let at_once = tiny_qcts("0s");
-    let served = tiny_qcts("1ms");
+    // The first response starts 1 ms after the request, the 4th 4 × 1 ms after it, so every
+    // query ends 4 ms later than with all four written at once — less the ~26 µs the 4th
+    // response then waited behind the other three at the sender's 1G NIC.
+    let at_once = tiny_qcts("\"0s\"");
+    let served = tiny_qcts("\"1ms\"");
     for (a, b) in at_once.iter().zip(&served) {
-        assert!((0.00295..=0.003).contains(&(b - a)), "{a} vs {b}");
+        assert!((0.00395..=0.004).contains(&(b - a)), "{a} vs {b}");
     }
+}
+
+#[test]
+fn incast_serve_times_drawn_from_a_measured_list_add_up_per_response() {
+    // One sample is the fixed time; with 1 ms and 3 ms drawn, each query's four responses
+    // take four draws, so its time moves by 4 to 12 ms, not always by the same.
+    assert_eq!(tiny_qcts(r#"["1ms"]"#), tiny_qcts("\"1ms\""));
+    let at_once = tiny_qcts("\"0s\"");
+    let drawn = tiny_qcts(r#"["1ms", "3ms"]"#);
+    let shifts: Vec<f64> = at_once.iter().zip(&drawn).map(|(a, b)| b - a).collect();
+    assert!(shifts.iter().all(|s| (0.00395..=0.012).contains(s)), "{shifts:?}");
+    assert!(shifts.iter().any(|s| (s - shifts[0]).abs() > 1e-3), "drawn afresh per query: {shifts:?}");
+    assert_eq!(drawn, tiny_qcts(r#"["1ms", "3ms"]"#), "the same seed draws the same");
 }

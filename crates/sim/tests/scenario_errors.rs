@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use burstlab_sim::scenario::{
-    self, EcnMode, Preset, ReadLatency, Scenario, ScenarioError, Scheduler, WindowModel, defaults,
+    self, EcnMode, Latency, Preset, Scenario, ScenarioError, Scheduler, WindowModel, defaults,
 };
 use burstlab_sim::tcp::rwnd::TCP_DEFAULT_SCALING_RATIO;
 use burstlab_sim::{Rate, Time};
@@ -298,8 +298,7 @@ fn read_latency_is_a_time() {
     let m = error(BASE, &["flow[0].read_latency=\"fast\""], "field");
     assert!(m.starts_with("scenario.flow[0].read_latency = \"fast\": expected "), "{m}");
     let s = load(BASE, &["flow[0].read_latency=\"400us\""]).unwrap();
-    assert_eq!(s.flows[0].read_latency, Time::from_us(400));
-    assert_eq!(load(BASE, &[]).unwrap().flows[0].read_latency, Time::ZERO, "reads at once by default");
+    assert_eq!(s.flows[0].read_latency, Latency::Fixed(Time::from_us(400)));
 }
 
 #[test]
@@ -309,10 +308,26 @@ fn read_latency_dist_is_fixed_or_an_exponential_with_a_mean() {
     // An exponential of mean zero is no latency at all: say so rather than ignore it.
     let m = error(BASE, &["flow[0].read_latency_dist=\"exponential\""], "field");
     assert!(m.starts_with("scenario.flow[0].read_latency_dist = \"exponential\": expected "), "{m}");
-    assert!(m.contains("read_latency above 0"), "{m}");
+    assert!(m.contains("one read_latency above 0"), "{m}");
+    // A list of samples is a distribution already; it has no single mean.
+    let m = error(BASE, &["flow[0].read_latency=[\"20us\", \"1ms\"]", "flow[0].read_latency_dist=\"exponential\""], "field");
+    assert!(m.contains("one read_latency above 0"), "{m}");
     let s = load(BASE, &["flow[0].read_latency=\"400us\"", "flow[0].read_latency_dist=\"exponential\""]).unwrap();
-    assert_eq!(s.flows[0].read_latency_dist, ReadLatency::Exponential);
-    assert_eq!(load(BASE, &[]).unwrap().flows[0].read_latency_dist, ReadLatency::Fixed, "fixed by default");
+    assert_eq!(s.flows[0].read_latency, Latency::Exponential(Time::from_us(400)));
+    assert_eq!(load(BASE, &[]).unwrap().flows[0].read_latency, Latency::ZERO, "none by default");
+}
+
+#[test]
+fn latencies_are_a_time_or_a_list_of_times_to_draw_from() {
+    let s = load(BASE, &["flow[0].read_latency=[\"20us\", \"1.5ms\"]", "flow[0].handshake_latency=\"40us\""]).unwrap();
+    assert_eq!(s.flows[0].read_latency, Latency::Samples(vec![Time::from_us(20), Time::from_us(1500)]));
+    assert_eq!(s.flows[0].handshake_latency, Latency::Fixed(Time::from_us(40)));
+    assert_eq!(load(BASE, &[]).unwrap().flows[0].handshake_latency, Latency::ZERO, "answers at once by default");
+    // A bad element is named by its index; an empty list has nothing to draw.
+    let m = error(BASE, &["flow[0].handshake_latency=[\"20us\", \"soon\"]"], "field");
+    assert_eq!(m, "scenario.flow[0].handshake_latency[1] = \"soon\": expected a time such as \"8ms\" or \"1.5s\"");
+    let m = error(BASE, &["flow[0].read_latency=[]"], "field");
+    assert!(m.starts_with("scenario.flow[0].read_latency = []: expected a time such as \"400us\", or a non-empty array"), "{m}");
 }
 
 #[test]

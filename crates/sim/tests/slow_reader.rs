@@ -1,18 +1,17 @@
 //! A receiving application that reads only when it wakes (`read_latency`): Linux ACKs behind it
 //! in stretches, and the transfer is done when the last byte is read, not when it arrives.
 mod common;
-use burstlab_sim::scenario::ReadLatency;
+use burstlab_sim::scenario::Latency;
 use burstlab_sim::{Rate, Time, run};
 use common::*;
 
 fn bulk(read_latency: Time) -> burstlab_sim::record::Output {
-    bulk_with(read_latency, ReadLatency::Fixed)
+    bulk_with(Latency::Fixed(read_latency))
 }
 
-fn bulk_with(read_latency: Time, dist: ReadLatency) -> burstlab_sim::record::Output {
+fn bulk_with(read_latency: Latency) -> burstlab_sim::record::Output {
     let mut f = flow("cubic", Some(20_000_000));
     f.read_latency = read_latency;
-    f.read_latency_dist = dist;
     let mut s = dumbbell(Rate::from_gbps(1), Time::from_us(100), 1 << 20, 1500, vec![f]);
     s.stop = Time::from_secs(5);
     run(&s)
@@ -46,8 +45,8 @@ fn slow_reader_is_deterministic() {
 #[test]
 fn exponential_read_latency_reads_as_often_on_average_and_stays_deterministic() {
     let fixed = bulk(Time::from_us(400));
-    let exp = bulk_with(Time::from_us(400), ReadLatency::Exponential);
-    let again = bulk_with(Time::from_us(400), ReadLatency::Exponential);
+    let exp = bulk_with(Latency::Exponential(Time::from_us(400)));
+    let again = bulk_with(Latency::Exponential(Time::from_us(400)));
     let (f, e) = (&fixed.summary.flows[0], &exp.summary.flows[0]);
     assert_eq!(e.delivered_bytes, 20_000_000);
     assert_eq!((e.acks, e.fct_s), (again.summary.flows[0].acks, again.summary.flows[0].fct_s));
@@ -58,4 +57,16 @@ fn exponential_read_latency_reads_as_often_on_average_and_stays_deterministic() 
     let ratio = e.acks as f64 / f.acks as f64;
     assert!((0.7..1.4).contains(&ratio), "exponential {} vs fixed {} ACKs", e.acks, f.acks);
     assert_ne!(e.acks, f.acks, "the latency is drawn, not fixed");
+}
+
+#[test]
+fn measured_read_latencies_are_drawn_one_per_wake_up() {
+    // One sample is a fixed latency; two around the same mean read about as often.
+    let fixed = bulk(Time::from_us(400));
+    let one = bulk_with(Latency::Samples(vec![Time::from_us(400)]));
+    assert_eq!((one.summary.flows[0].acks, one.summary.flows[0].fct_s), (fixed.summary.flows[0].acks, fixed.summary.flows[0].fct_s));
+    let two = bulk_with(Latency::Samples(vec![Time::from_us(200), Time::from_us(600)]));
+    let ratio = two.summary.flows[0].acks as f64 / fixed.summary.flows[0].acks as f64;
+    assert!((0.7..1.4).contains(&ratio), "two samples {} vs fixed {} ACKs", two.summary.flows[0].acks, fixed.summary.flows[0].acks);
+    assert_eq!(two.summary.flows[0].delivered_bytes, 20_000_000);
 }

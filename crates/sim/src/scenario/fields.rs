@@ -6,6 +6,7 @@ use std::ops::RangeInclusive;
 use toml::{Table, Value};
 
 use super::error::ScenarioError;
+use super::model::Latency;
 use super::units::{self, UnitError};
 use crate::time::Time;
 use crate::units::Rate;
@@ -13,6 +14,8 @@ use crate::units::Rate;
 pub(crate) const RATE_EXPECTED: &str = "a rate such as \"10Gbps\" or \"500Mbps\"";
 pub(crate) const SIZE_EXPECTED: &str = "a size such as \"13GiB\" or \"500MB\"";
 pub(crate) const TIME_EXPECTED: &str = "a time such as \"8ms\" or \"1.5s\"";
+pub(crate) const LATENCY_EXPECTED: &str =
+    "a time such as \"400us\", or a non-empty array of times to draw from such as [\"20us\", \"1ms\"]";
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
@@ -223,6 +226,31 @@ impl<'a> Fields<'a> {
             "a time of at most 18446744s (64-bit picoseconds)",
         ];
         self.unit(key, parse, text)
+    }
+
+    /// A latency: one time (`"400us"`), or a non-empty array of times drawn from uniformly
+    /// (`["20us", "35us", "1.2ms"]`); a bad element is reported at its own path (`key[i]`).
+    pub(crate) fn latency(&self, key: &str) -> Result<Option<Latency>> {
+        let Some(v) = self.table.get(key) else {
+            return Ok(None);
+        };
+        let Some(items) = v.as_array() else {
+            return Ok(self.time(key)?.map(Latency::Fixed));
+        };
+        if items.is_empty() {
+            return Err(ScenarioError::field(&self.path(key), v, LATENCY_EXPECTED));
+        }
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                x.as_str()
+                    .ok_or(UnitError::Syntax)
+                    .and_then(units::parse_time)
+                    .map_err(|_| ScenarioError::field(&format!("{}[{i}]", self.path(key)), x, TIME_EXPECTED))
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(|v| Some(Latency::Samples(v)))
     }
 
     /// The tables of an array of tables (its shape was checked by `schema::check_keys`).

@@ -56,10 +56,11 @@ pub struct IncastSpec {
     pub start: Time,
     /// Think time between one query's completion and the next request.
     pub gap: Time,
-    /// Host CPU time per response: the senders start their responses one after another, the
-    /// i-th (in sender order) i·`serve_time` after the request arrives, as one server process
-    /// serialized on its CPU (or on Python's GIL) does. 0: all at once.
-    pub serve_time: Time,
+    /// Host CPU time per response: the senders start their responses one after another (in
+    /// sender order), each one `serve_time` after the previous one and the first one after the
+    /// request arrives, as one server process serialized on its CPU (or on Python's GIL) does.
+    /// Drawn afresh for each response when it is not fixed. 0: all at once.
+    pub serve_time: Latency,
     /// All senders' connections leave one host (one NIC and qdisc), as in a test where one
     /// machine runs N server sockets; otherwise each sender is a host of its own.
     pub one_sender_host: bool,
@@ -191,9 +192,10 @@ pub struct FlowSpec {
     pub timers: Timers,
     /// How long the receiving application takes to wake and read once data is queued; zero =
     /// it reads every segment as it arrives.
-    pub read_latency: Time,
-    /// Whether that latency is the same every time or drawn afresh at each wake-up.
-    pub read_latency_dist: ReadLatency,
+    pub read_latency: Latency,
+    /// How long the receiving host takes to answer the connection's handshake. The sender's
+    /// first RTT sample, and with it its min RTT, includes it (`tcp_synack_rtt_meas()`).
+    pub handshake_latency: Latency,
     pub dscp: u8,
     /// `SO_MAX_PACING_RATE` (iperf3 `--fq-rate`): caps the pacing rate and turns on TCP's
     /// internal pacing, as `sk_setsockopt()` does.
@@ -225,8 +227,8 @@ impl FlowSpec {
             ecn: false,
             hz: DEFAULT_HZ,
             timers: Timers::Exact,
-            read_latency: Time::ZERO,
-            read_latency_dist: ReadLatency::Fixed,
+            read_latency: Latency::ZERO,
+            handshake_latency: Latency::ZERO,
             dscp: 0,
             max_pacing_rate: None,
             gso_max_size: GSO_MAX_SIZE,
@@ -245,15 +247,47 @@ pub enum Timers {
     Jiffies,
 }
 
-/// How the receiving application's wake-up latency varies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReadLatency {
-    /// Always `read_latency`.
-    Fixed,
-    /// Exponential with mean `read_latency`, drawn per wake-up: an application that shares its
-    /// CPU waits mostly briefly and now and then long (the validation hosts' aggregator: median
-    /// 0.5 and p90 2.8 times its mean wait, docs/validation.md).
-    Exponential,
+/// How long a host takes to do something (wake its application, answer a handshake): the same
+/// every time, or drawn afresh each time from the run's seed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Latency {
+    Fixed(Time),
+    /// Exponential with this mean: a host that shares its CPU comes back mostly quickly and
+    /// now and then late.
+    Exponential(Time),
+    /// One of these, each equally likely: a measured distribution (samples, or quantiles at
+    /// equal steps of probability). Never empty.
+    Samples(Vec<Time>),
+}
+
+impl Latency {
+    pub const ZERO: Latency = Latency::Fixed(Time::ZERO);
+
+    /// One draw: the fixed time, or a fresh one from `rng`.
+    pub fn draw(&self, rng: &mut crate::rng::Stream) -> Time {
+        match self {
+            Latency::Fixed(t) => *t,
+            Latency::Exponential(mean) => Time((mean.ps() as f64 * rng.exponential()).round() as u64),
+            Latency::Samples(v) => v[rng.below(v.len() as u64) as usize],
+        }
+    }
+
+    /// The longest a draw takes (an exponential's 20 means: longer once in 5·10⁸ draws).
+    pub fn upper(&self) -> Time {
+        match self {
+            Latency::Fixed(t) => *t,
+            Latency::Exponential(mean) => *mean * 20,
+            Latency::Samples(v) => v.iter().copied().max().unwrap_or(Time::ZERO),
+        }
+    }
+
+    /// No latency at all: the host acts at once.
+    pub fn is_zero(&self) -> bool {
+        match self {
+            Latency::Fixed(t) | Latency::Exponential(t) => *t == Time::ZERO,
+            Latency::Samples(v) => v.iter().all(|t| *t == Time::ZERO),
+        }
+    }
 }
 
 impl FlowSpec {

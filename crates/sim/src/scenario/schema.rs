@@ -61,6 +61,7 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("timers", Leaf),
     ("read_latency", Leaf),
     ("read_latency_dist", Leaf),
+    ("handshake_latency", Leaf),
     ("dscp", Leaf),
     ("max_pacing_rate", Leaf),
     ("gso_max_size", Leaf),

@@ -41,13 +41,8 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
     q.ensure("rto_min", rto_min > Time::ZERO, || {
         "a time above 0, such as \"200ms\"".into()
     })?;
-    let read_latency = q.time("read_latency")?.unwrap_or(Time::ZERO);
-    let read_latency_dist = q
-        .choice("read_latency_dist", &[("fixed", ReadLatency::Fixed), ("exponential", ReadLatency::Exponential)])?
-        .unwrap_or(ReadLatency::Fixed);
-    q.ensure("read_latency_dist", read_latency_dist == ReadLatency::Fixed || read_latency > Time::ZERO, || {
-        "\"fixed\", or \"exponential\" with a read_latency above 0 (its mean)".into()
-    })?;
+    let read_latency = read_latency(q)?;
+    let handshake_latency = q.latency("handshake_latency")?.unwrap_or(Latency::ZERO);
     Ok(FlowSpec {
         cca,
         size_bytes,
@@ -68,12 +63,31 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
             .choice("timers", &[("exact", Timers::Exact), ("jiffies", Timers::Jiffies)])?
             .unwrap_or(Timers::Exact),
         read_latency,
-        read_latency_dist,
+        handshake_latency,
         dscp: q.integer("dscp", DSCP_RANGE)?.map_or(0, |v| v as u8),
         max_pacing_rate: q.rate("max_pacing_rate")?,
         gso_max_size: gso_max_size(q)?,
         qdisc: qdisc(q)?,
     })
+}
+
+/// `read_latency` (a time or a list of times) and `read_latency_dist`: "exponential" makes a
+/// single time the mean of an exponential.
+fn read_latency(q: &Fields) -> Result<Latency> {
+    let latency = q.latency("read_latency")?.unwrap_or(Latency::ZERO);
+    let exponential = q
+        .choice("read_latency_dist", &[("fixed", false), ("exponential", true)])?
+        .unwrap_or(false);
+    if !exponential {
+        return Ok(latency);
+    }
+    match latency {
+        Latency::Fixed(mean) if mean > Time::ZERO => Ok(Latency::Exponential(mean)),
+        _ => Err(q.error(
+            "read_latency_dist",
+            "\"fixed\", or \"exponential\" with one read_latency above 0 (its mean)",
+        )),
+    }
 }
 
 /// `gso_max_size`: at least one jumbo segment, at most BIG TCP's 512 KiB.
@@ -194,7 +208,7 @@ pub(crate) fn incast(q: &Fields, stop: Time) -> Result<IncastSpec> {
     let start = q.time("start")?.unwrap_or(Time::ZERO);
     check_start(q, start, stop)?;
     let gap = q.time("gap")?.unwrap_or(Time::ZERO);
-    let serve_time = q.time("serve_time")?.unwrap_or(Time::ZERO);
+    let serve_time = q.latency("serve_time")?.unwrap_or(Latency::ZERO);
     let t = q.table("tcp");
     for key in ["size", "start"] {
         if t.has(key) {

@@ -107,7 +107,7 @@ impl TcpReceiver {
             quickack_route: spec.quickack,
             delack: None,
             jiffy: spec.timer_jiffy(),
-            slow_reader: spec.read_latency > Time::ZERO,
+            slow_reader: !spec.read_latency.is_zero(),
             pushed: false,
             skb_ack_now: false,
             dsack: None,
@@ -435,7 +435,7 @@ impl TcpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::WindowModel;
+    use crate::scenario::{Latency, WindowModel};
 
     fn spec() -> FlowSpec {
         FlowSpec {
@@ -503,7 +503,7 @@ mod tests {
         // A reader that has not drained the queue: the window would not advance, so
         // `__tcp_ack_snd_check()` only schedules the ACK; the read sends one for everything
         // (`tcp_cleanup_rbuf()`), as Linux stretches ACKs behind a slow application.
-        let sp = FlowSpec { read_latency: Time::from_us(400), ..spec() };
+        let sp = FlowSpec { read_latency: Latency::Fixed(Time::from_us(400)), ..spec() };
         let mut r = TcpReceiver::new(0, 1, 0, &sp, 1500);
         let mut out = Vec::new();
         r.on_packet(Time::from_us(10), &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
@@ -532,7 +532,7 @@ mod tests {
 
     #[test]
     fn slow_reader_unread_data_shrinks_the_offered_window() {
-        let sp = FlowSpec { read_latency: Time::from_us(400), ..spec() };
+        let sp = FlowSpec { read_latency: Latency::Fixed(Time::from_us(400)), ..spec() };
         let mut r = TcpReceiver::new(0, 1, 0, &sp, 1500);
         let mut out = Vec::new();
         r.on_packet(Time::from_us(10), &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
