@@ -338,7 +338,9 @@ impl TcpReceiver {
         if self.size.is_some_and(|s| self.stats.delivered >= s) {
             self.stats.done_at.get_or_insert(now);
         }
-        if !self.slow_reader || copied == 0 || self.rcv_nxt == self.rcv_wup {
+        // Even with everything acknowledged the read may reopen a window the unread data
+        // closed: that update is the only ACK the sender will get.
+        if !self.slow_reader || copied == 0 {
             return;
         }
         let scheduled = self.delack.is_some();
@@ -528,6 +530,37 @@ mod tests {
         assert_eq!(out[0].ack, 26 * MSS as u64);
         assert_eq!(r.stats.delivered, 26 * MSS as u64);
         assert!(!r.has_unread());
+    }
+
+    #[test]
+    fn slow_reader_reopens_a_window_it_closed_even_with_everything_acked() {
+        // `tcp_cleanup_rbuf()`: a read that frees lots of space sends a window update whether or
+        // not data is unacknowledged. With every segment ACKed at arrival (quick-ACK route) the
+        // unread data closes the window; without the update the sender would wait for ever.
+        let sp = FlowSpec {
+            read_latency: Latency::Fixed(Time::from_ms(1)),
+            quickack: true,
+            tcp_rmem: [4096, 16_384, 16_384],
+            ..spec()
+        };
+        let mut r = TcpReceiver::new(0, 1, 0, &sp, 1500);
+        let mut out = Vec::new();
+        r.on_packet(Time::from_us(10), &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
+        out.clear();
+        let now = Time::from_ms(1);
+        let mut k = 0u64;
+        while out.last().is_none_or(|a: &Packet| a.rwnd >= MSS as u64) {
+            r.on_packet(now, &data(k * MSS as u64, MSS), &mut out);
+            k += 1;
+            assert!(k < 64, "the window never closed: {out:?}");
+        }
+        let closed = out.last().unwrap().clone();
+        assert_eq!(closed.ack, k * MSS as u64, "everything is acknowledged");
+        out.clear();
+        r.app_read(now + Time::from_ms(1), &mut out);
+        assert_eq!(out.len(), 1, "the read must reopen the window");
+        assert_eq!(out[0].ack, closed.ack);
+        assert!(out[0].rwnd >= 2 * MSS as u64, "{} bytes offered", out[0].rwnd);
     }
 
     #[test]
