@@ -12,6 +12,13 @@ go through `ip netns exec <ns> sysctl` and all routes through `ip -n <ns>`.
 
 No namespace has a default route or any link out of the dumbbell, so traffic cannot leave it.
 
+Every veth spreads its received packets over the CPUs by flow (RPS over all CPUs), as a NIC's
+receive-side scaling does. Without it a veth hands each packet to the backlog of the CPU that
+sent it, and a flow whose segments leave from two CPUs (the application's `sendmsg()` on one,
+ACK-clocked sends in softirq on the other) arrives out of order: Linux then undoes recoveries,
+widens RACK's reordering window and, in one sitting, timed out in a third of single-flow runs.
+A flow hashed to one CPU keeps its order, as it would through a real NIC.
+
 Incast (N senders) uses one sender namespace holding N sockets served by one process rather than N
 namespaces: per-connection TCP state (cwnd, RTO, retransmissions) is per socket in Linux whatever
 the namespace, the only shared per-namespace state is the MIB counters (which we sum anyway) and
@@ -157,6 +164,18 @@ def rto_min_route_value(rto_min: float) -> str:
     if ms < 1 or abs(ms / 1000 - rto_min) > 1e-9:
         raise ValueError(f"rto_min must be a whole number of milliseconds >= 1 ms, got {rto_min} s")
     return f"{ms}ms"
+
+
+#: RPS mask of every CPU: `rps_cpus` takes a hex CPU bitmap.
+_ALL_CPUS = f"{(1 << (os.cpu_count() or 1)) - 1:x}"
+
+
+def _steer_by_flow(ns: str, ifname: str) -> None:
+    """Receive-side scaling for a veth: its packets are spread over all CPUs by flow hash
+    (`rps_cpus`, Documentation/networking/scaling.rst), so each flow is processed, in order, on
+    one CPU. A kernel without RPS has no such file; its veths keep the sender's CPU."""
+    path = f"/sys/class/net/{ifname}/queues/rx-0/rps_cpus"
+    run_cmd(["ip", "netns", "exec", ns, "sh", "-c", f"[ ! -e {path} ] || echo {_ALL_CPUS} > {path}"])
 
 
 @dataclass(frozen=True)
@@ -361,6 +380,7 @@ class Dumbbell:
             if _HAS_IPV6:
                 run_cmd(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"net.ipv6.conf.{ifname}.disable_ipv6=1"])
             run_cmd(["ip", "-n", ns, "addr", "add", addr, "dev", ifname])
+            _steer_by_flow(ns, ifname)
             run_cmd(["ip", "-n", ns, "link", "set", ifname, "up"])
 
     # -- running things inside -------------------------------------------------------------------
