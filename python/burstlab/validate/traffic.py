@@ -53,6 +53,8 @@ TCP_INFO_FIELDS: dict[str, tuple[int, str]] = {
     "sndbuf_limited_us": (184, "Q"),  # ... of which limited by the send buffer
     "bytes_retrans": (208, "Q"),
 }
+#: `tcpi_min_rtt` before any RTT sample (`~0U`, `minmax` reset in `tcp_init_sock()`).
+NO_RTT_US = 0xFFFFFFFF
 #: Bytes we ask for; older kernels return less and the missing fields are reported as None.
 TCP_INFO_LEN = 232
 #: Linux socket option numbers (include/uapi/linux/tcp.h); Python's socket module may lack some.
@@ -95,7 +97,8 @@ def read_mib(root: Path = Path("/proc/net")) -> dict[str, int]:
 #: Counters every report carries, zero or not (so downstream code can index them).
 MIB_KEYS = ("Tcp.RetransSegs", "Tcp.OutSegs", "TcpExt.TCPTimeouts", "TcpExt.TCPLossProbes",
             "TcpExt.TCPFastRetrans", "TcpExt.TCPSlowStartRetrans", "TcpExt.TCPSpuriousRTOs",
-            "TcpExt.TCPSynRetrans", "TcpExt.DelayedACKs")
+            "TcpExt.TCPSynRetrans", "TcpExt.DelayedACKs", "TcpExt.TCPSackRecovery",
+            "TcpExt.TCPLostRetransmit", "TcpExt.TCPSackRecoveryFail", "TcpExt.TCPSACKReorder")
 
 
 def mib_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -126,6 +129,23 @@ def gaps_us(times_ns: list[int]) -> list[float]:
     return [(b - a) / 1e3 for a, b in zip(times_ns, times_ns[1:])]
 
 
+#: A gap between reads is the reader's when the read after it found at least this share of what
+#: the flow delivers on average in that time: data kept coming, the application did not.
+READER_GAP_SHARE = 0.5
+
+
+def reader_gaps_us(times_ns: list[int], sizes: list[int]) -> list[float]:
+    """The gaps between consecutive reads that the reader made, microseconds: those after which
+    it found data enough for the flow's mean rate over at least READER_GAP_SHARE of the gap.
+    The rest are the data stalling (a loss being repaired, the sender's window), which the
+    twin's network makes on its own."""
+    if len(times_ns) < 2 or times_ns[-1] <= times_ns[0]:
+        return []
+    rate = sum(sizes[1:]) / (times_ns[-1] - times_ns[0])  # bytes per ns
+    return [(b - a) / 1e3 for a, b, k in zip(times_ns, times_ns[1:], sizes[1:])
+            if k >= READER_GAP_SHARE * rate * (b - a)]
+
+
 #: SO_TIMESTAMPNS (asm-generic/socket.h; Python's socket module does not export it): each
 #: recvmsg() carries, as SCM_TIMESTAMPNS, the CLOCK_REALTIME arrival of the last skb it copied.
 SO_TIMESTAMPNS = 35
@@ -144,13 +164,66 @@ def read_wait_us(sock: socket.socket, buf: bytearray) -> tuple[int, float | None
     coalesced into the newer stamp (`tcp_try_coalesce()`), which can shorten the wait; on the
     harness's veth path it agreed with a kernel trace (`sock:sk_data_ready` to
     `sock:sock_recv_length`) within 10 % (2026-11-25)."""
-    t_ns = time.time_ns()
     k, anc, _flags, _addr = sock.recvmsg_into([memoryview(buf)[:1]], _TIMESPEC.size * 4)
+    # After the call: a blocking read returns when data comes, and its stamp is then.
+    t_ns = time.time_ns()
     for level, kind, data in anc:
         if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= _TIMESPEC.size:
             sec, nsec = _TIMESPEC.unpack_from(data)
             return k, (t_ns - sec * 1_000_000_000 - nsec) / 1e3
     return k, None
+
+
+def sampled_read(sock: socket.socket, buf: bytearray, n: int, reads: int, waits: list[float],
+                 prev_ns: int | None) -> int:
+    """Read up to `n` bytes as one application read; on every WAIT_SAMPLE-th read (`reads` counts
+    them) first take one byte with its arrival stamp and append how long it waited to `waits`.
+
+    `prev_ns` is when this socket was last read (monotonic). Every read takes all there is, so
+    a byte that waited longer than that was not readable then: it sat out of order behind a
+    loss, and its wait is the loss recovery's, not the application's. Such samples are left
+    out (Linux also gives a hole-filling skb the older stamps of the data it joins,
+    `tcp_try_coalesce()`)."""
+    if reads % WAIT_SAMPLE:
+        return sock.recv_into(buf, n)
+    k, wait = read_wait_us(sock, buf)
+    since_prev_us = (time.monotonic_ns() - prev_ns) / 1e3 if prev_ns is not None else float("inf")
+    if wait is not None and wait <= since_prev_us:
+        waits.append(wait)
+    if k and n > k:
+        try:
+            k += sock.recv_into(buf, n - k, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            pass  # that byte was all there was
+    return k
+
+
+#: How a measured wait distribution is handed on: this many quantiles, at the midpoints of equal
+#: probability slices (0.5 %, 1.5 %, ... 99.5 %). Drawn uniformly, they stand for the samples,
+#: tail included, in a hundred numbers.
+WAIT_QUANTILES = 100
+
+
+def midpoint_quantiles(values: list[float], k: int = WAIT_QUANTILES) -> list[float]:
+    """The `k` midpoint quantiles of `values` (linear interpolation between order statistics);
+    empty without values."""
+    if not values:
+        return []
+    xs = sorted(values)
+    out = []
+    for i in range(k):
+        pos = (i + 0.5) / k * (len(xs) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(xs) - 1)
+        out.append(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo))
+    return out
+
+
+def wait_summary(waits: list[float]) -> dict:
+    """How long data waited for the application: mean, median, the quantiles, the sample count."""
+    return {"read_wait_us": statistics.fmean(waits) if waits else 0.0,
+            "read_wait_median_us": statistics.median(waits) if waits else 0.0,
+            "read_wait_quantiles_us": midpoint_quantiles(waits), "wait_samples": len(waits)}
 
 
 _HEADER = struct.Struct("!QQ")   # bulk: payload bytes, sender's connect-start monotonic ns
@@ -178,9 +251,14 @@ def connect(host: str, port: int, deadline: float, cca: str | None) -> tuple[soc
             time.sleep(0.01)
 
 
-def listener(port: int, backlog: int, timeout: float) -> socket.socket:
+def listener(port: int, backlog: int, timeout: float, cca: str | None = None) -> socket.socket:
+    """A listening socket; with `cca`, every connection it accepts runs that algorithm. It is
+    set before `listen()`: a connection that arrived in between would get the namespace's
+    default (here the root's, bbr, which a namespace cannot change to cubic)."""
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if cca:
+        srv.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cca.encode())  # inherited by accept
     srv.bind(("0.0.0.0", port))
     srv.listen(backlog)
     srv.settimeout(timeout)
@@ -220,11 +298,16 @@ def bulk_recv(port: int, timeout: float) -> dict:
         buf = bytearray(_CHUNK)
         got, t_first = 0, None
         read_ns: list[int] = []
+        read_bytes: list[int] = []
+        waits: list[float] = []
+        conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         while got < size:
-            k = conn.recv_into(buf, min(_CHUNK, size - got))
+            k = sampled_read(conn, buf, min(_CHUNK, size - got), len(read_ns), waits,
+                             read_ns[-1] if read_ns else None)
             if k == 0:
                 raise ConnectionError(f"sender closed after {got} of {size} bytes")
             read_ns.append(time.monotonic_ns())
+            read_bytes.append(k)
             if t_first is None:
                 t_first = read_ns[-1]
             got += k
@@ -235,7 +318,8 @@ def bulk_recv(port: int, timeout: float) -> dict:
     fct = (t_last - t_connect) / 1e9
     return {"mode": "bulk-recv", "peer": peer[0], "bytes": got, "fct_s": fct,
             "first_byte_s": ((t_first or t_last) - t_connect) / 1e9, "reads": len(read_ns),
-            "read_gap_us": mean_gap_us(gaps_us(read_ns)),
+            "read_gap_us": mean_gap_us(gaps_us(read_ns)), **wait_summary(waits),
+            "reader_gap_quantiles_us": midpoint_quantiles(reader_gaps_us(read_ns, read_bytes)),
             "goodput_bps": got * 8 / fct if fct > 0 else None, "tcp_info": info}
 
 
@@ -322,10 +406,14 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
     infos: list[dict] = [{} for _ in range(conns)]
     starts: list[list[int]] = [[] for _ in range(conns)]
     errors: list[str] = []
-    with listener(port, conns + 16, timeout) as srv:
-        if cca:
-            srv.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cca.encode())  # inherited by accept
+    with listener(port, conns + 16, timeout, cca) as srv:
         accepted = [srv.accept()[0] for _ in range(conns)]
+    # Which connection is which in a capture: the aggregator's port of each.
+    peer_ports = [c.getpeername()[1] for c in accepted]
+    # The handshake is each connection's first RTT sample (`tcp_synack_rtt_meas()`), so its min
+    # RTT until data does better: how long the aggregator's host took to answer the SYN-ACK. A
+    # retransmitted SYN-ACK gives no sample (min RTT still ~0U): such connections are left out.
+    handshake_rtt_us = [r for r in (tcp_info(c)["min_rtt_us"] for c in accepted) if r and r < NO_RTT_US]
 
     def serve(i: int, sock: socket.socket) -> None:
         try:
@@ -342,7 +430,8 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
             errors.append(f"conn {i}: {exc}")
 
     threads = [threading.Thread(target=serve, args=(i, s), daemon=True) for i, s in enumerate(accepted)]
-    cca_used = cca_of(accepted[0])
+    # One name if every connection runs the same algorithm, else all of them ("bbr,cubic").
+    cca_used = ",".join(sorted({cca_of(c) for c in accepted}))
     for t in threads:
         t.start()
     for t in threads:
@@ -352,7 +441,8 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
     return {"mode": "incast-serve", "conns": conns, "cca": cca_used,
             "total_retrans": sum(i.get("total_retrans") or 0 for i in infos),
             "max_rto_us": max(i.get("rto_us") or 0 for i in infos),
-            "tcp_info": infos, "response_starts_ns": starts, "mib": mib_delta(mib0, read_mib())}
+            "tcp_info": infos, "peer_ports": peer_ports, "handshake_rtt_us": handshake_rtt_us,
+            "response_starts_ns": starts, "mib": mib_delta(mib0, read_mib())}
 
 
 def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int,
@@ -397,20 +487,12 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
                     t_read = time.monotonic_ns()
                     if fd in last_read:
                         sock_gaps.append((t_read - last_read[fd]) / 1e3)
+                    # Its last read, or the request: nothing of this query was there before.
+                    prev = last_read.get(fd, t0)
                     last_read[fd] = t_read
                     if fd not in left:
                         raise ConnectionError("a sender sent more than it was asked for")
-                    if reads % WAIT_SAMPLE == 0:
-                        k, wait = read_wait_us(key.fileobj, buf)
-                        if wait is not None:
-                            waits.append(wait)
-                        if k and left[fd] > k:
-                            try:
-                                k += key.fileobj.recv_into(buf, min(_CHUNK, left[fd] - k))
-                            except BlockingIOError:
-                                pass  # that byte was all there was
-                    else:
-                        k = key.fileobj.recv_into(buf, min(_CHUNK, left[fd]))
+                    k = sampled_read(key.fileobj, buf, min(_CHUNK, left[fd]), reads, waits, prev)
                     if k == 0:
                         raise ConnectionError("a sender closed mid-query")
                     left[fd] -= k
@@ -432,8 +514,7 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
             # latter is how long a connection's data waits to be read.
             "wakes": wakes, "wake_gap_us": mean_gap_us(gaps), "read_gap_us": mean_gap_us(sock_gaps),
             # How long data waited to be read (sampled reads): the latency the twin's reader has.
-            "read_wait_us": statistics.fmean(waits) if waits else 0.0,
-            "read_wait_median_us": statistics.median(waits) if waits else 0.0, "wait_samples": len(waits),
+            **wait_summary(waits),
             "mib": mib_delta(mib0, read_mib())}
 
 

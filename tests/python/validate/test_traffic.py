@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import struct
 import sys
 from pathlib import Path
@@ -65,6 +66,31 @@ def test_read_wait_is_how_long_the_oldest_unread_byte_waited() -> None:
     with c, d:  # without the option there is no timestamp to report
         c.sendall(b"x")
         assert traffic.read_wait_us(d, bytearray(1)) == (1, None)
+
+
+def test_midpoint_quantiles_split_the_values_into_equal_slices() -> None:
+    # 0..100 in steps of 1: the midpoints of 10 slices are 5, 15, ..., 95.
+    assert traffic.midpoint_quantiles([float(v) for v in range(101)], 10) == pytest.approx(range(5, 100, 10))
+    assert traffic.midpoint_quantiles([7.0], 3) == [7.0, 7.0, 7.0]
+    assert traffic.midpoint_quantiles([]) == []
+
+
+def test_reader_gaps_leave_out_the_data_stalling() -> None:
+    # 1 byte/ns on average. A 100 us gap that found 100 kB: the reader was late. A 2 ms gap
+    # that found 1 kB: the data had stopped (a loss being repaired), not the reader.
+    t = [0, 100_000, 2_100_000, 2_200_000]
+    sizes = [0, 100_000, 1_000, 2_099_000]
+    assert traffic.reader_gaps_us(t, sizes) == [100.0, 100.0]
+    assert traffic.reader_gaps_us([5], [10]) == []
+
+
+def test_listener_gives_accepted_connections_its_cca() -> None:
+    # Set before listen(): a connection arriving at once must not get the namespace default.
+    with traffic.listener(0, 4, 5.0, "reno") as srv:
+        c = socket.create_connection(srv.getsockname())
+        s, _ = srv.accept()
+        with c, s:
+            assert traffic.cca_of(s) == "reno"
 
 
 def test_mib_parsed_as_name_value_line_pairs(tmp_path: Path) -> None:
