@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -12,6 +14,24 @@ from rich.console import Console
 from rich.table import Table
 
 from burstlab.cli import status
+
+
+@contextmanager
+def _progress(err: Console) -> Iterator[Callable[[int, int, str], None] | None]:
+    """A bar over the cases on stderr while someone watches; nothing in a log."""
+    if not err.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]validate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=True) as bar:
+        task = bar.add_task("", total=None)
+
+        def update(done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, total=total, description=f"{label} (real, then twin)")
+
+        yield update
 
 
 def command(
@@ -31,10 +51,17 @@ def command(
     of the shaped rate, FCT, retransmits), and N-to-1 incast at 128 KB for N = 1 ... 32, with
     the default RTO and with `rto_min 5ms quickack 1` on the routes (median query completion
     time, and the first N where 10 % of the queries exceed 100 ms). --quick: 128 KB only, one
-    flow per CCA, incast N in 1, 8, 32 (about 10 s). Each row shows the real value, the simulated value, the relative
-    error and the tolerance (the issue's, or the band the real repeats spread over, widened by
-    it, where that is wider); see docs/validation.md for what the real side can and cannot do
-    on a shared 2-core machine.
+    flow per CCA, incast N in 1, 8, 32. The full matrix takes about a minute at --repeat 3,
+    --quick about 8 s per repetition.
+
+    The simulated twin of each case is given what the hosts' CPUs did in its real runs: how
+    long the receiving application took to read, how the incast server spaced its responses,
+    and how long each connection's handshake took. Each row shows the real value (median of
+    the repeats), the simulated value, the relative error and the tolerance: the issue's, or
+    the band the real repeats spread over, widened by it, where that is wider. --detail keeps
+    every metric of both sides, the twin's host parameters, and how often real runs agree with
+    each other within the fixed tolerance. See docs/validation.md for what the real side can
+    and cannot do on a shared 2-core machine.
 
     Exit status: 0 every case within tolerance, 1 some outside, 2 not root.
     """
@@ -44,7 +71,8 @@ def command(
         raise typer.Exit(status.BAD_INPUT)
     from burstlab.validate.compare import compare
 
-    result = compare(quick=quick, repeat=repeat)
+    with _progress(err) as progress:
+        result = compare(quick=quick, repeat=repeat, progress=progress)
     cases = result["cases"]
     if detail is not None:
         detail.write_text(json.dumps(result, indent=1) + "\n")

@@ -4,7 +4,10 @@ the simulator, metric by metric, with the relative error and a tolerance.
 The simulated twin of the real dumbbell: hosts on a fast veth-like path (10 Gbit/s, 10 µs RTT:
 the real veth RTT is 4–8 µs), a `tbf` bottleneck with the same rate, burst and byte limit, the
 namespaces' default sysctls (`tcp_rmem`, `tcp_wmem`, `rmem_max`; Linux ≥ 6.6 window model), and,
-for incast, every server connection on one sender host as the real harness runs them.
+for incast, every server connection on one sender host as the real harness runs them. What the
+hosts' CPUs do the twin takes from each case's real runs, as measured there: how long the
+receiving application takes to read, how the incast server spaces its responses, and how long
+each connection's handshake took (docs/validation.md, "What it measures").
 
 Tolerances (issue 4): single-flow throughput and FCT within 5 %; incast median QCT within 15 %;
 retransmits within 30 % where the real count is above 50; the onset of the incast collapse
@@ -16,11 +19,13 @@ same tolerance) is the tolerance: issue 4 asks for tolerances set from measured 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import burstlab
 from burstlab.validate.real import SLOW_QUERY_S, incast, percentile, single_flow
 from burstlab.validate.topology import FRAME_BYTES
+from burstlab.validate.traffic import midpoint_quantiles
 
 RATE = "1gbit"
 RATE_BPS = 1_000_000_000
@@ -33,32 +38,19 @@ TOLERANCE = {
     "retrans_segs": 0.30,
     "qct_median_s": 0.15,
 }
-#: Host CPU time per incast response on the real side: one Python process serves the N
-#: connections, one thread at a time (the GIL), on two cores that also run every namespace's
-#: softirq work, so responses start one after another. The real server reports when each
-#: response starts (`response_gap_us`: (last − first) / (N − 1), median over queries), and the
-#: twin of each case uses the value its real runs measured; this is the default without a real
-#: side: 55–110 us at N = 8–32 on 2026-11-24 (docs/fidelity.md). Consecutive starts come in
-#: clumps, so the median of single gaps (12–17 us in a tcpdump) understates the spread.
+#: Defaults of the host parameters for a twin run without a real side (microseconds); a case's
+#: twin takes what its real runs measured instead.
+#: The incast server's time per response: one Python process answers the N requests one thread
+#: at a time (the GIL), so responses start one after another (`serve_time_quantiles_us`).
 SERVE_TIME_US = 90
-#: How long the real bulk receiver takes to come back for data while data keeps arriving
-#: (`read_gap_us`: mean gap between its reads, pauses over 1 ms left out). A slow reader makes
-#: Linux's receiver stretch its ACKs: the sender of a bulk flow saw 1,300–1,900 ACKs for 34,500
-#: segments, not one per two segments. Its data waits about as long (a trace of
-#: `sock:sk_data_ready` -> `sock:sock_recv_length`: mean 317–471 us, 2026-11-25). Each case's
-#: twin uses what its real runs measured; this is the default without a real side.
+#: The bulk receiver's gap between reads while data keeps arriving (`read_gap_us`). A slow reader
+#: makes Linux stretch its ACKs: 1,300–3,000 ACKs for 34,500 segments, not one per two.
 READ_GAP_US = 430
-#: How long data waits for the incast aggregator (`read_wait_us`: the real aggregator
-#: timestamps the oldest unread byte of every 8th read, SO_TIMESTAMPNS). Not its gap between
-#: reads of one connection: at N = 8 that gap (340 us) is mostly the connection's data not yet
-#: being there, and the data waited 46–95 us; at N = 32 the select loop falls behind and data
-#: waits 0.5–1.1 ms, longer than the gap (400 us). The waits are skewed like an exponential's
-#: or more (a kernel trace: median 0.45–0.5 and p90 2.0–2.8 times the mean; an exponential's
-#: are 0.69 and 2.3), so the twin draws each wake-up's latency from one with the measured mean.
-#: The bulk receiver's waits are steadier (median 0.9 times the mean) and its twin's fixed: an
-#: exponential one there starves a 64 KB flow to 80–88 % of the rate, the kernel's keeps 99 %.
-#: The default without a real side.
+#: How long data waits for the incast aggregator (`read_wait_quantiles_us`).
 READ_WAIT_US = 100
+#: The twin's path RTT (`rtt` in its topology): what a handshake takes there before the
+#: receiving host adds its own latency.
+TWIN_RTT_US = 10
 #: A retransmit count is compared only above this many real retransmits.
 MIN_RETRANS = 50
 #: Share of slow queries that marks the incast collapse.
@@ -137,10 +129,15 @@ def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int 
         "rate_fraction": goodput * FRAME_BYTES / mss / RATE_BPS,
         "retrans_segs": f["retransmits"],
         "timeouts": f["timeouts"],
+        **{k: f[k] for k in RECOVERY_COUNTERS},
         "qdisc_drops": _tbf_drops(summary),
         "acks": f["acks"],
         "read_gap_us": read_gap_us,
     }
+
+
+#: The simulator's loss-recovery counters, named as `real.recovery_counters` names the kernel's.
+RECOVERY_COUNTERS = ("recoveries", "lost_retransmits", "recovery_timeouts")
 
 
 def _tbf_drops(summary: dict) -> int:
@@ -148,43 +145,72 @@ def _tbf_drops(summary: dict) -> int:
     return sum(p.get("tbf_drops", 0) for p in summary["ports"])
 
 
+def latency_toml(values_us: float | list[float]) -> str:
+    """A scenario latency: one time, or the list of measured times the twin draws from."""
+    if isinstance(values_us, list):
+        return "[" + ", ".join(f'"{max(0.0, v):.1f}us"' for v in values_us) + "]"
+    return f'"{max(0.0, values_us):.1f}us"'
+
+
 def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_000_000,
                queries: int = 50, rto_min: float | None = None, quickack: bool = False,
-               cca: str = "cubic", serve_time_us: int = SERVE_TIME_US,
-               read_wait_us: int = READ_WAIT_US) -> dict:
-    """The simulated twin of `real.incast` (same metric names); responses start
-    `serve_time_us` apart, as the real host serialises them, and the aggregator reads
-    `read_wait_us` after data arrives."""
+               cca: str = "cubic", serve_time_us: float | list[float] = SERVE_TIME_US,
+               read_wait_us: float | list[float] = READ_WAIT_US,
+               handshake_rtt_us: list[float] | None = None, repeat: int = 1) -> dict:
+    """The simulated twin of `real.incast` (same metric names). Responses start one
+    `serve_time_us` after another, as the real host serialises them (one time, or the measured
+    steps to draw from). The aggregator reads `read_wait_us` after data
+    arrives: a mean (drawn exponentially), or the measured waits to draw from. Each connection's
+    handshake takes one of `handshake_rtt_us` (the real connections' first RTT samples), which
+    sets its min RTT; by default the path's. It answers `queries × repeat` queries, as many as
+    `repeat` real runs together, so that its median and its share of slow queries are as steady
+    as theirs; counts (retransmits, timeouts, drops ...) are per `queries`, as one real run's."""
     text = f'name = "twin-incast-{n}"\nstop = "120s"\n' + _twin_topology(limit_bytes)
     text += f"""[[incast]]
 senders = {n}
 query_size = "{total_bytes}B"
-queries = {queries}
+queries = {queries * repeat}
 one_sender_host = true
-serve_time = "{serve_time_us}us"
+serve_time = {latency_toml(serve_time_us)}
 [incast.tcp]
 cca = "{cca}"
 quickack = {str(quickack).lower()}
-read_latency = "{read_wait_us}us"
-read_latency_dist = "exponential"
+read_latency = {latency_toml(read_wait_us)}
 """ + TWIN_TCP
+    if not isinstance(read_wait_us, list):
+        text += 'read_latency_dist = "exponential"\n'
+    if handshake_rtt_us:
+        text += f"handshake_latency = {latency_toml([h - TWIN_RTT_US for h in handshake_rtt_us])}\n"
     if rto_min is not None:
         text += f'rto_min = "{round(rto_min * 1000)}ms"\n'
     r = burstlab.run(text)
     qct = r.table("queries").column("qct_s").to_pylist()
+    if not qct:
+        raise RuntimeError(f"the incast twin (N = {n}) completed no query before its stop; its scenario:\n{text}")
     flows = r.summary["flows"]
+    def per_run(total: float) -> float:
+        return total / repeat
+
     return {
         "qct_median_s": statistics.median(qct),
         "qct_p99_s": percentile(qct, 99),
         "frac_over_100ms": sum(t > SLOW_QUERY_S for t in qct) / len(qct),
-        "retrans_segs": sum(f["retransmits"] for f in flows),
-        "timeouts": sum(f["timeouts"] for f in flows),
-        "loss_probes": sum(f["loss_probes"] for f in flows),
-        "acks": sum(f["acks"] for f in flows),
-        "serve_time_us": serve_time_us,
-        "read_wait_us": read_wait_us,
-        "qdisc_drops": _tbf_drops(r.summary),
+        "retrans_segs": per_run(sum(f["retransmits"] for f in flows)),
+        **{k: per_run(sum(f[k] for f in flows)) for k in ("timeouts", "loss_probes", "acks", *RECOVERY_COUNTERS)},
+        "qdisc_drops": per_run(_tbf_drops(r.summary)),
     }
+
+
+def typical_quantiles(per_run: list[list[float]]) -> list[float]:
+    """The distribution of a typical real run: each run's values as quantiles at the same
+    levels, and at each level the median over runs, as a case's real value is its runs' median.
+    One disturbed run (a reader that was slow throughout) does not move it."""
+    per_run = [v for v in per_run if v]
+    if not per_run:
+        return []
+    k = min(len(v) for v in per_run)
+    levels = [midpoint_quantiles(v, k) for v in per_run]
+    return [statistics.median(q[i] for q in levels) for i in range(k)]
 
 
 def _case(name: str, metric: str, real: dict[str, float], sim: float) -> Case:
@@ -210,40 +236,75 @@ def _onset(shares: dict[int, float]) -> int | None:
     return next((n for n in sorted(shares) if shares[n] >= ONSET_SHARE), None)
 
 
-def compare(*, quick: bool = False, repeat: int = 3) -> dict:
+def self_agreement(values: list[float], tol: float) -> float | None:
+    """Real Linux against itself: the share of runs within `tol` (relative) of the median of the
+    other runs, `None` with fewer than three runs. Below 1, the fixed tolerance is narrower than
+    the real side's own noise."""
+    if len(values) < 3:
+        return None
+    hits = 0
+    for i, v in enumerate(values):
+        med = statistics.median(values[:i] + values[i + 1:])
+        hits += abs(v - med) <= tol * abs(med) if med else v == med
+    return hits / len(values)
+
+
+#: `progress(done, total, label)`: told before each case's real runs start.
+Progress = Callable[[int, int, str], None]
+
+
+def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None = None) -> dict:
     """Run the matrix (or the quick subset) on both sides; `{"cases": [...], "detail": ...}`.
     The real value of a case is the median over `repeat` runs: one run disturbed by another job
     on this shared machine (a loss-based flow then loses 5–20 % of its rate) does not move it."""
     plan = QUICK if quick else FULL
+    ns = list(plan["incast_n"])
+    total = len(plan["limits"]) * len(plan["ccas"]) + len(plan["incast_variants"]) * len(ns)
+    done = 0
+
+    def starting(label: str) -> None:
+        nonlocal done
+        if progress is not None:
+            progress(done, total, label)
+        done += 1
+
     cases: list[Case] = []
     raw: dict[str, dict] = {}
     for limit in plan["limits"]:
         for cca in plan["ccas"]:
-            real = single_flow(cca, rate=RATE, limit_bytes=limit, burst_bytes=BURST_BYTES, repeat=repeat)
-            real_v = {k: v["median"] for k, v in real["summary"].items()}
-            sim = sim_single_flow(cca, limit_bytes=limit, read_gap_us=round(real_v["read_gap_us"]))
             name = f"single-{cca}-1gbit-{limit // 1024}KB"
-            raw[name] = {"real": real["summary"], "sim": sim}
+            starting(name)
+            real = single_flow(cca, rate=RATE, limit_bytes=limit, burst_bytes=BURST_BYTES, repeat=repeat)
             rs = real["summary"]
-            cases.append(_case(name, "rate_fraction", rs["rate_fraction"], sim["rate_fraction"]))
-            cases.append(_case(name, "fct_s", rs["fct_s"], sim["fct_s"]))
-            if real_v["retrans_segs"] > MIN_RETRANS:
-                cases.append(_case(name, "retrans_segs", rs["retrans_segs"], sim["retrans_segs"]))
-    ns = list(plan["incast_n"])
+            read_gap = round(rs["read_gap_us"]["median"])
+            sim = sim_single_flow(cca, limit_bytes=limit, read_gap_us=read_gap)
+            metrics = ["rate_fraction", "fct_s"]
+            if rs["retrans_segs"]["median"] > MIN_RETRANS:
+                metrics.append("retrans_segs")
+            raw[name] = {"real": rs, "sim": sim, "twin_host": {"read_gap_us": read_gap},
+                         "real_vs_itself": {m: self_agreement([r[m] for r in real["runs"]], TOLERANCE[m])
+                                            for m in metrics}}
+            cases += [_case(name, m, rs[m], sim[m]) for m in metrics]
     step = lambda n: ns.index(n) if n is not None else len(ns)  # noqa: E731
     for tag, rto_min, quickack in plan["incast_variants"]:
         shares_real, shares_sim = {}, {}
         for n in ns:
+            name = f"incast-{tag}{n}-128KB"
+            starting(name)
             real = incast(n, LIMIT_BYTES, queries=plan["queries"], burst_bytes=BURST_BYTES,
                           rto_min=rto_min, quickack=quickack, repeat=repeat)
-            real_v = {k: v["median"] for k, v in real["summary"].items()}
-            serve_us = round(real_v["response_gap_us"]) if n > 1 else SERVE_TIME_US
-            # The twin answers as many queries as the real runs together, so that its median and
-            # its share of slow queries are as steady as theirs.
-            sim = sim_incast(n, queries=plan["queries"] * repeat, rto_min=rto_min, quickack=quickack,
-                             serve_time_us=serve_us, read_wait_us=max(1, round(real_v["read_wait_us"])))
-            name = f"incast-{tag}{n}-128KB"
-            raw[name] = {"real": real["summary"], "sim": sim}
+            runs = real["runs"]
+            # The host parameters the twin is given, as a typical real run measured them (µs).
+            twin = {"serve_time_us": typical_quantiles([r["serve_time_quantiles_us"] for r in runs]),
+                    "read_wait_us": typical_quantiles([r["read_wait_quantiles_us"] for r in runs]),
+                    "handshake_rtt_us": typical_quantiles([r["handshake_rtt_us"] for r in runs])}
+            sim = sim_incast(n, queries=plan["queries"], repeat=repeat, rto_min=rto_min, quickack=quickack,
+                             serve_time_us=twin["serve_time_us"] or SERVE_TIME_US,
+                             read_wait_us=twin["read_wait_us"] or READ_WAIT_US,
+                             handshake_rtt_us=twin["handshake_rtt_us"])
+            tol = TOLERANCE["qct_median_s"]
+            raw[name] = {"real": real["summary"], "sim": sim, "twin_host": twin,
+                         "real_vs_itself": {"qct_median_s": self_agreement([r["qct_median_s"] for r in runs], tol)}}
             cases.append(_case(name, "qct_median_s", real["summary"]["qct_median_s"], sim["qct_median_s"]))
             # A share of queries pools over the runs (their mean: each run asks as many); the
             # median of a few runs' shares moves in steps of one query.

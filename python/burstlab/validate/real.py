@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from burstlab.validate.topology import FRAME_BYTES, Bottleneck, Dumbbell, HostTuning, rate_bps
+from burstlab.validate.traffic import midpoint_quantiles
 
 #: The traffic tool runs as a script, not `-m`, so it does not import burstlab (or its Rust
 #: extension) in every namespace process.
@@ -98,6 +99,7 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         "sender_done_s": send["acked_s"],
         "retrans_segs": send["mib"]["Tcp.RetransSegs"],
         "timeouts": send["mib"]["TcpExt.TCPTimeouts"],
+        **recovery_counters(send["mib"]),
         "total_retrans": info["total_retrans"],
         "qdisc_drops": q["drops"],
         "srtt_us": info["rtt_us"],
@@ -105,8 +107,20 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         "snd_cwnd": info["snd_cwnd"],
         # The receiving application's read cadence and the ACKs it let through (stretch ACKs).
         "read_gap_us": recv["read_gap_us"],
+        "read_wait_us": recv["read_wait_us"],
+        "read_wait_median_us": recv["read_wait_median_us"],
+        "read_wait_quantiles_us": recv["read_wait_quantiles_us"],
+        "reader_gap_quantiles_us": recv["reader_gap_quantiles_us"],
         "acks": send["mib"]["Tcp.InSegs"],
     }
+
+
+def recovery_counters(mib: dict[str, int]) -> dict[str, int]:
+    """The sender's loss-recovery counters, under the names the simulator reports them by."""
+    return {"recoveries": mib["TcpExt.TCPSackRecovery"],
+            "lost_retransmits": mib["TcpExt.TCPLostRetransmit"],
+            "recovery_timeouts": mib["TcpExt.TCPSackRecoveryFail"],
+            "reorder_events": mib["TcpExt.TCPSACKReorder"]}
 
 
 def single_flow(cca: str, *, rate: str = "1gbit", limit_bytes: int = 128 * 1024,
@@ -152,31 +166,38 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "retrans_segs": served["mib"]["Tcp.RetransSegs"],
         "timeouts": served["mib"]["TcpExt.TCPTimeouts"],
         "loss_probes": served["mib"]["TcpExt.TCPLossProbes"],
+        **recovery_counters(served["mib"]),
         "total_retrans": served["total_retrans"],
         "qdisc_drops": q["drops"],
         "acks": served["mib"]["Tcp.InSegs"],
         "read_gap_us": asked["read_gap_us"],
         "read_wait_us": asked["read_wait_us"],
         "read_wait_median_us": asked["read_wait_median_us"],
+        "read_wait_quantiles_us": asked["read_wait_quantiles_us"],
+        "handshake_rtt_us": served["handshake_rtt_us"],
+        "handshake_rtt_median_us": statistics.median(served["handshake_rtt_us"] or [0]),
         "wake_gap_us": asked["wake_gap_us"],
         **spread,
     }
 
 
-def response_spread(sent_ns: list[int], starts_ns: list[list[int]]) -> dict[str, float]:
-    """How the server host spread its responses over each query: the median, over queries, of
-    the first response's delay after the query left the aggregator, and of the mean gap between
-    consecutive response starts ((last − first) / (N − 1)), both in microseconds."""
-    firsts, gaps = [], []
+def response_spread(sent_ns: list[int], starts_ns: list[list[int]]) -> dict:
+    """How the server host spread its responses over each query, in microseconds: the median,
+    over queries, of the first response's delay after the query left the aggregator and of the
+    mean gap between consecutive response starts ((last − first) / (N − 1)); and the quantiles
+    of every single step (the first delay and each gap), the server's time per response."""
+    firsts, gaps, steps = [], [], []
     for k, t0 in enumerate(sent_ns):
         ts = sorted(s[k] for s in starts_ns if len(s) > k)
         if not ts:
             continue
         firsts.append((ts[0] - t0) / 1e3)
+        steps += [firsts[-1], *((b - a) / 1e3 for a, b in zip(ts, ts[1:]))]
         if len(ts) > 1:
             gaps.append((ts[-1] - ts[0]) / (len(ts) - 1) / 1e3)
     return {"first_response_us": statistics.median(firsts) if firsts else 0.0,
-            "response_gap_us": statistics.median(gaps) if gaps else 0.0}
+            "response_gap_us": statistics.median(gaps) if gaps else 0.0,
+            "serve_time_quantiles_us": midpoint_quantiles(steps)}
 
 
 def incast(n: int, limit_bytes: int, *, total_bytes: int = 1_000_000, queries: int = 50,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from burstlab.validate import real
 from burstlab.validate.real import incast, percentile, single_flow, summarize
 from burstlab.validate.topology import DEFAULT_BURST_BYTES, FRAME_BYTES
 
@@ -22,6 +23,18 @@ def test_summarize_mean_and_relative_spread() -> None:
     assert s["x"]["mean"] == 2.0 and s["x"]["rel_spread"] == 1.0
     assert s["x"]["std"] == pytest.approx(2 ** 0.5)
     assert "tag" not in s
+
+
+def test_response_spread_reports_the_first_delay_and_every_gap() -> None:
+    # Two queries sent at 0 and 1000 us; three responses each (one list per connection).
+    sent = [0, 1_000_000]
+    starts = [[100_000, 1_050_000], [130_000, 1_060_000], [190_000, 1_400_000]]
+    s = real.response_spread(sent, starts)
+    assert s["first_response_us"] == pytest.approx(75.0)        # median of 100 and 50
+    assert s["response_gap_us"] == pytest.approx((45 + 175) / 2)  # (190-100)/2 and (400-50)/2
+    steps = sorted([100.0, 30.0, 60.0, 50.0, 10.0, 340.0])
+    assert min(s["serve_time_quantiles_us"]) >= steps[0] and max(s["serve_time_quantiles_us"]) <= steps[-1]
+    assert len(s["serve_time_quantiles_us"]) == 100
 
 
 @pytest.mark.netns
