@@ -187,7 +187,10 @@ impl TcpReceiver {
         } else if start <= self.rcv_nxt {
             self.event_data_recv(now);
             let had_ofo = !self.ofo.is_empty();
-            self.win.on_data(p.payload, self.held_bytes() + p.payload as u64);
+            // A window that grew asks for one quick ACK (`tcp_grow_window()`).
+            if self.win.on_data(p.payload, self.held_bytes() + p.payload as u64) {
+                self.quick = self.quick.max(1);
+            }
             self.advance(end);
             // Filling a hole, or data still out of order: ACK now (`tcp_data_queue()`).
             ack_now |= had_ofo;
@@ -200,7 +203,9 @@ impl TcpReceiver {
             }
         } else {
             self.insert_ofo(start, end);
-            self.win.on_ofo_data(p.payload, self.held_bytes());
+            if self.win.on_ofo_data(p.payload, self.held_bytes()) {
+                self.quick = self.quick.max(1);
+            }
             // Out-of-order data: an immediate duplicate ACK with SACK (`tcp_data_queue_ofo()`
             // schedules an ACK; it does not enter quick-ack mode).
             ack_now = true;
@@ -561,6 +566,48 @@ mod tests {
         assert_eq!(out.len(), 1, "the read must reopen the window");
         assert_eq!(out[0].ack, closed.ack);
         assert!(out[0].rwnd >= 2 * MSS as u64, "{} bytes offered", out[0].rwnd);
+    }
+
+    #[test]
+    fn a_growing_window_is_announced_at_once_even_behind_a_slow_reader() {
+        // `tcp_grow_window()` sets `icsk_ack.quick |= 1`: while `rcv_ssthresh` still grows, each
+        // segment that raises it is ACKed at arrival, unread data or not. Once the unread data
+        // leaves it no room, the slow reader's rule holds again: no ACK until the read.
+        // A big buffer and a small first window (route `initrwnd 10`): room to grow into.
+        let sp = FlowSpec {
+            read_latency: Latency::Fixed(Time::from_ms(1)),
+            tcp_rmem: [4096, 4 << 20, 4 << 20],
+            initrwnd: 10,
+            ..spec()
+        };
+        let mut r = TcpReceiver::new(0, 1, 0, &sp, 1500);
+        let mut out = Vec::new();
+        r.on_packet(Time::from_us(10), &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
+        let now = Time::from_ms(1);
+        let mut grown_acks = 0;
+        for k in 0..2_000u64 {
+            out.clear();
+            let before = r.window().rcv_ssthresh();
+            r.on_packet(now, &data(k * MSS as u64, MSS), &mut out);
+            let grew = r.window().rcv_ssthresh() > before;
+            if k < 16 {
+                continue; // the connection's first quick ACKs
+            }
+            if grew {
+                assert_eq!(out.len(), 1, "segment {k}: the grown window goes out at once");
+                grown_acks += 1;
+            } else {
+                // No room left: this and the next segments wait for the read.
+                let mut later = Vec::new();
+                for j in 1..4 {
+                    r.on_packet(now, &data((k + j) * MSS as u64, MSS), &mut later);
+                }
+                assert!(out.is_empty() && later.is_empty(), "segment {k}: {out:?} {later:?}");
+                assert!(grown_acks > 100, "{grown_acks} grown windows announced");
+                return;
+            }
+        }
+        panic!("the unread data never stopped the window's growth");
     }
 
     #[test]

@@ -225,30 +225,30 @@ impl RcvWindow {
     /// An in-order data segment of `len` payload bytes arrived (`tcp_event_data_recv` →
     /// `tcp_grow_window`). `held_bytes` = payload held unread *including this segment*: Linux
     /// queues the skb before it grows the window.
-    pub fn on_data(&mut self, len: u32, held_bytes: u64) {
+    /// Returns whether `rcv_ssthresh` grew.
+    pub fn on_data(&mut self, len: u32, held_bytes: u64) -> bool {
         // tcp_measure_rcv_mss: track the peer's segment size, never above our advmss.
         let len64 = len as u64;
         if len64 >= self.rcv_mss {
             self.rcv_mss = len64.min(self.advmss);
         }
-        if len >= TCP_GROW_MIN_LEN {
-            self.grow(len64, held_bytes);
-        }
+        len >= TCP_GROW_MIN_LEN && self.grow(len64, held_bytes)
     }
 
     /// An out-of-order segment was queued on a SACK connection: `tcp_data_queue_ofo` grows the
     /// window too, without the size test or the `rcv_mss` update.
-    pub fn on_ofo_data(&mut self, len: u32, held_bytes: u64) {
-        self.grow(len as u64, held_bytes);
+    pub fn on_ofo_data(&mut self, len: u32, held_bytes: u64) -> bool {
+        self.grow(len as u64, held_bytes)
     }
 
     /// `tcp_grow_window`: raise `rcv_ssthresh` by `max(2·advmss, 2·len)` (or by `2·rcv_mss`
     /// through `__tcp_grow_window` if the segment's overhead looks poor) within the room left
-    /// under `min(window_clamp, tcp_space)`.
-    fn grow(&mut self, len: u64, held: u64) {
+    /// under `min(window_clamp, tcp_space)`. Returns whether it grew: Linux then asks for one
+    /// quick ACK (`icsk_ack.quick |= 1`), so a growing window is announced at once.
+    fn grow(&mut self, len: u64, held: u64) -> bool {
         let room = self.window_clamp.min(self.free_space(held));
         if room <= self.rcv_ssthresh {
-            return;
+            return false;
         }
         let room = room - self.rcv_ssthresh;
         let truesize = space_from_win(self.model, len);
@@ -261,6 +261,7 @@ impl RcvWindow {
             incr = incr.max(2 * len);
             self.rcv_ssthresh += room.min(incr);
         }
+        incr > 0
     }
 
     /// `__tcp_grow_window`: allow growth while the skb's share of the buffer would still fit.
