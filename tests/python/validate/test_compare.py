@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from burstlab.validate.compare import (
-    _case, kernel_tbf_burst, latency_toml, sim_incast, sim_single_flow, typical_quantiles,
+    _case, kernel_tbf_burst, latency_toml, sim_incast, sim_single_flow,
 )
 
 
@@ -26,17 +26,6 @@ def test_tolerance_is_the_issues_or_the_real_runs_spread_whichever_is_wider():
     assert not _case("c", "retrans_segs", noisy, 261.0).passed
     assert _case("c", "retrans_segs", noisy, 57.0).passed
     assert not _case("c", "retrans_segs", noisy, 55.0).passed
-
-
-def test_typical_quantiles_take_each_levels_median_over_runs():
-    runs = [[float(v) for v in range(100)], [float(v) + 10 for v in range(100)], [1000.0] * 100]
-    q = typical_quantiles(runs)
-    assert len(q) == 100
-    # At every level the middle run: one run slow throughout does not drag the distribution.
-    assert q == pytest.approx([v + 10 for v in typical_quantiles([[float(v) for v in range(100)]])])
-    # Runs of different lengths (handshakes of the connections that gave one) meet at the shortest.
-    assert len(typical_quantiles([[1.0, 2.0, 3.0], [1.0, 2.0]])) == 2
-    assert typical_quantiles([[], []]) == []
 
 
 def test_latency_toml_is_a_time_or_a_list_of_times():
