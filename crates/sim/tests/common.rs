@@ -40,3 +40,11 @@ pub fn dumbbell(rate: Rate, rtt: Time, buffer: u64, mtu: u32, flows: Vec<FlowSpe
         telemetry: Telemetry::default(),
     }
 }
+
+/// Run flow `f` alone through a 1 Gbit/s, 100 µs, 1 MiB dumbbell until `stop`: the path of the
+/// host-behaviour tests (slow reader, late handshake), where only the hosts differ.
+pub fn run_on_1g_path(f: FlowSpec, stop: Time) -> burstlab_sim::record::Output {
+    let mut s = dumbbell(Rate::from_gbps(1), Time::from_us(100), 1 << 20, 1500, vec![f]);
+    s.stop = stop;
+    burstlab_sim::run(&s)
+}

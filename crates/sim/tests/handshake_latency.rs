@@ -3,16 +3,13 @@
 //! that much later.
 mod common;
 use burstlab_sim::record::Column;
-use burstlab_sim::scenario::{self, Latency};
-use burstlab_sim::{Rate, Time, run};
+use burstlab_sim::scenario::{self, FlowSpec, Latency};
+use burstlab_sim::{Time, run};
 use common::*;
 
 fn single(handshake: Latency) -> burstlab_sim::record::Output {
-    let mut f = flow("cubic", Some(100_000));
-    f.handshake_latency = handshake;
-    let mut s = dumbbell(Rate::from_gbps(1), Time::from_us(100), 1 << 20, 1500, vec![f]);
-    s.stop = Time::from_secs(1);
-    run(&s)
+    let f = FlowSpec { handshake_latency: handshake, ..flow("cubic", Some(100_000)) };
+    run_on_1g_path(f, Time::from_secs(1))
 }
 
 #[test]

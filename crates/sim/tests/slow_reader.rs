@@ -1,8 +1,8 @@
 //! A receiving application that reads only when it wakes (`read_latency`): Linux ACKs behind it
 //! in stretches, and the transfer is done when the last byte is read, not when it arrives.
 mod common;
-use burstlab_sim::scenario::Latency;
-use burstlab_sim::{Rate, Time, run};
+use burstlab_sim::scenario::{FlowSpec, Latency};
+use burstlab_sim::Time;
 use common::*;
 
 fn bulk(read_latency: Time) -> burstlab_sim::record::Output {
@@ -10,11 +10,8 @@ fn bulk(read_latency: Time) -> burstlab_sim::record::Output {
 }
 
 fn bulk_with(read_latency: Latency) -> burstlab_sim::record::Output {
-    let mut f = flow("cubic", Some(20_000_000));
-    f.read_latency = read_latency;
-    let mut s = dumbbell(Rate::from_gbps(1), Time::from_us(100), 1 << 20, 1500, vec![f]);
-    s.stop = Time::from_secs(5);
-    run(&s)
+    let f = FlowSpec { read_latency, ..flow("cubic", Some(20_000_000)) };
+    run_on_1g_path(f, Time::from_secs(5))
 }
 
 #[test]
