@@ -62,6 +62,7 @@ fn port(p: &PortSpec) -> Value {
         "scheduler": scheduler,
         "queues": p.queues.iter().map(queue).collect::<Vec<_>>(),
         "tbf": shaper,
+        "pauses_s": p.pauses.iter().map(|x| [x.start.as_secs_f64(), x.end.as_secs_f64()]).collect::<Vec<_>>(),
     })
 }
 
@@ -175,6 +176,7 @@ mod tests {
                         ecn: Some(EcnSpec { threshold_bytes: 65_000, mode: EcnMode::Dequeue }),
                     }],
                     shaper: None,
+                    pauses: vec![],
                 },
             },
             flows: vec![FlowSpec {

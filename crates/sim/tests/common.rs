@@ -13,6 +13,7 @@ pub fn fifo(buffer: u64) -> PortSpec {
         scheduler: Scheduler::Fifo,
         queues: vec![QueueSpec { buffer_bytes: buffer, quantum_bytes: 9000, dscp: vec![], flows: vec![], ecn: None }],
         shaper: None,
+        pauses: vec![],
     }
 }
 

@@ -12,6 +12,7 @@ use crate::net::queue::{Dequeued, PortQueues, Verdict};
 use crate::net::fq::{Fq, FqVerdict, Next};
 use crate::net::tbf::{Admit, Tbf};
 use crate::record::DropReason;
+use crate::scenario::Pause;
 use crate::packet::{NodeId, PacketId, PacketPool};
 use crate::time::Time;
 use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
@@ -37,7 +38,11 @@ pub struct Port {
     /// A hardware port: its qdisc holds GSO skbs, but they leave as separate frames (TSO), so
     /// the next hop sees lone segments. False on a veth path.
     pub segments: bool,
-    /// A wake-up is scheduled for the shaper at this time.
+    /// Intervals in which the port starts no packet (`scenario::Pause`), ascending.
+    pub pauses: Vec<Pause>,
+    /// Pauses before this index have ended.
+    next_pause: usize,
+    /// A wake-up is scheduled for the shaper (or the end of a pause) at this time.
     pub wake_at: Option<Time>,
     /// Packet being serialized, if any.
     pub in_tx: Option<PacketId>,
@@ -92,6 +97,8 @@ impl Port {
             delay,
             queues,
             shaper: None,
+            pauses: Vec::new(),
+            next_pause: 0,
             segments: true,
             fq: None,
             wake_at: None,
@@ -152,6 +159,9 @@ impl Port {
         if self.in_tx.is_some() {
             return Start::Nothing;
         }
+        if let Some(end) = self.paused(now) {
+            return self.wake(end);
+        }
         if let Some(fq) = &mut self.fq {
             return match fq.dequeue(pool, now) {
                 Next::Packet(id) => self.transmit(now, pool, id),
@@ -170,6 +180,15 @@ impl Port {
         let Some(Dequeued { id, ce_marked, .. }) = self.queues.dequeue(pool) else { return Start::Nothing };
         self.stats.ecn_marks += ce_marked as u64;
         self.transmit(now, pool, id)
+    }
+
+    /// The end of the pause `now` falls in, if any. Time only moves forward, so pauses that
+    /// ended are passed over for good.
+    fn paused(&mut self, now: Time) -> Option<Time> {
+        while self.pauses.get(self.next_pause).is_some_and(|p| p.end <= now) {
+            self.next_pause += 1;
+        }
+        self.pauses.get(self.next_pause).filter(|p| p.start <= now).map(|p| p.end)
     }
 
     /// Ask for a wake-up at `t` unless one is already due by then (the qdisc watchdog).

@@ -496,7 +496,7 @@ mod tests {
     }
 
     fn port(scheduler: Scheduler, queues: Vec<QueueSpec>) -> PortQueues {
-        PortQueues::new(&PortSpec { scheduler, queues, shaper: None })
+        PortQueues::new(&PortSpec { scheduler, queues, shaper: None, pauses: vec![] })
     }
 
     fn packet(pool: &mut PacketPool, bytes: u32, dscp: u8, flow: u32, ecn: Ecn) -> PacketId {

@@ -143,6 +143,7 @@ fn dumbbell(s: &Scenario) -> Network {
     let (bottleneck, reverse) =
         b.link(sw_a, sw_b, t.bottleneck_rate, one_way, PortQueues::new(&t.bottleneck), PortQueues::fifo(side_buffer));
     b.ports[bottleneck as usize].shaper = t.bottleneck.shaper.as_ref().map(Tbf::new);
+    b.ports[bottleneck as usize].pauses = t.bottleneck.pauses.clone();
 
     let mut flow_hosts = Vec::new();
     let ends = Ends { sw_a, sw_b, bottleneck, reverse, side_buffer };

@@ -6,7 +6,7 @@ use std::ops::RangeInclusive;
 use toml::{Table, Value};
 
 use super::error::ScenarioError;
-use super::model::Latency;
+use super::model::{Latency, Pause};
 use super::units::{self, UnitError};
 use crate::time::Time;
 use crate::units::Rate;
@@ -16,6 +16,10 @@ pub(crate) const SIZE_EXPECTED: &str = "a size such as \"13GiB\" or \"500MB\"";
 pub(crate) const TIME_EXPECTED: &str = "a time such as \"8ms\" or \"1.5s\"";
 pub(crate) const LATENCY_EXPECTED: &str =
     "a time such as \"400us\", or a non-empty array of times to draw from such as [\"20us\", \"1ms\"]";
+
+pub(crate) const PAUSES_EXPECTED: &str =
+    "an array of [start, length] pairs of times, such as [[\"12ms\", \"2.5ms\"], [\"40ms\", \"1ms\"]]";
+const PAUSE_EXPECTED: &str = "a [start, length] pair of times, such as [\"12ms\", \"2.5ms\"]";
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
@@ -251,6 +255,46 @@ impl<'a> Fields<'a> {
             })
             .collect::<Result<Vec<_>>>()
             .map(|v| Some(Latency::Samples(v)))
+    }
+
+    /// Pauses of a port: an array of `[start, length]` time pairs, ascending, each starting at
+    /// or after the previous one's end, each at least 1 ps long; a bad pair is reported at its
+    /// own path (`key[i]`). Absent: none.
+    pub(crate) fn pauses(&self, key: &str) -> Result<Vec<Pause>> {
+        let Some(v) = self.table.get(key) else {
+            return Ok(Vec::new());
+        };
+        let Some(items) = v.as_array() else {
+            return Err(ScenarioError::field(&self.path(key), v, PAUSES_EXPECTED));
+        };
+        let mut pauses: Vec<Pause> = Vec::with_capacity(items.len());
+        for (i, x) in items.iter().enumerate() {
+            let at = format!("{}[{i}]", self.path(key));
+            let pair = x.as_array().filter(|p| p.len() == 2);
+            let times = pair.map(|p| {
+                p.iter()
+                    .map(|t| t.as_str().ok_or(UnitError::Syntax).and_then(units::parse_time))
+                    .collect::<std::result::Result<Vec<Time>, _>>()
+            });
+            let Some(Ok(t)) = times else {
+                return Err(ScenarioError::field(&at, x, PAUSE_EXPECTED));
+            };
+            let (start, length) = (t[0], t[1]);
+            if length == Time::ZERO {
+                return Err(ScenarioError::field(&at, x, "a pause longer than 0, such as [\"12ms\", \"2.5ms\"]"));
+            }
+            if let Some(prev) = pauses.last() {
+                if start < prev.end {
+                    let expected = format!(
+                        "a pause starting at or after the previous one ends ({}), pauses in ascending order",
+                        prev.end
+                    );
+                    return Err(ScenarioError::field(&at, x, expected));
+                }
+            }
+            pauses.push(Pause { start, end: Time(start.ps().saturating_add(length.ps())) });
+        }
+        Ok(pauses)
     }
 
     /// The tables of an array of tables (its shape was checked by `schema::check_keys`).

@@ -104,6 +104,17 @@ pub struct PortSpec {
     pub queues: Vec<QueueSpec>,
     /// A `tbf` shaper in front of the (single, FIFO) queue, whose buffer is then tbf's `limit`.
     pub shaper: Option<TbfSpec>,
+    /// Intervals in which the port starts no packet, ascending and apart.
+    pub pauses: Vec<Pause>,
+}
+
+/// `[start, end)`: the port starts no packet (one already on the wire finishes). A host that
+/// did not run its qdisc in time — the validation twin replays the real `tbf`'s late dequeues —
+/// or a link paused by its far end (IEEE 802.1Qbb PFC). A `tbf` keeps earning tokens meanwhile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pause {
+    pub start: Time,
+    pub end: Time,
 }
 
 /// Linux `tc qdisc … tbf rate R burst B limit L`.

@@ -163,7 +163,8 @@ fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
             "no buffer or scheduler with tbf_rate: tbf queues in one FIFO of tbf_limit bytes",
         ));
     }
-    let bottleneck = PortSpec { scheduler, queues, shaper };
+    let pauses = t.pauses("bottleneck_pauses")?;
+    let bottleneck = PortSpec { scheduler, queues, shaper, pauses };
     Ok(Topology {
         preset,
         bottleneck_rate,

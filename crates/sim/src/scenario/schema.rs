@@ -40,6 +40,7 @@ pub(crate) const TOPOLOGY: &[(&str, Node)] = &[
     ("tbf_rate", Leaf),
     ("tbf_burst", Leaf),
     ("tbf_limit", Leaf),
+    ("bottleneck_pauses", Leaf),
     ("queue", Node::Tables(QUEUE)),
 ];
 
