@@ -113,11 +113,27 @@ tbf_limit = "{limit_bytes}B"
 TWIN_TCP = 'timers = "jiffies"\nhz = 250\n'
 
 
+def pauses_toml(stalls_s: list[tuple[float, float]]) -> str:
+    """`bottleneck_pauses` for `(start_s, length_s)` stalls, in whole ns, kept apart."""
+    pairs, end = [], 0
+    for start_s, length_s in stalls_s:
+        start = max(end, round(start_s * 1e9))
+        length = round(length_s * 1e9)
+        if length > 0:
+            pairs.append(f'["{start}ns", "{length}ns"]')
+            end = start + length
+    return f"bottleneck_pauses = [{', '.join(pairs)}]\n"
+
+
 def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int = LIMIT_BYTES,
-                    read_gap_us: int = READ_GAP_US) -> dict:
+                    read_gap_us: int = READ_GAP_US,
+                    host_stalls_s: list[tuple[float, float]] | None = None) -> dict:
     """The simulated twin of `real.single_flow` (same metric names); the receiving application
-    reads `read_gap_us` after data arrives, as the real one was measured to."""
+    reads `read_gap_us` after data arrives, as the real one was measured to, and the bottleneck
+    pauses where the real hosts left the tbf idle (`host_stalls_s`, from the SYN on)."""
     text = f'name = "twin-{cca}"\nstop = "60s"\n' + _twin_topology(limit_bytes)
+    if host_stalls_s:
+        text += pauses_toml(host_stalls_s)
     text += f'[[flow]]\ncca = "{cca}"\nsize = "{size_bytes}B"\n' + TWIN_TCP
     text += f'read_latency = "{read_gap_us}us"\n'
     summary = burstlab.run(text).summary
@@ -134,6 +150,7 @@ def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int 
         "qdisc_drops": _tbf_drops(summary),
         "acks": f["acks"],
         "read_gap_us": read_gap_us,
+        "host_stall_ms": sum(length for _, length in host_stalls_s or []) * 1e3,
     }
 
 
@@ -274,11 +291,16 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
             # queue is chaotic (cubic's retransmits range 179-400 over read gaps of 150-400 µs),
             # so the twin's value is the median of as many runs as the real side's.
             gaps = [round(r["read_gap_us"]) for r in real["runs"]]
-            sim = _median_each([sim_single_flow(cca, limit_bytes=limit, read_gap_us=g) for g in gaps])
+            stalls = [r["host_stall_list"] for r in real["runs"]]
+            sim = _median_each([sim_single_flow(cca, limit_bytes=limit, read_gap_us=g, host_stalls_s=st)
+                                for g, st in zip(gaps, stalls)])
             metrics = ["rate_fraction", "fct_s"]
             if rs["retrans_segs"]["median"] > MIN_RETRANS:
                 metrics.append("retrans_segs")
-            raw[name] = {"real": rs, "sim": sim, "twin_host": {"read_gap_us": gaps},
+            raw[name] = {"real": rs, "sim": sim,
+                         "twin_host": {"read_gap_us": gaps,
+                                       "host_stall_ms": [r["host_stall_ms"] for r in real["runs"]],
+                                       "host_stalls_not_measured": sorted({r["host_stall_why"] for r in real["runs"]} - {""})},
                          "real_vs_itself": {m: self_agreement([r[m] for r in real["runs"]], TOLERANCE[m])
                                             for m in metrics}}
             cases += [_case(name, m, rs[m], sim[m]) for m in metrics]

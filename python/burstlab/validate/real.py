@@ -19,6 +19,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from burstlab.validate.host_stalls import TbfTrace
 from burstlab.validate.topology import FRAME_BYTES, Bottleneck, Dumbbell, HostTuning, rate_bps
 from burstlab.validate.traffic import midpoint_quantiles
 
@@ -85,8 +86,10 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         tx = net.spawn(net.sender_ns[0], _traffic(py, "--timeout", str(timeout), "bulk-send",
                                                   "--host", net.receiver_addr, "--port", str(PORT),
                                                   "--bytes", str(size_bytes), "--cca", cca))
-        recv, send = _collect([rx, tx], timeout + 5)
+        with TbfTrace(f"burstlab-{net.run}", net.tbf_handle) as trace:
+            recv, send = _collect([rx, tx], timeout + 5)
         q = net.qdisc_stats()
+    stalls = trace.stalls()
     if send["cca"] != cca:
         raise RuntimeError(f"asked for {cca}, the kernel used {send['cca']}")
     info = send["tcp_info"]
@@ -112,6 +115,12 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         "read_wait_quantiles_us": recv["read_wait_quantiles_us"],
         "reader_gap_quantiles_us": recv["reader_gap_quantiles_us"],
         "acks": send["mib"]["Tcp.InSegs"],
+        # Where the hosts left the tbf idle (host_stalls.py): their count and total, and the
+        # list the twin pauses its bottleneck for ([start, length] in s; None: not measured).
+        "host_stalls": None if stalls is None else len(stalls),
+        "host_stall_ms": None if stalls is None else sum(length for _, length in stalls) * 1e3,
+        "host_stall_list": stalls,
+        "host_stall_why": trace.why,
     }
 
 

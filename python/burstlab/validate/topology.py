@@ -36,6 +36,7 @@ import re
 import signal
 import subprocess
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -282,6 +283,12 @@ class Dumbbell:
     bottleneck_dev = "rr0"
 
     @property
+    def tbf_handle(self) -> int:
+        """The tbf's handle (major << 16, as tracepoints print it), distinct per dumbbell so that
+        a trace can pick out this one's qdisc events (`host_stalls.TbfTrace`)."""
+        return (0x100 + zlib.crc32(self.run.encode()) % 0x7E00) << 16
+
+    @property
     def namespaces(self) -> list[str]:
         return [*self.sender_ns, self.router_ns, self.receiver_ns]
 
@@ -359,7 +366,7 @@ class Dumbbell:
             if self.tuning.cca is not None:
                 self.cca_default_set &= self._try_default_cca(ns, self.tuning.cca)
         run_cmd(["tc", "-n", rt, "qdisc", "add", "dev", self.bottleneck_dev, "root",
-                 *self.bottleneck.tc_args()])
+                 "handle", f"{self.tbf_handle >> 16:x}:", *self.bottleneck.tc_args()])
 
     def _try_default_cca(self, ns: str, cca: str) -> bool:
         try:
