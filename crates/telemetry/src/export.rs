@@ -285,7 +285,7 @@ mod tests {
         assert_eq!(r.packet_bytes, Some(9000));
         let h = r.hops[0];
         let occ = h.queue_occupancy_bytes.unwrap();
-        assert!(occ >= 123_456 && occ < 123_456 + 80, "{occ}");
+        assert!((123_456..123_456 + 80).contains(&occ), "{occ}");
         assert_eq!(h.hop_latency_ns, None, "NoviFlow sends all-ones");
         assert_eq!(h.egress_ts, Some(row(1).t_ns & 0xFFFF_FFFF));
         // The row sits 6 µs past a 2^32 ns wrap: the 7 µs latency straddles it.

@@ -322,7 +322,7 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
             if let Some(rec) = frame_packet(&frame).filter(|r| r.flow.is_some_and(|f| forwarded(&f))) {
                 out.push(rec);
             }
-            if out.len() as u64 % PROGRESS_EVERY == 0 {
+            if (out.len() as u64).is_multiple_of(PROGRESS_EVERY) {
                 progress(done + reader.position());
             }
         }

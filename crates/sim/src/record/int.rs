@@ -186,7 +186,7 @@ impl IntRecorder {
         let pid = hop.port as usize;
         let k = self.seen[pid];
         self.seen[pid] += 1;
-        if k % self.sample != 0 {
+        if !k.is_multiple_of(self.sample) {
             return;
         }
         let link = self.came_from.get(id.0 as usize).copied().unwrap_or(PortId::MAX);

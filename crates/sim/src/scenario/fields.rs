@@ -283,14 +283,12 @@ impl<'a> Fields<'a> {
             if length == Time::ZERO {
                 return Err(ScenarioError::field(&at, x, "a pause longer than 0, such as [\"12ms\", \"2.5ms\"]"));
             }
-            if let Some(prev) = pauses.last() {
-                if start < prev.end {
-                    let expected = format!(
-                        "a pause starting at or after the previous one ends ({}), pauses in ascending order",
-                        prev.end
-                    );
-                    return Err(ScenarioError::field(&at, x, expected));
-                }
+            if let Some(prev) = pauses.last().filter(|p| start < p.end) {
+                let expected = format!(
+                    "a pause starting at or after the previous one ends ({}), pauses in ascending order",
+                    prev.end
+                );
+                return Err(ScenarioError::field(&at, x, expected));
             }
             pauses.push(Pause { start, end: Time(start.ps().saturating_add(length.ps())) });
         }

@@ -559,7 +559,7 @@ mod tests {
             k += 1;
             assert!(k < 64, "the window never closed: {out:?}");
         }
-        let closed = out.last().unwrap().clone();
+        let closed = *out.last().unwrap();
         assert_eq!(closed.ack, k * MSS as u64, "everything is acknowledged");
         out.clear();
         r.app_read(now + Time::from_ms(1), &mut out);

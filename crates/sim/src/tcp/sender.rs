@@ -1096,7 +1096,7 @@ impl TcpSender {
             return true;
         }
         // The last bytes of a fixed-size transfer carry FIN: they never wait.
-        !self.size.is_some_and(|s| self.snd_nxt + skb_len >= s)
+        self.size.is_none_or(|s| self.snd_nxt + skb_len < s)
     }
 
     /// Cut what one `send_train()` produced into the skbs Linux would have built: runs of
@@ -1567,7 +1567,8 @@ mod tests {
         // Then it retransmits the head: two in flight.
         assert_eq!(s.tp.snd_cwnd, 2);
         assert_eq!(s.in_flight_packets(), 2);
-        assert_eq!(s.tp.snd_ssthresh, (10 * 717 / 1024).max(2));
+        // cubic: max(cwnd × 717 / 1024, 2) = 7 of a cwnd of 10.
+        assert_eq!(s.tp.snd_ssthresh, 10 * 717 / 1024);
         assert_eq!(s.stats.timeouts, 1);
         assert_eq!(out.last().map(|p| (p.seq, p.retrans)), Some((0, true)));
         assert_eq!(s.timer_deadline(), Some(at + rto * 2));

@@ -442,8 +442,11 @@ impl CongestionOps for AnyCc {
     }
 }
 
+/// A congestion control's constructor.
+pub type NewCc = fn() -> AnyCc;
+
 /// One line per algorithm: its name and constructor.
-pub const REGISTRY: &[(&str, fn() -> AnyCc)] = &[
+pub const REGISTRY: &[(&str, NewCc)] = &[
     ("reno", || AnyCc::Reno(reno::Reno)),
     ("cubic", || AnyCc::Cubic(cubic::Cubic::default())),
     ("dctcp", || AnyCc::Dctcp(dctcp::Dctcp::default())),
