@@ -9,7 +9,7 @@
 
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, SeqRange};
 use crate::scenario::{FlowSpec, HostQdisc};
-use crate::tcp::cc::{self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock};
+use crate::tcp::cc::{self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock, TCP_INFINITE_SSTHRESH};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{AckDelta, EVER_RETRANS, Scoreboard, Segment, TxInfo};
 use crate::tcp::{SYN_BYTES, header_bytes, mss_from_mtu, timer_wheel};
@@ -718,9 +718,17 @@ impl TcpSender {
         self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
     }
 
-    /// `tcp_end_cwnd_reduction()`: leave with cwnd = ssthresh.
+    /// `tcp_end_cwnd_reduction()`: leave with cwnd = ssthresh. A CCA with its own
+    /// `cong_control` (BBR) keeps its cwnd and gets no event: Linux returns first. Its ssthresh
+    /// stays `TCP_INFINITE_SSTHRESH`, which would otherwise become the cwnd. (The kernel also
+    /// requires `undo_marker` outside CWR; without undo, ours is always set in recovery.)
     fn end_cwnd_reduction(&mut self) {
-        self.tp.snd_cwnd = self.tp.snd_ssthresh.max(1);
+        if self.cc.has_cong_control() {
+            return;
+        }
+        if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh.max(1);
+        }
         self.tp.snd_cwnd_cnt = 0;
         self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
     }
@@ -1546,6 +1554,25 @@ mod tests {
             }
         }
         assert!(checked > 20, "{checked}");
+    }
+
+    #[test]
+    fn bbr_keeps_its_own_cwnd_when_recovery_ends() {
+        // `tcp_end_cwnd_reduction()` returns at once for a CCA with `cong_control`: BBR's
+        // ssthresh is TCP_INFINITE_SSTHRESH, and in STARTUP (below its target) BBR only adds to
+        // the cwnd it finds, so cwnd = ssthresh would stay 2^31 − 1 packets.
+        let (mut s, _) = established("bbr", 40);
+        let rwnd = 1 << 20;
+        let mut o = Vec::new();
+        for k in 1..40u64 {
+            s.on_packet(Time::from_ms(20) + Time::from_us(k), &ack(0, &[SeqRange { start: MSS, end: (k + 1) * MSS }], rwnd), &mut o);
+        }
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        let high = s.high_seq;
+        s.on_packet(Time::from_ms(30), &ack(high, &[], rwnd), &mut o);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!(s.tp.snd_ssthresh, TCP_INFINITE_SSTHRESH);
+        assert!(s.tp.snd_cwnd < 1000, "cwnd {}", s.tp.snd_cwnd);
     }
 
     #[test]
