@@ -73,6 +73,8 @@ pub struct AckDelta {
     pub last_ackt: Option<Time>,
     /// Send time of the first newly SACKed segment never retransmitted (`first_sackt`).
     pub first_sackt: Option<Time>,
+    /// Send time of the last newly SACKed segment never retransmitted (`last_sackt`).
+    pub last_sackt: Option<Time>,
     /// Newly acked or SACKed data included retransmitted segments.
     pub retrans_data_acked: bool,
     /// The cumulative ACK covered a segment ever retransmitted, SACKed or not (Linux
@@ -256,6 +258,7 @@ impl Scoreboard {
                 d.sacked += 1;
                 if !seg.has(EVER_RETRANS) {
                     d.first_sackt.get_or_insert(seg.sent_at);
+                    d.last_sackt = Some(seg.sent_at);
                     if seg.start < prior_fack {
                         d.reord_sacked = Some(d.reord_sacked.map_or(seg.start, |x| x.min(seg.start)));
                     }

@@ -370,11 +370,21 @@ impl TcpSender {
         let sack_rtt = d.first_sackt.map(|t| now - t);
         let ts_rtt = (snd_una_advanced && p.ts_ecr > Time::ZERO).then(|| now - p.ts_ecr);
         let rtt_sample = seq_rtt.or(sack_rtt).or(ts_rtt);
+        // The CCA's RTT, `ca_rtt_us`: of the last newly SACKed segment never retransmitted, else
+        // of the last such one cumulatively acked, else the timestamp echo (Karn's rule as
+        // `tcp_clean_rtx_queue()` and `tcp_ack_update_rtt()` apply it). It is the rate sample's
+        // `rtt_us`, BBR's min RTT among them: a retransmission's send time would make an ACK
+        // the original earned look one path RTT too fast.
+        let ca_rtt = d
+            .last_sackt
+            .or((!d.cum_retrans_acked).then_some(d.last_ackt).flatten())
+            .map(|t| now - t)
+            .or(if seq_rtt.or(sack_rtt).is_none() { ts_rtt } else { None });
         if let Some(r) = rtt_sample {
             self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
             self.rtt.reset_backoff();
             self.tp.srtt_us = self.rtt.srtt_us();
-            self.note_min_rtt(r);
+            self.note_min_rtt(ca_rtt.unwrap_or(r));
         }
         if let Some((flags, end, xmit)) = d.rack_candidate {
             self.rack_advance(now, flags, end, xmit);
@@ -382,7 +392,6 @@ impl TcpSender {
 
         self.sync_sock();
         if acked_sacked > 0 || rtt_sample.is_some() {
-            let ca_rtt = (!d.cum_retrans_acked).then_some(d.last_ackt).flatten().map(|t| now - t).or(seq_rtt);
             let sample = AckSample {
                 pkts_acked: acked_sacked,
                 rtt_us: ca_rtt.map_or(-1, |t| t.as_us() as i64),
@@ -410,7 +419,7 @@ impl TcpSender {
         self.cc.in_ack_event(&mut self.tp, flags);
 
         // cwnd (`tcp_cong_control()`).
-        let rs = self.rate_sample(now, &d, acked_sacked, newly_lost, prior_in_flight);
+        let rs = self.rate_sample(now, &d, acked_sacked, newly_lost, prior_in_flight, ca_rtt);
         self.sync_sock();
         // A CCA marks the flow app-limited by setting `tp.app_limited` (BBR in PROBE_RTT);
         // Linux's marker is the delivered count at which that ends.
@@ -534,11 +543,12 @@ impl TcpSender {
     /// `tcp_rate_skb_delivered()` + `tcp_rate_gen()`: the rate over the longer of the send
     /// phase and the ACK phase of the most recently sent segment this ACK delivered; a sample
     /// shorter than min RTT is discarded (it would overestimate bandwidth).
-    fn rate_sample(&mut self, now: Time, d: &AckDelta, acked_sacked: u32, losses: u32, prior_in_flight: u32) -> RateSample {
+    fn rate_sample(&mut self, now: Time, d: &AckDelta, acked_sacked: u32, losses: u32, prior_in_flight: u32, ca_rtt: Option<Time>) -> RateSample {
         if self.app_limited_until > 0 && self.tp.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
-        let mut rs = RateSample { delivered: -1, interval_us: -1, rtt_us: -1, losses, acked_sacked, prior_in_flight, ..Default::default() };
+        let rtt_us = ca_rtt.map_or(-1, |t| t.as_us() as i64);
+        let mut rs = RateSample { delivered: -1, interval_us: -1, rtt_us, losses, acked_sacked, prior_in_flight, ..Default::default() };
         let Some(seg) = d.rate_from else { return rs };
         if seg.tx.delivered_mstamp == Time::ZERO && seg.tx.delivered == 0 && seg.tx.first_tx == Time::ZERO {
             return rs;
@@ -550,7 +560,6 @@ impl TcpSender {
         rs.delivered = (self.tp.delivered - seg.tx.delivered) as i64;
         rs.prior_delivered = seg.tx.delivered;
         rs.is_app_limited = seg.tx.app_limited;
-        rs.rtt_us = (now - seg.sent_at).as_us() as i64;
         if interval.as_us() < self.tp.min_rtt_us as u64 {
             return rs;
         }
@@ -1573,6 +1582,33 @@ mod tests {
         assert_eq!(s.tp.ca_state, CaState::Open);
         assert_eq!(s.tp.snd_ssthresh, TCP_INFINITE_SSTHRESH);
         assert!(s.tp.snd_cwnd < 1000, "cwnd {}", s.tp.snd_cwnd);
+    }
+
+    #[test]
+    fn an_ack_the_original_earned_gives_bbr_no_rtt_of_the_retransmission() {
+        // Of the initial window sent at 10 ms, segment 0 is lost (1-9 SACKed at 20 ms) and
+        // resent in recovery; the ACK that then covers all of it comes 50 µs after the resend. Karn: no RTT from a retransmitted segment, so the rate
+        // sample's `rtt_us` is -1 and BBR's min RTT stays the path's 10 ms (it was 50 µs, and
+        // BBR's BDP with it).
+        let (mut s, _) = established("bbr", 40);
+        let rwnd = 1 << 20;
+        let mut o = Vec::new();
+        for k in 1..10u64 {
+            s.on_packet(Time::from_ms(20) + Time::from_us(k), &ack(0, &[SeqRange { start: MSS, end: (k + 1) * MSS }], rwnd), &mut o);
+        }
+        // RACK marks it lost a reordering window after its RTT; BBR then paces the resend.
+        let next = |s: &TcpSender| [s.timer_deadline(), s.pace_deadline()].into_iter().flatten().min();
+        let mut resent_at = None;
+        while resent_at.is_none() {
+            let t = next(&s).expect("a timer is armed");
+            s.on_timer(t, &mut o);
+            resent_at = o.iter().any(|p| p.seq == 0 && p.retrans).then_some(t);
+        }
+        let at = resent_at.unwrap() + Time::from_us(50);
+        let high = s.high_seq;
+        s.on_packet(at, &ack(high, &[], rwnd), &mut o);
+        let AnyCc::Bbr(bbr) = &s.cc else { panic!("not bbr") };
+        assert!(bbr.min_rtt_us() >= 9_000, "BBR min RTT {} us", bbr.min_rtt_us());
     }
 
     #[test]
