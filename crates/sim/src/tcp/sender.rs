@@ -1565,17 +1565,24 @@ mod tests {
         assert!(checked > 20, "{checked}");
     }
 
+    /// A BBR sender whose initial window went out at 10 ms, its first segment lost: at 20 ms
+    /// one ACK per µs SACKs segments 1 to `sacked`. Returns it, what it sent, and the rwnd.
+    fn bbr_missing_its_first_segment(sacked: u64) -> (TcpSender, Vec<Packet>, u64) {
+        let (mut s, _) = established("bbr", 40);
+        let rwnd = 1 << 20;
+        let mut o = Vec::new();
+        for k in 1..=sacked {
+            s.on_packet(Time::from_ms(20) + Time::from_us(k), &ack(0, &[SeqRange { start: MSS, end: (k + 1) * MSS }], rwnd), &mut o);
+        }
+        (s, o, rwnd)
+    }
+
     #[test]
     fn bbr_keeps_its_own_cwnd_when_recovery_ends() {
         // `tcp_end_cwnd_reduction()` returns at once for a CCA with `cong_control`: BBR's
         // ssthresh is TCP_INFINITE_SSTHRESH, and in STARTUP (below its target) BBR only adds to
         // the cwnd it finds, so cwnd = ssthresh would stay 2^31 − 1 packets.
-        let (mut s, _) = established("bbr", 40);
-        let rwnd = 1 << 20;
-        let mut o = Vec::new();
-        for k in 1..40u64 {
-            s.on_packet(Time::from_ms(20) + Time::from_us(k), &ack(0, &[SeqRange { start: MSS, end: (k + 1) * MSS }], rwnd), &mut o);
-        }
+        let (mut s, mut o, rwnd) = bbr_missing_its_first_segment(9);
         assert_eq!(s.tp.ca_state, CaState::Recovery);
         let high = s.high_seq;
         s.on_packet(Time::from_ms(30), &ack(high, &[], rwnd), &mut o);
@@ -1587,15 +1594,10 @@ mod tests {
     #[test]
     fn an_ack_the_original_earned_gives_bbr_no_rtt_of_the_retransmission() {
         // Of the initial window sent at 10 ms, segment 0 is lost (1-9 SACKed at 20 ms) and
-        // resent in recovery; the ACK that then covers all of it comes 50 µs after the resend. Karn: no RTT from a retransmitted segment, so the rate
-        // sample's `rtt_us` is -1 and BBR's min RTT stays the path's 10 ms (it was 50 µs, and
-        // BBR's BDP with it).
-        let (mut s, _) = established("bbr", 40);
-        let rwnd = 1 << 20;
-        let mut o = Vec::new();
-        for k in 1..10u64 {
-            s.on_packet(Time::from_ms(20) + Time::from_us(k), &ack(0, &[SeqRange { start: MSS, end: (k + 1) * MSS }], rwnd), &mut o);
-        }
+        // resent in recovery; the ACK that then covers all of it comes 50 µs after the resend.
+        // Karn: no RTT from a retransmitted segment, so the rate sample's `rtt_us` is -1 and
+        // BBR's min RTT stays the path's 10 ms (it was 50 µs, and BBR's BDP with it).
+        let (mut s, mut o, rwnd) = bbr_missing_its_first_segment(9);
         // RACK marks it lost a reordering window after its RTT; BBR then paces the resend.
         let next = |s: &TcpSender| [s.timer_deadline(), s.pace_deadline()].into_iter().flatten().min();
         let mut resent_at = None;
