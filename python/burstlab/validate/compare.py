@@ -61,9 +61,16 @@ ONSET_SHARE = 0.10
 DEFAULT_RTO = ("", None, False)
 #: `ip route ... rto_min 5ms quickack 1`: the cure for the incast collapse (issue 4).
 SHORT_RTO = ("rtomin5ms-", 0.005, True)
-FULL = {"ccas": ("reno", "cubic", "bbr"), "limits": (64 * 1024, 128 * 1024, 512 * 1024),
-        "incast_n": (1, 2, 4, 8, 16, 32), "queries": 50, "incast_variants": (DEFAULT_RTO, SHORT_RTO)}
-QUICK = {"ccas": ("reno", "cubic", "bbr"), "limits": (128 * 1024,),
+#: The single-flow cases, (cca, tbf limit in bytes), in the order they run.
+FULL_SINGLE = tuple((cca, limit) for limit in (64 * 1024, 128 * 1024, 512 * 1024)
+                    for cca in ("reno", "cubic", "bbr"))
+FULL = {"single": FULL_SINGLE, "incast_n": (1, 2, 4, 8, 16, 32), "queries": 50,
+        "incast_variants": (DEFAULT_RTO, SHORT_RTO)}
+#: The lean subset CI runs: one flow per CCA at 128 KB, and BBR at 64 KB too. BBR's retransmits
+#: at 128 KB are a known miss (docs/fidelity.md: the kernel's sender is held by its cwnd there,
+#: the twin's by its pacing); at 64 KB both sides lose at BBR's pacing and agree, so CI holds
+#: BBR's losses to issue 4's rule where this host lets a simulator be held to it.
+QUICK = {"single": (("reno", 128 * 1024), ("cubic", 128 * 1024), ("bbr", 128 * 1024), ("bbr", 64 * 1024)),
          "incast_n": (1, 8, 32), "queries": 50, "incast_variants": (DEFAULT_RTO,)}
 
 
@@ -270,7 +277,7 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
     on this shared machine (a loss-based flow then loses 5–20 % of its rate) does not move it."""
     plan = QUICK if quick else FULL
     ns = list(plan["incast_n"])
-    total = len(plan["limits"]) * len(plan["ccas"]) + len(plan["incast_variants"]) * len(ns)
+    total = len(plan["single"]) + len(plan["incast_variants"]) * len(ns)
     done = 0
 
     def starting(label: str) -> None:
@@ -281,29 +288,28 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
 
     cases: list[Case] = []
     raw: dict[str, dict] = {}
-    for limit in plan["limits"]:
-        for cca in plan["ccas"]:
-            name = f"single-{cca}-1gbit-{limit // 1024}KB"
-            starting(name)
-            real = single_flow(cca, rate=RATE, limit_bytes=limit, burst_bytes=BURST_BYTES, repeat=repeat)
-            rs = real["summary"]
-            # One twin per real run, each with that run's reader: a single flow through a shallow
-            # queue is chaotic (cubic's retransmits range 179-400 over read gaps of 150-400 µs),
-            # so the twin's value is the median of as many runs as the real side's.
-            gaps = [round(r["read_gap_us"]) for r in real["runs"]]
-            stalls = [r["host_stall_list"] for r in real["runs"]]
-            sim = _median_each([sim_single_flow(cca, limit_bytes=limit, read_gap_us=g, host_stalls_s=st)
-                                for g, st in zip(gaps, stalls)])
-            metrics = ["rate_fraction", "fct_s"]
-            if rs["retrans_segs"]["median"] > MIN_RETRANS:
-                metrics.append("retrans_segs")
-            raw[name] = {"real": rs, "sim": sim,
-                         "twin_host": {"read_gap_us": gaps,
-                                       "host_stall_ms": [r["host_stall_ms"] for r in real["runs"]],
-                                       "host_stalls_not_measured": sorted({r["host_stall_why"] for r in real["runs"]} - {""})},
-                         "real_vs_itself": {m: self_agreement([r[m] for r in real["runs"]], TOLERANCE[m])
-                                            for m in metrics}}
-            cases += [_case(name, m, rs[m], sim[m]) for m in metrics]
+    for cca, limit in plan["single"]:
+        name = f"single-{cca}-1gbit-{limit // 1024}KB"
+        starting(name)
+        real = single_flow(cca, rate=RATE, limit_bytes=limit, burst_bytes=BURST_BYTES, repeat=repeat)
+        rs = real["summary"]
+        # One twin per real run, each with that run's reader: a single flow through a shallow
+        # queue is chaotic (cubic's retransmits range 179-400 over read gaps of 150-400 µs),
+        # so the twin's value is the median of as many runs as the real side's.
+        gaps = [round(r["read_gap_us"]) for r in real["runs"]]
+        stalls = [r["host_stall_list"] for r in real["runs"]]
+        sim = _median_each([sim_single_flow(cca, limit_bytes=limit, read_gap_us=g, host_stalls_s=st)
+                            for g, st in zip(gaps, stalls)])
+        metrics = ["rate_fraction", "fct_s"]
+        if rs["retrans_segs"]["median"] > MIN_RETRANS:
+            metrics.append("retrans_segs")
+        raw[name] = {"real": rs, "sim": sim,
+                     "twin_host": {"read_gap_us": gaps,
+                                   "host_stall_ms": [r["host_stall_ms"] for r in real["runs"]],
+                                   "host_stalls_not_measured": sorted({r["host_stall_why"] for r in real["runs"]} - {""})},
+                     "real_vs_itself": {m: self_agreement([r[m] for r in real["runs"]], TOLERANCE[m])
+                                        for m in metrics}}
+        cases += [_case(name, m, rs[m], sim[m]) for m in metrics]
     step = lambda n: ns.index(n) if n is not None else len(ns)  # noqa: E731
     for tag, rto_min, quickack in plan["incast_variants"]:
         shares_real, shares_sim = {}, {}
