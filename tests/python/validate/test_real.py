@@ -47,8 +47,11 @@ def test_single_cubic_flow_reaches_shaped_rate() -> None:
     for run in r["runs"]:
         assert run["rate_fraction"] <= 1.02, run
         assert run["retrans_segs"] >= run["qdisc_drops"]
-        # The only delay is queueing: a 128 KB tbf queue drains in ~1 ms at 1 Gbit/s.
-        assert run["min_rtt_us"] < 200 and run["srtt_us"] < 3_000
+        # No delay on the path itself (min RTT), and a smoothed RTT of the 128 KB tbf queue (it
+        # drains in ~1 ms at 1 Gbit/s) plus the receiving host's batches, which held data up to
+        # ~2.5 ms more (srtt 1-3.7 ms, docs/fidelity.md "What the remaining misses have in
+        # common"). A queue the limit did not bound (pfifo's 1000 packets: 12 ms) would fail.
+        assert run["min_rtt_us"] < 200 and run["srtt_us"] < 6_000, run
 
 
 @pytest.mark.netns
