@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Everything CI checks: install, the Rust tests, then the Python tests against the installed
-# package.
+# Everything CI checks: install, the Rust tests and lints, then the Python tests against the
+# installed package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +10,8 @@ bash scripts/setup.sh
 # The test profile is optimised (Cargo.toml) and keeps debug assertions: the engine's invariants
 # (queue ≤ buffer, dequeue spacing, monotone time) are checked in every integration test.
 cargo test --workspace
+# Lints, warnings as errors: clippy comes with rustup's default profile.
+cargo clippy --workspace --all-targets -- -D warnings
 # Every telemetry parser under libFuzzer for a short while (long runs: docs/reliability.md).
 FUZZ_SECONDS="${FUZZ_SECONDS:-15}" bash scripts/fuzz.sh smoke
 "$PYTHON" -m pytest -q tests/python
