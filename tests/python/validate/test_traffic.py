@@ -51,6 +51,15 @@ def test_read_wait_is_how_long_the_oldest_unread_byte_waited() -> None:
     with a, b:
         b.setsockopt(socket.SOL_SOCKET, traffic.SO_TIMESTAMPNS, 1)
         buf = bytearray(8)
+        # The first socket to ask for stamps turns them on from a workqueue
+        # (`net_enable_timestamp()`): until it has run, skbs arrive unstamped. Wait for a stamp.
+        deadline = time.monotonic() + 5
+        while True:
+            a.sendall(b"w")
+            if traffic.read_wait_us(b, buf)[1] is not None:
+                break
+            assert time.monotonic() < deadline, "no receive timestamps after 5 s"
+            time.sleep(0.01)
         a.sendall(b"x")
         time.sleep(0.02)
         k, wait = traffic.read_wait_us(b, buf)
