@@ -132,16 +132,28 @@ def pauses_toml(stalls_s: list[tuple[float, float]]) -> str:
     return f"bottleneck_pauses = [{', '.join(pairs)}]\n"
 
 
+def buffers_toml(buffers: dict[str, list[int]] | None) -> str:
+    """Flow fields for the hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`); none
+    without them (the simulator's defaults)."""
+    if not buffers:
+        return ""
+    triple = lambda key: " ".join(str(v) for v in buffers[key])  # noqa: E731
+    return (f'tcp_rmem = "{triple("tcp_rmem")}"\ntcp_wmem = "{triple("tcp_wmem")}"\n'
+            f'rmem_max = {buffers["rmem_max"][0]}\n')
+
+
 def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int = LIMIT_BYTES,
                     read_gap_us: int = READ_GAP_US,
-                    host_stalls_s: list[tuple[float, float]] | None = None) -> dict:
+                    host_stalls_s: list[tuple[float, float]] | None = None,
+                    buffers: dict[str, list[int]] | None = None) -> dict:
     """The simulated twin of `real.single_flow` (same metric names); the receiving application
     reads `read_gap_us` after data arrives, as the real one was measured to, and the bottleneck
-    pauses where the real hosts left the tbf idle (`host_stalls_s`, from the SYN on)."""
+    pauses where the real hosts left the tbf idle (`host_stalls_s`, from the SYN on). `buffers`
+    are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`)."""
     text = f'name = "twin-{cca}"\nstop = "60s"\n' + _twin_topology(limit_bytes)
     if host_stalls_s:
         text += pauses_toml(host_stalls_s)
-    text += f'[[flow]]\ncca = "{cca}"\nsize = "{size_bytes}B"\n' + TWIN_TCP
+    text += f'[[flow]]\ncca = "{cca}"\nsize = "{size_bytes}B"\n' + TWIN_TCP + buffers_toml(buffers)
     text += f'read_latency = "{read_gap_us}us"\n'
     summary = burstlab.run(text).summary
     f = summary["flows"][0]
@@ -181,7 +193,8 @@ def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_0
                queries: int = 50, rto_min: float | None = None, quickack: bool = False,
                cca: str = "cubic", serve_time_us: float | list[float] = SERVE_TIME_US,
                read_wait_us: float | list[float] = READ_WAIT_US,
-               handshake_rtt_us: list[float] | None = None, repeat: int = 1) -> dict:
+               handshake_rtt_us: list[float] | None = None, repeat: int = 1,
+               buffers: dict[str, list[int]] | None = None) -> dict:
     """The simulated twin of `real.incast` (same metric names). Responses start one
     `serve_time_us` after another, as the real host serialises them (one time, or the measured
     steps to draw from). The aggregator reads `read_wait_us` after data
@@ -189,7 +202,8 @@ def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_0
     handshake takes one of `handshake_rtt_us` (the real connections' first RTT samples), which
     sets its min RTT; by default the path's. It answers `queries × repeat` queries, as many as
     `repeat` real runs together, so that its median and its share of slow queries are as steady
-    as theirs; counts (retransmits, timeouts, drops ...) are per `queries`, as one real run's."""
+    as theirs; counts (retransmits, timeouts, drops ...) are per `queries`, as one real run's.
+    `buffers` are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`)."""
     text = f'name = "twin-incast-{n}"\nstop = "120s"\n' + _twin_topology(limit_bytes)
     text += f"""[[incast]]
 senders = {n}
@@ -201,7 +215,7 @@ serve_time = {latency_toml(serve_time_us)}
 cca = "{cca}"
 quickack = {str(quickack).lower()}
 read_latency = {latency_toml(read_wait_us)}
-""" + TWIN_TCP
+""" + TWIN_TCP + buffers_toml(buffers)
     if not isinstance(read_wait_us, list):
         text += 'read_latency_dist = "exponential"\n'
     if handshake_rtt_us:
@@ -298,13 +312,14 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
         # so the twin's value is the median of as many runs as the real side's.
         gaps = [round(r["read_gap_us"]) for r in real["runs"]]
         stalls = [r["host_stall_list"] for r in real["runs"]]
-        sim = _median_each([sim_single_flow(cca, limit_bytes=limit, read_gap_us=g, host_stalls_s=st)
-                            for g, st in zip(gaps, stalls)])
+        sim = _median_each([sim_single_flow(cca, limit_bytes=limit, read_gap_us=g, host_stalls_s=st,
+                                            buffers=r["host_buffers"])
+                            for g, st, r in zip(gaps, stalls, real["runs"])])
         metrics = ["rate_fraction", "fct_s"]
         if rs["retrans_segs"]["median"] > MIN_RETRANS:
             metrics.append("retrans_segs")
         raw[name] = {"real": rs, "sim": sim,
-                     "twin_host": {"read_gap_us": gaps,
+                     "twin_host": {"read_gap_us": gaps, "buffers": real["runs"][0]["host_buffers"],
                                    "host_stall_ms": [r["host_stall_ms"] for r in real["runs"]],
                                    "host_stalls_not_measured": sorted({r["host_stall_why"] for r in real["runs"]} - {""})},
                      "real_vs_itself": {m: self_agreement([r[m] for r in real["runs"]], TOLERANCE[m])
@@ -326,7 +341,8 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
             # median over them, as the real value is over the runs.
             twin = [{"serve_time_us": r["serve_time_quantiles_us"] or SERVE_TIME_US,
                      "read_wait_us": r["read_wait_us"] or READ_WAIT_US,
-                     "handshake_rtt_us": r["handshake_rtt_us"]} for r in runs]
+                     "handshake_rtt_us": r["handshake_rtt_us"],
+                     "buffers": r["host_buffers"]} for r in runs]
             sims = [sim_incast(n, queries=plan["queries"], rto_min=rto_min, quickack=quickack, **host)
                     for host in twin]
             sim = _median_each(sims)

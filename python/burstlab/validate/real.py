@@ -81,6 +81,7 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
                      timeout: float) -> dict[str, float]:
     py = sys.executable
     with Dumbbell(senders=1, bottleneck=bottleneck, tuning=tuning) as net:
+        buffers = net.buffer_sysctls()
         rx = net.spawn(net.receiver_ns, _traffic(py, "--timeout", str(timeout), "bulk-recv",
                                                  "--port", str(PORT)))
         tx = net.spawn(net.sender_ns[0], _traffic(py, "--timeout", str(timeout), "bulk-send",
@@ -121,6 +122,7 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         "host_stall_ms": None if stalls is None else sum(length for _, length in stalls) * 1e3,
         "host_stall_list": stalls,
         "host_stall_why": trace.why,
+        "host_buffers": buffers,
     }
 
 
@@ -153,6 +155,7 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
                 timeout: float) -> dict[str, float]:
     py = sys.executable
     with Dumbbell(senders=1, bottleneck=bottleneck, tuning=tuning) as net:
+        buffers = net.buffer_sysctls()
         serve = net.spawn(net.sender_ns[0], _traffic(py, "--timeout", str(timeout), "incast-serve",
                                                      "--port", str(PORT), "--conns", str(n),
                                                      "--cca", tuning.cca or ""))
@@ -186,6 +189,7 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "handshake_rtt_us": served["handshake_rtt_us"],
         "handshake_rtt_median_us": statistics.median(served["handshake_rtt_us"] or [0]),
         "wake_gap_us": asked["wake_gap_us"],
+        "host_buffers": buffers,
         **spread,
     }
 

@@ -404,6 +404,17 @@ class Dumbbell:
         """Read one sysctl as seen inside `ns`."""
         return run_cmd(["ip", "netns", "exec", ns, "sysctl", "-n", key]).strip()
 
+    def buffer_sysctls(self) -> dict[str, list[int]]:
+        """The socket-buffer settings the twin must share with these hosts, as this kernel has
+        them (here `tcp_rmem[2]` is 32 MiB and `rmem_max` 4 MiB, where the simulator's defaults
+        are the 6 MiB and 208 KiB of older kernels): the receiver's `tcp_rmem` and `rmem_max`
+        (which also fix its window scale) and the sender's `tcp_wmem`."""
+        def ints(ns: str, key: str) -> list[int]:
+            return [int(v) for v in self.sysctl(ns, key).split()]
+        return {"tcp_rmem": ints(self.receiver_ns, "net.ipv4.tcp_rmem"),
+                "rmem_max": ints(self.receiver_ns, "net.core.rmem_max"),
+                "tcp_wmem": ints(self.sender_ns[0], "net.ipv4.tcp_wmem")}
+
     def qdisc_stats(self) -> dict[str, int]:
         """The bottleneck tbf's counters (`tc -s -j qdisc show`): bytes, packets, drops, overlimits."""
         out = run_cmd(["tc", "-s", "-j", "-n", self.router_ns, "qdisc", "show", "dev", self.bottleneck_dev])

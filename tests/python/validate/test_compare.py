@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from burstlab.validate.compare import (
-    _case, kernel_tbf_burst, latency_toml, sim_incast, sim_single_flow,
+    _case, buffers_toml, kernel_tbf_burst, latency_toml, sim_incast, sim_single_flow,
 )
 
 
@@ -54,6 +54,21 @@ def test_sim_single_flow_twin_runs_near_the_shaped_rate():
     # The tbf counts dropped skbs as tc does: at least one per loss episode, never more than
     # the segments lost (every one is retransmitted).
     assert 0 < m["qdisc_drops"] <= m["retrans_segs"]
+
+
+def test_twin_takes_the_hosts_socket_buffers():
+    kernel = {"tcp_rmem": [4096, 131072, 33554432], "rmem_max": [4194304], "tcp_wmem": [4096, 16384, 4194304]}
+    assert buffers_toml(kernel) == ('tcp_rmem = "4096 131072 33554432"\ntcp_wmem = "4096 16384 4194304"\n'
+                                    'rmem_max = 4194304\n')
+    assert buffers_toml(None) == ""
+    # They reach the flow: a receive buffer capped at 64 KiB offers a window the link drains
+    # long before the reader comes back (430 µs by default), so the twin runs far below the rate
+    # it reaches with the kernel's buffers.
+    small = dict(kernel, tcp_rmem=[4096, 16384, 65536], rmem_max=[65536])
+    free = sim_single_flow("cubic", size_bytes=3_000_000, buffers=kernel)
+    capped = sim_single_flow("cubic", size_bytes=3_000_000, buffers=small)
+    assert free["rate_fraction"] > 0.85
+    assert capped["rate_fraction"] < 0.7 * free["rate_fraction"]
 
 
 def test_kernel_tbf_burst_is_what_sch_tbf_ends_up_with():

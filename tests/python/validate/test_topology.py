@@ -85,6 +85,11 @@ def test_dumbbell_built_as_asked_then_gone() -> None:
             assert net.sysctl(ns, "net.ipv4.tcp_no_metrics_save") == "1"
             assert net.sysctl(ns, "net.ipv4.tcp_wmem").split() == ["4096", "16384", "4194304"]
             assert net.sysctl(ns, "net.ipv4.tcp_congestion_control") == "reno"
+        # What the twin is given is what these hosts have (the sender's wmem as set above).
+        buffers = net.buffer_sysctls()
+        assert buffers["tcp_wmem"] == [4096, 16384, 4194304]
+        assert buffers["tcp_rmem"] == [int(v) for v in net.sysctl(net.receiver_ns, "net.ipv4.tcp_rmem").split()]
+        assert len(buffers["tcp_rmem"]) == 3 and len(buffers["rmem_max"]) == 1
         assert "quickack 1" in net.routes(net.receiver_ns)
         assert net.sysctl(net.router_ns, "net.ipv4.ip_forward") == "1"
         # Only our traffic crosses the tbf: no link speaks IPv6 (solicitations, MLD reports).
