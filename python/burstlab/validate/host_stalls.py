@@ -21,9 +21,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 TRACEFS = Path("/sys/kernel/tracing")
+#: Every ftrace instance this package creates is named `burstlab-<run>`, the run being a
+#: dumbbell's `<pid>x<seq>`: `stale_instances` tells a crashed run's from a live one's by it.
+INSTANCE_PREFIX = "burstlab-"
+_INSTANCE_RE = re.compile(r"^burstlab-(\d+)x\d+$")
 MIN_STALL_S = 200e-6
 MAX_STALL_S = 20e-3
 SKIP_S = 10e-3
@@ -116,6 +121,11 @@ class TbfTrace:
         except OSError:
             pass
 
+    def close(self) -> None:
+        """Remove the instance now (idempotent): a dumbbell torn down by a signal calls this, as
+        a SIGTERM ends the process before the `with` block's exit runs."""
+        self._remove()
+
     def stalls(self) -> list[tuple[float, float]] | None:
         return None if self.text is None else tbf_stalls(self.text)
 
@@ -123,3 +133,22 @@ class TbfTrace:
 def _overrun(stats: Path) -> int:
     m = re.search(r"^overrun: (\d+)", stats.read_text(), re.M)
     return int(m.group(1)) if m else 0
+
+
+def stale_instances(alive: Callable[[int], bool], root: Path = TRACEFS) -> list[Path]:
+    """Our ftrace instances whose run's process is gone (`alive(pid)` False), e.g. after a
+    SIGKILL; each holds a ring of `BUFFER_KB` per CPU until removed."""
+    parent = root / "instances"
+    if not parent.is_dir():
+        return []
+    out = []
+    for d in sorted(parent.iterdir()):
+        m = _INSTANCE_RE.match(d.name)
+        if m is not None and not alive(int(m.group(1))):
+            out.append(d)
+    return out
+
+
+def remove_instance(path: Path) -> None:
+    """Disable an instance's events and remove it; silent if it is already gone."""
+    TbfTrace(path.name, 0, root=path.parent.parent)._remove()

@@ -19,7 +19,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from burstlab.validate.host_stalls import TbfTrace
+from burstlab.validate.host_stalls import INSTANCE_PREFIX, TbfTrace
 from burstlab.validate.topology import FRAME_BYTES, Bottleneck, Dumbbell, HostTuning, rate_bps
 from burstlab.validate.traffic import midpoint_quantiles
 
@@ -87,7 +87,8 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         tx = net.spawn(net.sender_ns[0], _traffic(py, "--timeout", str(timeout), "bulk-send",
                                                   "--host", net.receiver_addr, "--port", str(PORT),
                                                   "--bytes", str(size_bytes), "--cca", cca))
-        with TbfTrace(f"burstlab-{net.run}", net.tbf_handle) as trace:
+        with TbfTrace(f"{INSTANCE_PREFIX}{net.run}", net.tbf_handle) as trace:
+            net.on_close(trace.close)
             recv, send = _collect([rx, tx], timeout + 5)
         q = net.qdisc_stats()
     stalls = trace.stalls()
@@ -262,7 +263,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     i.add_argument("--quickack", action="store_true")
     i.add_argument("--cca", default="cubic")
     i.add_argument("--repeat", type=int, default=1)
-    c = sub.add_parser("cleanup", help="remove bl-* namespaces left by crashed runs")
+    c = sub.add_parser("cleanup", help="remove bl-* namespaces and burstlab-* ftrace instances left by crashed runs")
     c.add_argument("--all", action="store_true", help="also those of live runs")
     ln = sub.add_parser("lean")
     ln.add_argument("--repeat", type=int, default=3)

@@ -37,11 +37,13 @@ import signal
 import subprocess
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
+
+from burstlab.validate import host_stalls
 
 #: Every namespace this package creates starts with this prefix; `cleanup_stale` relies on it.
 PREFIX = "bl-"
@@ -132,7 +134,8 @@ def delete_namespace(ns: str) -> None:
 
 
 def cleanup_stale(*, all_runs: bool = False) -> list[str]:
-    """Delete `bl-*` namespaces left by runs whose process is gone; return the names removed.
+    """Delete `bl-*` namespaces, and the `burstlab-*` ftrace instances (`host_stalls`), left by
+    runs whose process is gone; return the names removed.
 
     A namespace whose name does not parse, or whose owning pid is dead, is stale. With
     `all_runs=True` live runs' namespaces are removed too (only for a machine you own alone).
@@ -142,6 +145,9 @@ def cleanup_stale(*, all_runs: bool = False) -> list[str]:
         if all_runs or _stale(ns):
             delete_namespace(ns)
             removed.append(ns)
+    for inst in host_stalls.stale_instances(lambda pid: pid == os.getpid() or _alive(pid)):
+        host_stalls.remove_instance(inst)
+        removed.append(f"tracefs instance {inst.name}")
     return removed
 
 
@@ -254,6 +260,7 @@ class Dumbbell:
     _created: list[str] = field(default_factory=list, init=False, repr=False)
     _procs: list[subprocess.Popen] = field(default_factory=list, init=False, repr=False)
     _old_handlers: dict[int, Any] = field(default_factory=dict, init=False, repr=False)
+    _on_close: list[Callable[[], None]] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 1 <= self.senders <= MAX_SENDERS:
@@ -305,8 +312,19 @@ class Dumbbell:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def on_close(self, teardown: Callable[[], None]) -> None:
+        """Have `close()` also run `teardown` (first, once): for what a run sets up outside the
+        namespaces, such as an ftrace instance, so that a signal removes it too."""
+        self._on_close.append(teardown)
+
     def close(self) -> None:
-        """Idempotent teardown: our child processes, then every namespace we created."""
+        """Idempotent teardown: what `on_close` registered, our child processes, then every
+        namespace we created."""
+        while self._on_close:
+            try:
+                self._on_close.pop()()
+            except OSError:
+                pass  # best effort: a teardown must not stop the rest
         for proc in self._procs:
             if proc.poll() is None:
                 try:

@@ -1,7 +1,7 @@
 """The hosts' stalls of the bottleneck, read from a tbf's enqueue and dequeue tracepoints."""
 
 from burstlab.validate.compare import pauses_toml
-from burstlab.validate.host_stalls import TbfTrace, tbf_stalls
+from burstlab.validate.host_stalls import TbfTrace, stale_instances, tbf_stalls
 
 
 def _line(t: float, kind: str, packets: int = 1) -> str:
@@ -50,3 +50,11 @@ def test_without_tracefs_there_are_no_stalls_and_the_reason_is_kept(tmp_path):
     with TbfTrace("burstlab-test", 0x1A20000, root=tmp_path) as tr:
         pass
     assert tr.stalls() is None and "tracefs" in tr.why
+
+
+def test_stale_instances_are_ours_whose_run_is_gone(tmp_path):
+    for name in ("burstlab-101x0", "burstlab-202x3", "burstlab-notarun", "someone-101x0"):
+        (tmp_path / "instances" / name).mkdir(parents=True)
+    stale = stale_instances(lambda pid: pid == 202, root=tmp_path)
+    assert [d.name for d in stale] == ["burstlab-101x0"]
+    assert stale_instances(lambda pid: True, root=tmp_path / "nowhere") == []

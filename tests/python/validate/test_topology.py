@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import burstlab.validate
+from burstlab.validate.host_stalls import TRACEFS
 from burstlab.validate.topology import (
     Bottleneck,
     Dumbbell,
@@ -114,11 +115,15 @@ def test_dumbbell_torn_down_after_exception() -> None:
 
 _CHILD = textwrap.dedent("""
     import json, sys, time
+    from burstlab.validate.host_stalls import INSTANCE_PREFIX, TbfTrace
     from burstlab.validate.topology import Dumbbell
     with Dumbbell() as net:
         p = net.spawn(net.receiver_ns, ["sleep", "30"])
-        print(json.dumps({"ns": net.namespaces, "pid": p.pid}), flush=True)
-        time.sleep(30)
+        with TbfTrace(INSTANCE_PREFIX + net.run, net.tbf_handle) as trace:
+            net.on_close(trace.close)
+            print(json.dumps({"ns": net.namespaces, "pid": p.pid, "trace": str(trace.dir),
+                              "traced": not trace.why}), flush=True)
+            time.sleep(30)
 """)
 
 
@@ -142,6 +147,10 @@ def test_dumbbell_torn_down_when_child_run_signalled(sig: signal.Signals) -> Non
     if sig == signal.SIGINT:
         assert "KeyboardInterrupt" in child.stderr.read()
     _assert_torn_down(info["ns"], [info["pid"]])
+    # The run's ftrace instance goes too: SIGTERM ends the process before any `with` exits, so
+    # the dumbbell's teardown removes it.
+    assert info["traced"], "no ftrace instance to check (tracefs not mounted?)"
+    assert not Path(info["trace"]).exists(), f"ftrace instance left behind: {info['trace']}"
 
 
 @pytest.mark.netns
@@ -150,12 +159,22 @@ def test_cleanup_stale_removes_dead_runs_only() -> None:
     dead.wait()
     stale = f"bl-{dead.pid}x0-s0"
     run_cmd(["ip", "netns", "add", stale])
+    # A SIGKILLed run's ftrace instance, and a live one of ours.
+    instances = TRACEFS / "instances"
+    stale_trace, live_trace = instances / f"burstlab-{dead.pid}x0", instances / f"burstlab-{os.getpid()}x999"
+    stale_trace.mkdir()
+    live_trace.mkdir()
     try:
         with Dumbbell() as net:
             removed = cleanup_stale()
             assert stale in removed
+            assert f"tracefs instance {stale_trace.name}" in removed
             assert not set(net.namespaces) & set(removed)
             assert set(net.namespaces) <= set(list_namespaces())
+        assert not stale_trace.exists() and live_trace.exists()
     finally:
         run_cmd(["ip", "netns", "del", stale], check=False)
+        for d in (stale_trace, live_trace):
+            if d.exists():
+                d.rmdir()
     assert stale not in list_namespaces()
