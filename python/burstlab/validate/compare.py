@@ -320,6 +320,7 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
             metrics.append("retrans_segs")
         raw[name] = {"real": rs, "sim": sim,
                      "twin_host": {"read_gap_us": gaps, "buffers": real["runs"][0]["host_buffers"],
+                                   "host_stalls_s": stalls,
                                    "host_stall_ms": [r["host_stall_ms"] for r in real["runs"]],
                                    "host_stalls_not_measured": sorted({r["host_stall_why"] for r in real["runs"]} - {""})},
                      "real_vs_itself": {m: self_agreement([r[m] for r in real["runs"]], TOLERANCE[m])
