@@ -28,7 +28,7 @@ TRACEFS = Path("/sys/kernel/tracing")
 #: Every ftrace instance this package creates is named `burstlab-<run>`, the run being a
 #: dumbbell's `<pid>x<seq>`: `stale_instances` tells a crashed run's from a live one's by it.
 INSTANCE_PREFIX = "burstlab-"
-_INSTANCE_RE = re.compile(r"^burstlab-(\d+)x\d+$")
+_INSTANCE_RE = re.compile(rf"^{INSTANCE_PREFIX}(\d+)x\d+$")
 MIN_STALL_S = 200e-6
 MAX_STALL_S = 20e-3
 SKIP_S = 10e-3
@@ -109,17 +109,7 @@ class TbfTrace:
             self._remove()
 
     def _remove(self) -> None:
-        if not self.dir.is_dir():
-            return
-        for event in _EVENTS:
-            try:
-                self._write(f"events/{event}/enable", "0")
-            except OSError:
-                pass
-        try:
-            os.rmdir(self.dir)
-        except OSError:
-            pass
+        remove_instance(self.dir)
 
     def close(self) -> None:
         """Remove the instance now (idempotent): a dumbbell torn down by a signal calls this, as
@@ -151,4 +141,14 @@ def stale_instances(alive: Callable[[int], bool], root: Path = TRACEFS) -> list[
 
 def remove_instance(path: Path) -> None:
     """Disable an instance's events and remove it; silent if it is already gone."""
-    TbfTrace(path.name, 0, root=path.parent.parent)._remove()
+    if not path.is_dir():
+        return
+    for event in _EVENTS:
+        try:
+            (path / "events" / event / "enable").write_text("0")
+        except OSError:
+            pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
