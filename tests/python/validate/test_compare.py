@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from burstlab.validate.compare import (
-    _case, buffers_toml, kernel_tbf_burst, latency_toml, sim_incast, sim_single_flow,
+    _case, buffers_toml, kernel_tbf_burst, latency_toml, onset_steps, sim_incast, sim_single_flow,
 )
 
 
@@ -26,6 +26,18 @@ def test_tolerance_is_the_issues_or_the_real_runs_spread_whichever_is_wider():
     assert not _case("c", "retrans_segs", noisy, 261.0).passed
     assert _case("c", "retrans_segs", noisy, 57.0).passed
     assert not _case("c", "retrans_segs", noisy, 55.0).passed
+
+
+def test_onsets_agree_within_one_step_and_only_if_both_sides_collapse():
+    full, quick = [1, 2, 4, 8, 16, 32], [1, 8, 32]
+    assert onset_steps(16, 16, full) == (0, True)
+    assert onset_steps(16, 32, full) == (1, True)
+    assert onset_steps(8, 32, full) == (2, False)
+    assert onset_steps(None, None, full) == (0, True)
+    # A twin that never collapses is one step past a kernel collapsing at 32, and still wrong.
+    assert onset_steps(32, None, quick) == (1, False)
+    assert onset_steps(None, 32, quick) == (1, False)
+    assert onset_steps(16, None, full) == (2, False)
 
 
 def test_latency_toml_is_a_time_or_a_list_of_times():
