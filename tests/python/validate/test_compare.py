@@ -4,13 +4,14 @@ against the real kernel (netns)."""
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 
 import pytest
 
 from burstlab.validate.compare import (
-    _case, buffers_toml, kernel_tbf_burst, latency_toml, onset_steps, sim_incast, sim_single_flow,
+    _case, _onset, buffers_toml, kernel_tbf_burst, latency_toml, onset_steps, sim_incast, sim_single_flow,
 )
 
 
@@ -143,6 +144,38 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
     # 4,251 segments (median 1,800), the twin about 4,450. CI holds them to what a correct
     # simulator of this host can be sure of: inside the real runs' range widened threefold. A
     # BBR that lost nothing or resent whole windows would not be.
-    real = json.loads(detail.read_text())["detail"]["single-bbr-1gbit-128KB"]
+    det = json.loads(detail.read_text())["detail"]
+    real = det["single-bbr-1gbit-128KB"]
     lo, hi, sim = real["real"]["retrans_segs"]["min"], real["real"]["retrans_segs"]["max"], real["sim"]["retrans_segs"]
     assert lo / 3 <= sim <= hi * 3, (lo, hi, sim)
+    _broken_twins_fail_on_the_same_real_runs(det)
+
+
+def _single_twins(case: dict, cca: str, limit_bytes: int) -> dict:
+    """The median over a case's twins rebuilt from `--detail` (one per real run)."""
+    h = case["twin_host"]
+    sims = [sim_single_flow(cca, limit_bytes=limit_bytes, read_gap_us=g, host_stalls_s=st, buffers=h["buffers"])
+            for g, st in zip(h["read_gap_us"], h["host_stalls_s"])]
+    return {k: statistics.median(s[k] for s in sims) for k in sims[0]}
+
+
+def _broken_twins_fail_on_the_same_real_runs(det: dict) -> None:
+    """The tolerances are not so wide that anything passes: twins broken on purpose, given the
+    same hosts' measurements as the real ones, fail the same real runs."""
+    # The wrong congestion control: cubic resends hundreds where BBR resends thousands.
+    bbr = det["single-bbr-1gbit-64KB"]
+    as_cubic = _single_twins(bbr, "cubic", 64 * 1024)
+    assert not _case("c", "retrans_segs", bbr["real"]["retrans_segs"], as_cubic["retrans_segs"]).passed, as_cubic
+    # The wrong queue: a 16 KB tbf limit starves reno's window.
+    reno = det["single-reno-1gbit-128KB"]
+    shallow = _single_twins(reno, "reno", 16 * 1024)
+    assert not _case("c", "rate_fraction", reno["real"]["rate_fraction"], shallow["rate_fraction"]).passed, shallow
+    # No 200 ms RTO floor: the twins never collapse, while the kernel does at N = 32.
+    ns = [1, 8, 32]
+    real_shares, floorless = {}, {}
+    for n in ns:
+        case = det[f"incast-{n}-128KB"]
+        real_shares[n] = case["real"]["frac_over_100ms"]["mean"]
+        sims = [sim_incast(n, queries=50, rto_min=0.005, **host) for host in case["twin_host"]]
+        floorless[n] = statistics.fmean(s["frac_over_100ms"] for s in sims)
+    assert not onset_steps(_onset(real_shares), _onset(floorless), ns)[1], (real_shares, floorless)
