@@ -116,39 +116,56 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
     keys = {"name", "metric", "real", "sim", "rel_error", "tolerance", "pass"}
     assert all(set(c) == keys for c in cases)
     by = {(c["name"], c["metric"]): c for c in cases}
+    det = json.loads(detail.read_text())["detail"]
+    failures: list[str] = []
+
+    def check(name: str, metric: str) -> None:
+        case = by[(name, metric)]
+        if not case["pass"]:
+            failures.append(f"{case}\n    host: {_host_context(det[name])}")
+
     # Incast as issue 4 asks: the median query time at N = 1, 8 and 32 within 15 % (or the real
     # runs' spread), and the collapse (>= 10 % of queries over 100 ms) from the same N, one step
     # either way. The twin is given the hosts' measured latencies, not fitted to these numbers.
     for n in (1, 8, 32):
-        case = by[(f"incast-{n}-128KB", "qct_median_s")]
-        assert case["pass"], case
-    assert by[("incast-onset-128KB", "onset_n")]["pass"], by[("incast-onset-128KB", "onset_n")]
+        check(f"incast-{n}-128KB", "qct_median_s")
+    if not by[("incast-onset-128KB", "onset_n")]["pass"]:
+        failures.append(str(by[("incast-onset-128KB", "onset_n")]))
     # One bulk flow through the tbf: throughput and FCT within the issue's 5 % (or the real runs'
     # spread widened by it).
     for cca in ("reno", "cubic", "bbr"):
         for metric in ("rate_fraction", "fct_s"):
-            case = by[(f"single-{cca}-1gbit-128KB", metric)]
-            assert case["pass"], case
+            check(f"single-{cca}-1gbit-128KB", metric)
     # Retransmits of reno and cubic: the same rule (30 %, or the real runs' spread widened by it).
     for cca in ("reno", "cubic"):
-        case = by[(f"single-{cca}-1gbit-128KB", "retrans_segs")]
-        assert case["pass"], case
+        check(f"single-{cca}-1gbit-128KB", "retrans_segs")
     # BBR through 64 KB, where it loses thousands of segments at its pacing rate on both sides
     # (2026-11-25: real 3,424-5,881 over ten runs, the twin 3,694-4,966): rate, FCT and
     # retransmits under the same rule. A BBR whose bandwidth filter, pacing gain or loss recovery
-    # were off would resend another number.
+    # were off would resend another number. On a host that stalls the flows for a tenth of the
+    # run or more the twin resends twice the kernel's and this fails (docs/fidelity.md, "How
+    # often a sitting fails on this host"): the host context printed with a failure says so.
     for metric in ("rate_fraction", "fct_s", "retrans_segs"):
-        case = by[("single-bbr-1gbit-64KB", metric)]
-        assert case["pass"], case
+        check("single-bbr-1gbit-64KB", metric)
     # At 128 KB BBR's retransmits are a known miss (docs/fidelity.md): ten real runs resent 33 to
     # 4,251 segments (median 1,800), the twin about 4,450. CI holds them to what a correct
     # simulator of this host can be sure of: inside the real runs' range widened threefold. A
     # BBR that lost nothing or resent whole windows would not be.
-    det = json.loads(detail.read_text())["detail"]
     real = det["single-bbr-1gbit-128KB"]
     lo, hi, sim = real["real"]["retrans_segs"]["min"], real["real"]["retrans_segs"]["max"], real["sim"]["retrans_segs"]
-    assert lo / 3 <= sim <= hi * 3, (lo, hi, sim)
+    if not lo / 3 <= sim <= hi * 3:
+        failures.append(f"single-bbr-1gbit-128KB retransmits: twin {sim} outside [{lo / 3:.0f}, {hi * 3:.0f}]")
     _broken_twins_fail_on_the_same_real_runs(det)
+    assert not failures, "\n".join(failures)
+
+
+def _host_context(case: dict) -> str:
+    """What the hosts did in a case's real runs, for a failure's message: a slow host is the
+    known cause of the single flows' and incast N = 1's misses."""
+    h = case["twin_host"]
+    if isinstance(h, dict):
+        return f"stalled {[round(ms) for ms in h['host_stall_ms']]} ms per run (~0.5 s each)"
+    return f"the aggregator waited {[round(x['read_wait_us']) for x in h]} µs on average per run"
 
 
 def _single_twins(case: dict, cca: str, limit_bytes: int) -> dict:
