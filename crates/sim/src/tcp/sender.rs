@@ -1035,10 +1035,15 @@ impl TcpSender {
     }
 
     /// Send up to `goal` segments while cwnd and TSQ allow; returns (segments, payload bytes,
-    /// new segments).
+    /// new segments). Unpaced, new data leaves skb by skb as `tcp_write_xmit()` sends it: each
+    /// skb takes at most `tcp_cwnd_test()`'s quota, and before each one `tcp_tso_should_defer()`
+    /// may hold the rest back for the next ACK — so a window that grew by one segment does not
+    /// trail its skb with a one-segment skb while an ACK is due.
     fn send_train(&mut self, now: Time, goal: u32, out: &mut Vec<Packet>) -> (u32, u64, u32) {
         let (mut n, mut bytes, mut new) = (0, 0u64, 0);
         let first = out.len();
+        // Segments the unpaced skb being built may still take; 0 = the next one starts an skb.
+        let mut skb_room = 0;
         while n < goal && self.board.in_flight() < self.tp.snd_cwnd && !self.tsq_full() {
             if let Some(i) = self.board.next_lost() {
                 bytes += self.retransmit(i, now, out) as u64;
@@ -1046,9 +1051,16 @@ impl TcpSender {
                 if i == 0 && self.timer_kind() != Some(TimerKind::Reo) {
                     self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
                 }
+                skb_room = 0;
             } else if let Some(len) = self.next_new_len() {
-                if new == 0 && goal == u32::MAX && self.tso_should_defer(now) {
-                    break;
+                if goal == u32::MAX {
+                    if skb_room == 0 {
+                        if self.tso_should_defer(now) {
+                            break;
+                        }
+                        skb_room = self.cwnd_quota();
+                    }
+                    skb_room -= 1;
                 }
                 self.send_new_segment(now, out);
                 bytes += len as u64;
@@ -1060,6 +1072,14 @@ impl TcpSender {
         }
         self.group_skbs(&mut out[first..]);
         (n, bytes, new)
+    }
+
+    /// `tcp_cwnd_test()`, capped at `tcp_tso_segs()` as `tcp_write_xmit()` caps it: the
+    /// segments the next skb may take — half of cwnd "to have at least 2 GSO packets in
+    /// flight", at most what cwnd leaves.
+    fn cwnd_quota(&self) -> u32 {
+        let room = self.tp.snd_cwnd.saturating_sub(self.board.in_flight());
+        (self.tp.snd_cwnd / 2).max(1).min(room).min(self.tso_segs())
     }
 
     /// `tcp_tso_segs()`: the segments of a full TSO skb (`tcp_tso_autosize()`; before the first
@@ -1445,9 +1465,11 @@ mod tests {
         // segments leave. Afterwards each ACK frees 2 segments and adds 2 to cwnd (slow start):
         // 4 may leave, less than a full TSO skb (7 segments: 2·cwnd/srtt >> 10 ≈ 10 KB) and less
         // than cwnd / 3, and the head's ACK is due now, so TCP waits (`tcp_tso_should_defer()`)
-        // and sends on the next ACK, when 8 are free: a skb of 7 and one of 1.
+        // and sends on the next ACK, when 8 are free: a skb of 7. The eighth segment waits as
+        // well: `tcp_write_xmit()` asks before every skb, and one segment is no more worth
+        // sending than four (before 2026-11-25 it left as an skb of 1 behind the 7).
         let (s, sent) = deferral_run(6, 50);
-        assert_eq!(sent, [4, 0, 8, 0, 8, 0]);
+        assert_eq!(sent, [4, 0, 7, 0, 7, 0]);
         assert_eq!(s.tso_segs(), 8, "grown with cwnd by the end");
         // Deferring for cwnd keeps the flow cwnd-limited, so slow start goes on growing.
         assert!(s.tp.is_cwnd_limited);
