@@ -191,6 +191,8 @@ pub struct FlowSpec {
     pub initcwnd: u32,
     /// `ip route … initrwnd` (packets); 0 = kernel default.
     pub initrwnd: u32,
+    /// `net.ipv4.tcp_comp_sack_nr` of the receiving host; 0 turns SACK compression off.
+    pub comp_sack_nr: u32,
     /// `ip route … rto_min`; default `TCP_RTO_MIN` = 200 ms.
     pub rto_min: Time,
     /// `ip route … quickack 1`: the receiver never delays ACKs.
@@ -233,6 +235,7 @@ impl FlowSpec {
             window_model: WindowModel::ScalingRatio(crate::tcp::rwnd::TCP_DEFAULT_SCALING_RATIO),
             initcwnd: TCP_INIT_CWND,
             initrwnd: 0,
+            comp_sack_nr: crate::tcp::receiver::TCP_COMP_SACK_NR,
             rto_min: TCP_RTO_MIN,
             quickack: false,
             ecn: false,

@@ -55,6 +55,7 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("scaling_ratio", Leaf),
     ("initcwnd", Leaf),
     ("initrwnd", Leaf),
+    ("tcp_comp_sack_nr", Leaf),
     ("rto_min", Leaf),
     ("quickack", Leaf),
     ("ecn", Leaf),

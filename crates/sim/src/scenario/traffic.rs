@@ -37,6 +37,9 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         .integer("initcwnd", 1..=U32_MAX)?
         .map_or(TCP_INIT_CWND, |v| v as u32);
     let initrwnd = q.integer("initrwnd", 0..=U32_MAX)?.map_or(0, |v| v as u32);
+    let comp_sack_nr = q
+        .integer("tcp_comp_sack_nr", 0..=255)?
+        .map_or(crate::tcp::receiver::TCP_COMP_SACK_NR, |v| v as u32);
     let rto_min = q.time("rto_min")?.unwrap_or(TCP_RTO_MIN);
     q.ensure("rto_min", rto_min > Time::ZERO, || {
         "a time above 0, such as \"200ms\"".into()
@@ -53,6 +56,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         window_model,
         initcwnd,
         initrwnd,
+        comp_sack_nr,
         rto_min,
         quickack: q.boolean("quickack")?.unwrap_or(false),
         ecn: q.boolean("ecn")?.unwrap_or(false),

@@ -1,13 +1,14 @@
 //! The receiving side of a TCP connection: in-order delivery to the application, the
-//! out-of-order queue and SACK blocks (RFC 2018), delayed ACKs as Linux sends them
-//! (`net/ipv4/tcp_input.c` `__tcp_ack_snd_check()`, `tcp_event_data_recv()`), and the
-//! advertised window ([`crate::tcp::rwnd`]).
+//! out-of-order queue and SACK blocks (RFC 2018), delayed ACKs and compressed SACKs as Linux
+//! sends them (`net/ipv4/tcp_input.c` `__tcp_ack_snd_check()`, `tcp_event_data_recv()`), and
+//! the advertised window ([`crate::tcp::rwnd`]).
 //!
 //! The application (iperf3's receiver) reads every in-order byte at once.
 
 use crate::packet::{Ecn, FlowId, Kind, MAX_SACK_BLOCKS, NodeId, Packet, SeqRange};
 use crate::scenario::FlowSpec;
 use crate::tcp::rtt::TCP_RTO_MIN;
+use crate::tcp::sender::TCP_FASTRETRANS_THRESH;
 use crate::tcp::rwnd::{RcvWindow, RcvWindowConfig};
 use crate::tcp::{SYN_BYTES, ack_bytes, mss_from_mtu, timer_wheel};
 use crate::time::Time;
@@ -18,6 +19,16 @@ pub const TCP_DELACK_MIN: Time = Time::from_ms(40);
 pub const TCP_DELACK_MAX: Time = Time::from_ms(200);
 /// `TCP_MAX_QUICKACKS` = 16 (`include/net/tcp.h`): ACKs sent at once after the first data.
 pub const TCP_MAX_QUICKACKS: u32 = 16;
+/// `net.ipv4.tcp_comp_sack_nr` default (`tcp_sk_init()`, `Documentation/networking/
+/// ip-sysctl.rst`): at most 44 duplicate ACKs wait to go out as one; 0 turns SACK
+/// compression off.
+pub const TCP_COMP_SACK_NR: u32 = 44;
+/// `net.ipv4.tcp_comp_sack_delay_ns` default, 1 ms ("to meet TSO autosizing period"): the cap
+/// on the compression timer, which is otherwise 5 % of the RTT.
+pub const TCP_COMP_SACK_DELAY: Time = Time::from_ms(1);
+/// `net.ipv4.tcp_comp_sack_slack_ns` default, 100 µs: the compression hrtimer's slack
+/// (`hrtimer_start_range_ns()`); alone on its CPU it fires at the end of the range.
+pub const TCP_COMP_SACK_SLACK: Time = Time::from_us(100);
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReceiverStats {
@@ -68,6 +79,14 @@ pub struct TcpReceiver {
     pushed: bool,
     /// An earlier segment of the GSO skb being received asked for an immediate ACK.
     skb_ack_now: bool,
+    /// SACK compression (`tcp_comp_sack_nr`; 0 = off): duplicate ACKs sent at once for the
+    /// current `rcv_nxt` (`dup_ack_counter`, for `compressed_ack_rcv_nxt`), ACKs held back
+    /// since the last one sent (`compressed_ack`), and when the held-back ones go out.
+    comp_sack_nr: u32,
+    dup_ack_counter: u32,
+    compressed_ack_rcv_nxt: u64,
+    compressed_ack: u32,
+    comp_sack_at: Option<Time>,
     /// A duplicate segment to report as the first SACK block of the next ACK (D-SACK, RFC 2883
     /// §4; `tcp_dsack_set()`, `net.ipv4.tcp_dsack` = 1).
     dsack: Option<SeqRange>,
@@ -110,6 +129,11 @@ impl TcpReceiver {
             slow_reader: !spec.read_latency.is_zero(),
             pushed: false,
             skb_ack_now: false,
+            comp_sack_nr: spec.comp_sack_nr,
+            dup_ack_counter: 0,
+            compressed_ack_rcv_nxt: 0,
+            compressed_ack: 0,
+            comp_sack_at: None,
             dsack: None,
             last_data_at: None,
             ts_recent: Time::ZERO,
@@ -131,8 +155,12 @@ impl TcpReceiver {
     }
 
     /// When the delayed-ACK timer is due, if armed.
+    /// The earlier of the delayed-ACK timer and the SACK-compression timer.
     pub fn delack_deadline(&self) -> Option<Time> {
-        self.delack
+        match (self.delack, self.comp_sack_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     pub fn on_packet(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
@@ -192,8 +220,10 @@ impl TcpReceiver {
                 self.quick = self.quick.max(1);
             }
             self.advance(end);
-            // Filling a hole, or data still out of order: ACK now (`tcp_data_queue()`).
-            ack_now |= had_ofo;
+            // Filling the last hole: ACK now (`tcp_data_queue()`, RFC 5681 §4.2). Filling one
+            // of several moves `rcv_nxt`, which restarts SACK compression's count below, so
+            // that ACK leaves at once too.
+            ack_now |= had_ofo && self.ofo.is_empty();
             // A segment shorter than rcv_mss sets `ICSK_ACK_PUSHED`; once the application has
             // drained it, `tcp_cleanup_rbuf()` ACKs at once (the tail of a transfer).
             if self.slow_reader {
@@ -202,13 +232,18 @@ impl TcpReceiver {
                 ack_now |= p.payload < self.rcv_mss;
             }
         } else {
+            // `tcp_sack_new_ofo_skb()`: data that extends no SACK block among the first two
+            // (`TCP_SACK_BLOCKS_EXPECTED`) of the four remembered sends what compression held
+            // back first, so that older blocks are not lost from the ACKs.
+            if self.compressed_ack > 0 && self.sack_block_index(start, end).is_none_or(|i| i >= 2) {
+                self.send_ack(now, out);
+            }
             self.insert_ofo(start, end);
             if self.win.on_ofo_data(p.payload, self.held_bytes()) {
                 self.quick = self.quick.max(1);
             }
-            // Out-of-order data: an immediate duplicate ACK with SACK (`tcp_data_queue_ofo()`
-            // schedules an ACK; it does not enter quick-ack mode).
-            ack_now = true;
+            // Out-of-order data schedules an ACK (`tcp_data_queue_ofo()`; no quick-ack mode),
+            // which SACK compression may hold back (below).
         }
 
         // After queueing, as `tcp_event_data_recv()` calls `tcp_ecn_check_ce()` (not for
@@ -232,8 +267,37 @@ impl TcpReceiver {
                 || self.win.would_offer(self.held_bytes()) >= self.win.rcv_wnd());
         if ack_now || full_frame || self.quick > 0 {
             self.send_ack(now, out);
+        } else if !self.ofo.is_empty() {
+            self.compress_sack(now, out);
         } else if self.delack.is_none() {
             self.delack = Some(timer_wheel::fires_at(now, TCP_DELACK_MIN, self.jiffy));
+        }
+    }
+
+    /// `__tcp_ack_snd_check()` with data out of order (SACK compression, Linux ≥ 4.18): the
+    /// first `TCP_FASTRETRANS_THRESH` duplicate ACKs for an `rcv_nxt` leave at once, for the
+    /// sender's fast retransmit; later ones wait for a timer of 5 % of the RTT, at most
+    /// `tcp_comp_sack_delay_ns`, plus its slack, or until `tcp_comp_sack_nr` are waiting. Any
+    /// ACK sent meanwhile takes them along (`tcp_event_ack_sent()`). The RTT is the
+    /// receiver's estimate (`rcv_rtt_est`); Linux takes the smaller of it and the socket's
+    /// srtt, which for a receiver is its handshake's.
+    fn compress_sack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.comp_sack_nr == 0 || self.compressed_ack >= self.comp_sack_nr {
+            return self.send_ack(now, out);
+        }
+        if self.compressed_ack_rcv_nxt != self.rcv_nxt {
+            self.compressed_ack_rcv_nxt = self.rcv_nxt;
+            self.dup_ack_counter = 0;
+        }
+        if self.dup_ack_counter < TCP_FASTRETRANS_THRESH {
+            self.dup_ack_counter += 1;
+            return self.send_ack(now, out);
+        }
+        self.compressed_ack += 1;
+        if self.comp_sack_at.is_none() {
+            let rtt = self.rcv_rtt.unwrap_or(Time::ZERO);
+            let delay = TCP_COMP_SACK_DELAY.min(Time(rtt.ps() / 20));
+            self.comp_sack_at = Some(now + delay + TCP_COMP_SACK_SLACK);
         }
     }
 
@@ -363,6 +427,22 @@ impl TcpReceiver {
         }
     }
 
+    /// Which of the SACK blocks Linux remembers (`TCP_NUM_SACKS` = 4, most recent first) data
+    /// `start..end` would extend (`tcp_sack_extend()`: overlapping or adjacent); `None` if it
+    /// starts a block of its own, or if no block is remembered yet (Linux then goes no
+    /// further: a first block flushes nothing).
+    fn sack_block_index(&self, start: u64, end: u64) -> Option<usize> {
+        let blocks = self.recent.iter().take(4).filter_map(|s| self.ofo.iter().find(|r| r.start == *s));
+        let mut n = 0;
+        for (i, r) in blocks.enumerate() {
+            if r.start <= end && start <= r.end {
+                return Some(i);
+            }
+            n = i + 1;
+        }
+        (n < 2).then_some(0)
+    }
+
     fn insert_ofo(&mut self, start: u64, end: u64) {
         let i = self.ofo.partition_point(|r| r.end < start);
         let mut new = SeqRange { start, end };
@@ -420,12 +500,21 @@ impl TcpReceiver {
         self.quick = self.quick.saturating_sub(acked_segs);
         self.rcv_wup = ack;
         self.delack = None;
+        self.compressed_ack = 0;
+        self.comp_sack_at = None;
         self.stats.acks_sent += 1;
         out.push(a);
     }
 
-    /// The delayed-ACK timer fired.
+    /// The delayed-ACK or the SACK-compression timer fired. The latter sends what it held back
+    /// (`tcp_compressed_ack_kick()`).
     pub fn on_delack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.comp_sack_at.is_some_and(|t| t <= now) {
+            self.comp_sack_at = None;
+            if self.compressed_ack > 0 {
+                return self.send_ack(now, out);
+            }
+        }
         match self.delack {
             Some(t) if t <= now => {
                 if self.rcv_nxt > self.rcv_wup {
@@ -486,6 +575,67 @@ mod tests {
         assert_eq!(TCP_DELACK_MIN, Time::from_ms(40));
         assert_eq!(TCP_DELACK_MAX, Time::from_ms(200));
         assert_eq!(TCP_MAX_QUICKACKS, 16);
+        assert_eq!((TCP_COMP_SACK_NR, TCP_COMP_SACK_DELAY, TCP_COMP_SACK_SLACK), (44, Time::from_ms(1), Time::from_us(100)));
+    }
+
+    /// A receiver past its quick-ACK phase with segment 16 lost: `n` segments behind the hole
+    /// arrive 10 µs apart from t = 2 ms; returns it and the ACKs they drew at once.
+    fn behind_a_hole(sp: &FlowSpec, n: u64) -> (TcpReceiver, Vec<Packet>) {
+        let mut r = TcpReceiver::new(0, 1, 0, sp, 1500);
+        let mut out = Vec::new();
+        r.on_packet(Time::ZERO, &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
+        feed(&mut r, 0..16, Time::from_ms(1));
+        let mut out = Vec::new();
+        for k in 0..n {
+            r.on_packet(Time::from_ms(2) + Time::from_us(10 * k), &data((17 + k) * MSS as u64, MSS), &mut out);
+        }
+        (r, out)
+    }
+
+    #[test]
+    fn sack_compression_sends_three_dupacks_then_holds_the_rest_for_its_timer() {
+        let (mut r, out) = behind_a_hole(&spec(), 10);
+        // The first three duplicate ACKs leave at once, for the sender's fast retransmit.
+        assert_eq!(out.len(), 3);
+        assert!(out.iter().all(|a| a.ack == 16 * MSS as u64 && a.sack_len == 1));
+        // The other seven wait: 5 % of the receiver's RTT (none measured here) plus the
+        // hrtimer's 100 µs slack after the first of them (2.03 ms).
+        let due = r.delack_deadline().unwrap();
+        assert_eq!(due, Time::from_ms(2) + Time::from_us(30) + TCP_COMP_SACK_SLACK);
+        let mut out = Vec::new();
+        r.on_delack(due, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].sack[0], SeqRange { start: 17 * MSS as u64, end: 27 * MSS as u64 });
+        // Filling the hole is ACKed at once, whatever compression held.
+        let mut out = Vec::new();
+        r.on_packet(due, &data(16 * MSS as u64, MSS), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 27 * MSS as u64);
+    }
+
+    #[test]
+    fn sack_compression_holds_at_most_tcp_comp_sack_nr_and_zero_turns_it_off() {
+        // 3 at once, then 44 held, the 45th held-back one goes at once with them.
+        let (_, out) = behind_a_hole(&spec(), 3 + TCP_COMP_SACK_NR as u64 + 1);
+        assert_eq!(out.len(), 4);
+        let off = FlowSpec { comp_sack_nr: 0, ..spec() };
+        let (_, out) = behind_a_hole(&off, 10);
+        assert_eq!(out.len(), 10, "every out-of-order segment ACKed at once");
+    }
+
+    #[test]
+    fn a_third_sack_block_sends_what_compression_held() {
+        // Holes at 16 and 20: segments 17-19 (three dupACKs) and 21-22 held back. Segment 24
+        // opens a third block: the held-back ACK leaves first, with the two blocks it knew
+        // (`tcp_sack_new_ofo_skb()`), and 24 itself is held again.
+        let (mut r, _) = behind_a_hole(&spec(), 3);
+        let mut out = Vec::new();
+        for k in [21, 22, 24] {
+            r.on_packet(Time::from_ms(3), &data(k * MSS as u64, MSS), &mut out);
+        }
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].sack_len, 2);
+        assert!(r.delack_deadline().is_some());
     }
 
     #[test]
