@@ -955,7 +955,12 @@ impl TcpSender {
                 self.pace_at = Some(self.next_send);
                 break;
             }
-            let goal = if paced { self.tp.tso_autosize(self.cc.min_tso_segs(&self.tp)) } else { u32::MAX };
+            // One skb of at most `tcp_tso_autosize()` segments and half of cwnd (`tcp_cwnd_test()`).
+            let goal = if paced {
+                self.tp.tso_autosize(self.cc.min_tso_segs(&self.tp)).min((self.tp.snd_cwnd / 2).max(1))
+            } else {
+                u32::MAX
+            };
             let first = out.len();
             let edt = self.next_send.max(now);
             let (n, bytes, new) = self.send_train(now, goal, out);
@@ -1038,14 +1043,21 @@ impl TcpSender {
     /// new segments). Unpaced, new data leaves skb by skb as `tcp_write_xmit()` sends it: each
     /// skb takes at most `tcp_cwnd_test()`'s quota, and before each one `tcp_tso_should_defer()`
     /// may hold the rest back for the next ACK — so a window that grew by one segment does not
-    /// trail its skb with a one-segment skb while an ACK is due.
+    /// trail its skb with a one-segment skb while an ACK is due. Paced, the train is one skb:
+    /// `tcp_write_xmit()` and `tcp_xmit_retransmit_queue()` ask `tcp_pacing_check()` before
+    /// every skb, so the next one waits for its departure time.
     fn send_train(&mut self, now: Time, goal: u32, out: &mut Vec<Packet>) -> (u32, u64, u32) {
         let (mut n, mut bytes, mut new) = (0, 0u64, 0);
         let first = out.len();
+        let paced = goal != u32::MAX;
         // Segments the unpaced skb being built may still take; 0 = the next one starts an skb.
         let mut skb_room = 0;
         while n < goal && self.board.in_flight() < self.tp.snd_cwnd && !self.tsq_full() {
-            if let Some(i) = self.board.next_lost() {
+            let lost = self.board.next_lost();
+            if paced && n > 0 && !self.joins_skb(&out[out.len() - 1], lost) {
+                break;
+            }
+            if let Some(i) = lost {
                 bytes += self.retransmit(i, now, out) as u64;
                 // Retransmitting the head restarts the RTO (`tcp_xmit_retransmit_queue()`).
                 if i == 0 && self.timer_kind() != Some(TimerKind::Reo) {
@@ -1072,6 +1084,16 @@ impl TcpSender {
         }
         self.group_skbs(&mut out[first..]);
         (n, bytes, new)
+    }
+
+    /// Whether the segment sent next (the lost one at `lost`, else new data) continues the skb
+    /// whose last segment is `last`, as [`TcpSender::group_skbs`] cuts skbs.
+    fn joins_skb(&self, last: &Packet, lost: Option<usize>) -> bool {
+        let (retrans, seq) = match lost {
+            Some(i) => (true, self.board.get(i).start),
+            None => (false, self.snd_nxt),
+        };
+        retrans == last.retrans && seq == last.seq + last.payload as u64
     }
 
     /// `tcp_cwnd_test()`, capped at `tcp_tso_segs()` as `tcp_write_xmit()` caps it: the
@@ -1832,6 +1854,27 @@ mod tests {
         let bytes = train as u128 * MSS as u128;
         assert_eq!(second - first, Time((bytes * Time::PS_PER_S as u128 / rate as u128) as u64));
         assert_eq!(out.len() as u32, 2 * train);
+    }
+
+    #[test]
+    fn paced_each_skb_waits_for_its_own_departure_time() {
+        // `tcp_xmit_retransmit_queue()` asks `tcp_pacing_check()` before every skb: two
+        // separate holes leave as two skbs, the second one pacing slot after the first.
+        let mut sp = spec("cubic", 10);
+        sp.max_pacing_rate = Some(crate::units::Rate::from_mbps(100));
+        let (mut s, _) = established_with(&sp);
+        let mut out = Vec::new();
+        let sacks = [SeqRange { start: 2 * MSS, end: 4 * MSS }, SeqRange { start: 6 * MSS, end: 10 * MSS }];
+        let now = Time::from_ms(20);
+        s.on_packet(now, &ack(0, &sacks, 1 << 20), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        let seqs = |out: &[Packet]| out.iter().map(|p| (p.seq / MSS, p.retrans, p.gso_segs)).collect::<Vec<_>>();
+        assert_eq!(seqs(&out), [(0, true, 2), (1, true, 2)], "the first hole only");
+        let next = s.pace_at.expect("the second hole waits for the pacing timer");
+        assert!(next > now);
+        out.clear();
+        s.on_timer(next, &mut out);
+        assert_eq!(seqs(&out), [(4, true, 2), (5, true, 2)]);
     }
 
     #[test]
