@@ -91,10 +91,18 @@ struct Skb {
     flow: FlowId,
     /// Segments of it still to arrive (admission) or to leave (dequeue).
     left: u16,
-    /// Admitted as a whole (else every further segment is dropped).
-    admitted: bool,
-    /// Frame bytes held for the segments still to arrive.
+    /// Its segments with an index below this one were admitted...
+    admit_below: u16,
+    /// ...and so was its last one (a short last segment may fit where a full one did not).
+    admit_last: bool,
+    /// Frame bytes held for admitted segments still to arrive.
     reserved: u64,
+}
+
+impl Skb {
+    fn admits(&self, index: u16, segs: u16) -> bool {
+        index < self.admit_below || (index + 1 == segs && self.admit_last)
+    }
 }
 
 /// A `tbf` qdisc: the token bucket, the `bfifo` limit, and the skbs in transit through it.
@@ -140,47 +148,71 @@ impl Tbf {
         p.gso_segs > 1 && frame_bytes(p.gso_bytes, p.gso_segs) <= self.max_size
     }
 
-    /// `tbf_enqueue()` → `bfifo_enqueue()` for one arriving segment: the first segment of a
-    /// whole skb decides for all of them, and holds room for the rest.
+    /// `tbf_enqueue()` → `bfifo_enqueue()` for one arriving segment. The first segment of an
+    /// skb decides for all of them, and holds room for the rest: the kernel enqueues an skb at
+    /// once, before the qdisc can dequeue anything, though our segments arrive one by one.
     pub fn admit(&mut self, p: &mut Packet) -> Admit {
         let size = frame_bytes(p.ip_bytes, 1);
-        if p.gso_segs > 1 && !self.whole(p) {
+        let (segs, index) = (p.gso_segs, p.gso_index);
+        let cut = segs > 1 && !self.whole(p);
+        let last_size = frame_bytes(p.gso_bytes.saturating_sub((segs as u32 - 1) * p.ip_bytes), 1);
+        if cut {
             // Cut into lone segments (`tbf_segment()`): the receiver sees them so too.
             (p.gso_segs, p.gso_index, p.gso_bytes) = (1, 0, p.ip_bytes);
         }
         if let Some(i) = self.arriving.iter().position(|s| s.flow == p.flow) {
-            if p.gso_index == 0 {
-                // The rest of the flow's last skb never came (lost upstream): forget it.
-                self.arriving.swap_remove(i);
-                return self.admit(p);
+            if index > 0 {
+                let skb = &mut self.arriving[i];
+                let admitted = skb.admits(index, segs);
+                if admitted {
+                    skb.reserved -= size.min(skb.reserved);
+                    self.backlog += size;
+                }
+                skb.left -= 1;
+                if skb.left == 0 {
+                    self.arriving.swap_remove(i);
+                }
+                // `tc -s` counts a whole skb's drop once, each dropped segment of a cut one.
+                if !admitted && cut {
+                    self.dropped_skbs += 1;
+                }
+                return if admitted { Admit::Enqueue } else { Admit::Drop };
             }
-            let skb = &mut self.arriving[i];
-            let admitted = skb.admitted;
-            if admitted {
-                skb.reserved -= size.min(skb.reserved);
-                self.backlog += size;
-            }
-            skb.left -= 1;
-            if skb.left == 0 {
-                self.arriving.swap_remove(i);
-            }
-            return if admitted { Admit::Enqueue } else { Admit::Drop };
+            // The rest of the flow's last skb never came (lost upstream): forget it.
+            self.arriving.swap_remove(i);
         }
-        let (need, segs) = if self.whole(p) && p.gso_index == 0 {
-            (frame_bytes(p.gso_bytes, p.gso_segs), p.gso_segs)
-        } else {
-            (size, 1)
-        };
         let held: u64 = self.arriving.iter().map(|s| s.reserved).sum();
-        let admitted = self.backlog + held + need <= self.limit;
+        let room = self.limit.saturating_sub(self.backlog + held);
+        let skb = if !cut && segs > 1 && index == 0 {
+            // `bfifo_enqueue()` of the whole skb: all its segments or none.
+            let ok = frame_bytes(p.gso_bytes, segs) <= room;
+            Skb { flow: p.flow, left: segs, admit_below: if ok { segs } else { 0 }, admit_last: ok, reserved: 0 }
+        } else if cut && index == 0 {
+            // `tbf_segment()`: each segment in turn, while the limit has room for it.
+            let full = (segs - 1).min((room / size).min(u16::MAX as u64) as u16);
+            let admit_last = last_size <= room - full as u64 * size;
+            Skb { flow: p.flow, left: segs, admit_below: full, admit_last, reserved: 0 }
+        } else {
+            // A lone packet, or a later segment whose skb's first one never came.
+            let ok = size <= room;
+            Skb { flow: p.flow, left: 1, admit_below: ok as u16, admit_last: ok, reserved: 0 }
+        };
+        let segs = skb.left;
+        let admitted = skb.admits(0, segs);
         if segs > 1 {
-            let reserved = if admitted { need - size } else { 0 };
-            self.arriving.push(Skb { flow: p.flow, left: segs - 1, admitted, reserved });
+            let mut rest = skb;
+            rest.left -= 1;
+            rest.reserved = (1..segs)
+                .filter(|&i| skb.admits(i, segs))
+                .map(|i| if i + 1 == segs { last_size } else { size })
+                .sum();
+            self.arriving.push(rest);
         }
         if admitted {
             self.backlog += size;
             Admit::Enqueue
         } else {
+            // A whole skb is counted once, on its first segment.
             self.dropped_skbs += 1;
             Admit::Drop
         }
@@ -215,7 +247,7 @@ impl Tbf {
         }
         if self.whole(p) && p.gso_index == 0 {
             self.bucket.consume_frames(now, frame_bytes(p.gso_bytes, p.gso_segs));
-            self.leaving.push(Skb { flow: p.flow, left: p.gso_segs - 1, admitted: true, reserved: 0 });
+            self.leaving.push(Skb { flow: p.flow, left: p.gso_segs - 1, admit_below: p.gso_segs, admit_last: true, reserved: 0 });
         } else {
             self.bucket.consume(now, p.ip_bytes);
         }
@@ -297,6 +329,41 @@ mod tests {
         }
         assert_eq!(admitted, 4, "the first four fit the limit");
         assert_eq!(q.dropped_skbs, 2);
+    }
+
+    #[test]
+    fn a_cut_skb_is_admitted_as_it_arrives_whole() {
+        // `tbf_segment()` enqueues all the segments before the qdisc dequeues any: room freed
+        // while our segments arrive one by one does not admit more of them.
+        let mut q = tbf(5 * 1514, 4 * 1514);
+        let now = Time::ZERO;
+        let mut p = seg(1, 6, 0);
+        assert_eq!(q.admit(&mut p), Admit::Enqueue);
+        assert_eq!(q.ready_at(now, &p), now);
+        q.release(now, &p);
+        let fates: Vec<Admit> = (1..6).map(|i| q.admit(&mut seg(1, 6, i))).collect();
+        use Admit::*;
+        assert_eq!(fates, [Enqueue, Enqueue, Enqueue, Drop, Drop]);
+        assert_eq!(q.dropped_skbs, 2, "`tc -s` counts each dropped segment of a cut skb");
+    }
+
+    #[test]
+    fn a_cut_skb_keeps_a_short_last_segment_that_still_fits() {
+        // 5 full frames and a 114-byte last one (100 B of IP), limit 4 frames + 200 B:
+        // segments 0..3 fit, 4 does not, 5 does (`bfifo_enqueue()` tries each in turn).
+        let mut q = tbf(5 * 1514, 4 * 1514 + 200);
+        let fates: Vec<Admit> = (0..6)
+            .map(|i| {
+                let mut p = seg(1, 6, i);
+                p.gso_bytes = 5 * 1500 + 100;
+                if i == 5 {
+                    p.ip_bytes = 100;
+                }
+                q.admit(&mut p)
+            })
+            .collect();
+        use Admit::*;
+        assert_eq!(fates, [Enqueue, Enqueue, Enqueue, Enqueue, Drop, Enqueue]);
     }
 
     #[test]
