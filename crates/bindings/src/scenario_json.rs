@@ -108,6 +108,7 @@ fn flow(f: &FlowSpec) -> Value {
         },
         "read_latency_s": latency(&f.read_latency),
         "handshake_latency_s": latency(&f.handshake_latency),
+        "rx_coalesce_s": latency(&f.rx_coalesce),
         "dscp": f.dscp,
         "max_pacing_rate_bps": f.max_pacing_rate.map(|r| r.bps()),
         "gso_max_size_bytes": f.gso_max_size,

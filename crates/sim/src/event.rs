@@ -32,6 +32,8 @@ pub enum Event {
     AppRead { flow: u32 },
     /// A flow's receiving host answers the SYN it held (`handshake_latency`).
     HandshakeAnswer { flow: u32 },
+    /// A flow's receiving host hands the data segments it batched to TCP (`rx_coalesce`).
+    RxBatch { flow: u32 },
     /// A flow's iperf3-style reporting interval ends.
     Interval { flow: u32 },
     /// A burst source emits its next datagram.

@@ -84,6 +84,11 @@ struct Flow {
     handshake_latency: Latency,
     handshake_rng: rng::Stream,
     pending_syn: Option<Packet>,
+    /// Receive batching (`rx_coalesce`, `None` when zero): the data segments the receiving host
+    /// holds for TCP.
+    rx_coalesce: Option<Latency>,
+    rx_rng: rng::Stream,
+    rx_held: Vec<Packet>,
     /// Every byte is acknowledged but the application has not read them all yet.
     done_unread: bool,
     /// Interval reporting: start of the current interval and counters at its start.
@@ -207,6 +212,9 @@ impl<'s> World<'s> {
                     handshake_latency: spec.handshake_latency.clone(),
                     handshake_rng: rng::stream(scn.seed, "handshake-latency", i as u64),
                     pending_syn: None,
+                    rx_coalesce: (!spec.rx_coalesce.is_zero()).then(|| spec.rx_coalesce.clone()),
+                    rx_rng: rng::stream(scn.seed, "rx-coalesce", i as u64),
+                    rx_held: Vec::new(),
                     done_unread: false,
                     iv_start: spec.start,
                     iv_acked: 0,
@@ -302,6 +310,7 @@ impl<'s> World<'s> {
                 Event::DelAckTimer { flow } => self.delack_timer(flow, t),
                 Event::AppRead { flow } => self.app_read(flow),
                 Event::HandshakeAnswer { flow } => self.handshake_answer(flow),
+                Event::RxBatch { flow } => self.rx_batch(flow),
                 Event::Interval { flow } => self.interval(flow),
                 Event::BurstEmit { source } => self.burst_emit(source),
                 Event::IncastRequest { app } => self.incast_request(app),
@@ -386,6 +395,32 @@ impl<'s> World<'s> {
             self.bursts[p.flow as usize - self.flows.len()].received += 1;
             return;
         }
+        let fi = p.flow as usize;
+        let f = &mut self.flows[fi];
+        if let (Some(delay), Kind::Data, false) = (&f.rx_coalesce, p.kind, node == f.snd.src) {
+            // Receive batching: the first segment of a batch sets when the batch goes up.
+            if f.rx_held.is_empty() {
+                let at = self.now + delay.draw(&mut f.rx_rng);
+                self.events.push(at, Event::RxBatch { flow: fi as u32 });
+            }
+            f.rx_held.push(p);
+            return;
+        }
+        self.receive(node, p);
+    }
+
+    /// The receiving host hands a batch of data segments to TCP, in the order they arrived.
+    fn rx_batch(&mut self, fi: u32) {
+        let f = &mut self.flows[fi as usize];
+        let node = f.rcv.node;
+        let held = std::mem::take(&mut f.rx_held);
+        for p in held {
+            self.receive(node, p);
+        }
+    }
+
+    /// TCP at `node` processes packet `p`.
+    fn receive(&mut self, node: NodeId, p: Packet) {
         let fi = p.flow as usize;
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);

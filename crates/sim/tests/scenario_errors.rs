@@ -323,6 +323,11 @@ fn latencies_are_a_time_or_a_list_of_times_to_draw_from() {
     assert_eq!(s.flows[0].read_latency, Latency::Samples(vec![Time::from_us(20), Time::from_us(1500)]));
     assert_eq!(s.flows[0].handshake_latency, Latency::Fixed(Time::from_us(40)));
     assert_eq!(load(BASE, &[]).unwrap().flows[0].handshake_latency, Latency::ZERO, "answers at once by default");
+    let s = load(BASE, &["flow[0].rx_coalesce=[\"50us\", \"400us\"]"]).unwrap();
+    assert_eq!(s.flows[0].rx_coalesce, Latency::Samples(vec![Time::from_us(50), Time::from_us(400)]));
+    assert_eq!(load(BASE, &[]).unwrap().flows[0].rx_coalesce, Latency::ZERO, "no receive batching by default");
+    let m = error(BASE, &["flow[0].rx_coalesce=\"later\""], "field");
+    assert!(m.starts_with("scenario.flow[0].rx_coalesce = \"later\": expected a time"), "{m}");
     // A bad element is named by its index; an empty list has nothing to draw.
     let m = error(BASE, &["flow[0].handshake_latency=[\"20us\", \"soon\"]"], "field");
     assert_eq!(m, "scenario.flow[0].handshake_latency[1] = \"soon\": expected a time such as \"8ms\" or \"1.5s\"");

@@ -209,6 +209,11 @@ pub struct FlowSpec {
     /// How long the receiving host takes to answer the connection's handshake. The sender's
     /// first RTT sample, and with it its min RTT, includes it (`tcp_synack_rtt_meas()`).
     pub handshake_latency: Latency,
+    /// Receive batching on the receiving host: a data segment that reaches an idle receive
+    /// path waits this long, and every one that arrives meanwhile is handed to TCP with it
+    /// (NIC interrupt coalescing, `ethtool -C rx-usecs`; the NAPI softirq of a busy CPU). Zero
+    /// = each segment as it arrives.
+    pub rx_coalesce: Latency,
     pub dscp: u8,
     /// `SO_MAX_PACING_RATE` (iperf3 `--fq-rate`): caps the pacing rate and turns on TCP's
     /// internal pacing, as `sk_setsockopt()` does.
@@ -243,6 +248,7 @@ impl FlowSpec {
             timers: Timers::Exact,
             read_latency: Latency::ZERO,
             handshake_latency: Latency::ZERO,
+            rx_coalesce: Latency::ZERO,
             dscp: 0,
             max_pacing_rate: None,
             gso_max_size: GSO_MAX_SIZE,

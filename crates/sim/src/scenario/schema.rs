@@ -64,6 +64,7 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("read_latency", Leaf),
     ("read_latency_dist", Leaf),
     ("handshake_latency", Leaf),
+    ("rx_coalesce", Leaf),
     ("dscp", Leaf),
     ("max_pacing_rate", Leaf),
     ("gso_max_size", Leaf),

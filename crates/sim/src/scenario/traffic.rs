@@ -46,6 +46,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
     })?;
     let read_latency = read_latency(q)?;
     let handshake_latency = q.latency("handshake_latency")?.unwrap_or(Latency::ZERO);
+    let rx_coalesce = q.latency("rx_coalesce")?.unwrap_or(Latency::ZERO);
     Ok(FlowSpec {
         cca,
         size_bytes,
@@ -68,6 +69,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
             .unwrap_or(Timers::Exact),
         read_latency,
         handshake_latency,
+        rx_coalesce,
         dscp: q.integer("dscp", DSCP_RANGE)?.map_or(0, |v| v as u8),
         max_pacing_rate: q.rate("max_pacing_rate")?,
         gso_max_size: gso_max_size(q)?,
