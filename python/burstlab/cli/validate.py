@@ -53,9 +53,9 @@ def command(
     time, and the first N where 10 % of the queries exceed 100 ms). A control: one 10 MB flow
     per CCA through a 100 Mbit/s tbf of 16 and 32 KB, slow enough that the hosts' scheduling
     hardly matters, so a miss there is the simulator's. --quick: one flow per CCA at 128 KB,
-    BBR at 64 KB, reno through 16 KB and BBR through 16 and 32 KB at 100 Mbit/s, incast N in 1,
-    8, 32 (what CI runs). The full matrix takes about two minutes at --repeat 3, --quick about
-    15 s per repetition.
+    BBR at 64 KB, reno and BBR through 16 and 32 KB at 100 Mbit/s, incast N in 1, 8, 32 (what
+    CI runs). The full matrix takes about two minutes at --repeat 3, --quick about 16 s per
+    repetition.
 
     The simulated twin of each case is given what the hosts' CPUs did in its real runs: how
     long the receiving application took to read, how the incast server spaced its responses,
