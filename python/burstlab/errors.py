@@ -7,7 +7,7 @@ catches them all; each also derives from the closest built-in class (``ValueErro
 
 from __future__ import annotations
 
-__all__ = ["BurstlabError", "ScenarioError", "OutputExistsError", "TelemetryInputError"]
+__all__ = ["BurstlabError", "ScenarioError", "OutputExistsError", "TelemetryInputError", "ReplayError"]
 
 
 class BurstlabError(Exception):
@@ -40,3 +40,9 @@ class TelemetryInputError(BurstlabError, ValueError):
     """A capture, simulation directory, profile or detector option given to ``decode``/``detect``
     is unusable. ``str(err)`` is one line naming the file (and byte offset or field), the value
     and what was expected."""
+
+
+class ReplayError(BurstlabError, ValueError):
+    """A record ``burstlab validate --replay`` cannot run: not the JSON ``--detail`` writes, or a
+    case without what its twin needs. ``str(err)`` is one line naming the case and the field,
+    the value and what was expected."""

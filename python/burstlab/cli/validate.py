@@ -16,8 +16,13 @@ from rich.table import Table
 from burstlab.cli import status
 
 
+#: Where the records of real runs that ship with burstlab live; `--replay latest` takes the
+#: newest (names start with the date).
+RECORDS = Path(__file__).resolve().parent.parent / "validate" / "records"
+
+
 @contextmanager
-def _progress(err: Console) -> Iterator[Callable[[int, int, str], None] | None]:
+def _progress(err: Console, sides: str) -> Iterator[Callable[[int, int, str], None] | None]:
     """A bar over the cases on stderr while someone watches; nothing in a log."""
     if not err.is_terminal:
         yield None
@@ -29,16 +34,17 @@ def _progress(err: Console) -> Iterator[Callable[[int, int, str], None] | None]:
         task = bar.add_task("", total=None)
 
         def update(done: int, total: int, label: str) -> None:
-            bar.update(task, completed=done, total=total, description=f"{label} (real, then twin)")
+            bar.update(task, completed=done, total=total, description=f"{label} ({sides})")
 
         yield update
 
 
 def command(
-    quick: Annotated[bool, typer.Option("--quick", help="A lean subset: one flow each of reno, cubic and bbr at 128 KB, bbr at 64 KB, reno at 16 KB and 100 Mbit/s; incast N in 1, 8, 32.")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="A lean subset: one flow each of reno, cubic and bbr at 128 KB, bbr at 64 KB, reno and bbr through 16 and 32 KB at 100 Mbit/s; incast N in 1, 8, 32.")] = False,
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Real-side repetitions per case.")] = 3,
     json_: Annotated[bool, typer.Option("--json", help='Print {"cases": [...]} as JSON on stdout.')] = False,
-    detail: Annotated[Path | None, typer.Option("--detail", help="Also write every metric of both sides (per case: the real runs' mean, median, min, max; the twin's values and the host parameters it was given) to this JSON file.")] = None,
+    detail: Annotated[Path | None, typer.Option("--detail", help="Also write every metric of both sides (per case: the real runs' mean, median, min, max; the twin's values and the host parameters it was given) to this JSON file: a record --replay can run again.")] = None,
+    replay: Annotated[str | None, typer.Option("--replay", metavar="RECORD", help="Run no real side: simulate the twins of a record --detail wrote again and compare them with the real runs it holds. 'latest' is the newest record shipped with burstlab. No root needed.")] = None,
 ) -> None:
     """Run the same set-ups on real Linux and in the simulator and compare them metric by metric.
 
@@ -66,19 +72,40 @@ def command(
     each other within the fixed tolerance. See docs/validation.md for what the real side can
     and cannot do on a shared 2-core machine.
 
-    Exit status: 0 every case within tolerance, 1 some outside, 2 not root.
+    --replay RECORD runs only the twins, given what a --detail record says the real hosts did,
+    and compares them with the real runs it holds: a change to the simulator checked against
+    real Linux without root, in seconds, the same result every time. `--replay latest` takes
+    the newest record shipped with burstlab (python/burstlab/validate/records/, the full matrix
+    behind docs/fidelity.md's table).
+
+    Exit status: 0 every case within tolerance, 1 some outside, 2 not root or a bad record.
     """
     err = Console(stderr=True, highlight=False)
-    if os.geteuid() != 0:
-        err.print("burstlab validate: the real side needs root (network namespaces)")
-        raise typer.Exit(status.BAD_INPUT)
-    from burstlab.validate.compare import compare
+    if replay is not None:
+        if quick or repeat != 3:
+            err.print("burstlab validate: --replay runs no real side; --quick and --repeat do not apply "
+                      "(the record holds the cases and repeats it was run with)")
+            raise typer.Exit(status.BAD_INPUT)
+        from burstlab.validate.compare import replay as replay_record
 
-    with _progress(err) as progress:
-        result = compare(quick=quick, repeat=repeat, progress=progress)
+        with status.guarded("validate", err):
+            record = _read_record(replay)
+            with _progress(err, "twin") as progress:
+                result = replay_record(record, progress=progress)
+    else:
+        if os.geteuid() != 0:
+            err.print("burstlab validate: the real side needs root (network namespaces); "
+                      "--replay latest compares the simulator with recorded real runs without it")
+            raise typer.Exit(status.BAD_INPUT)
+        from burstlab.validate.compare import compare
+
+        with _progress(err, "real, then twin") as progress:
+            result = compare(quick=quick, repeat=repeat, progress=progress)
     cases = result["cases"]
     if detail is not None:
-        detail.write_text(json.dumps(result, indent=1) + "\n")
+        from burstlab.validate.compare import record_json
+
+        detail.write_text(record_json(result))
     if json_:
         print(json.dumps({"cases": cases}))
     else:
@@ -97,3 +124,25 @@ def command(
         out.print(table)
     if not all(c["pass"] for c in cases):
         raise typer.Exit(1)
+
+
+def _read_record(spec: str) -> dict:
+    """The record `--replay` names: a file, or `latest` (the newest one shipped)."""
+    from burstlab.errors import ReplayError
+
+    if spec == "latest":
+        shipped = sorted(RECORDS.glob("*.json"))
+        if not shipped:
+            raise ReplayError(f"--replay latest: no record shipped in {RECORDS}")
+        path = shipped[-1]
+    else:
+        path = Path(spec)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ReplayError(f"--replay {spec}: cannot read {path}: {e.strerror or e}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ReplayError(f"--replay {spec}: {path} is not JSON (line {e.lineno}, column {e.colno}: {e.msg}); "
+                          "expected the file burstlab validate --detail writes") from None

@@ -18,11 +18,15 @@ same tolerance) is the tolerance: issue 4 asks for tolerances set from measured 
 
 from __future__ import annotations
 
+import datetime
+import json
+import os
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import burstlab
+from burstlab.errors import ReplayError
 from burstlab.validate.real import SLOW_QUERY_S, incast, percentile, single_flow
 from burstlab.validate.topology import FRAME_BYTES
 from burstlab.validate.topology import rate_bps as tc_rate_bps
@@ -310,15 +314,79 @@ def self_agreement(values: list[float], tol: float) -> float | None:
 Progress = Callable[[int, int, str], None]
 
 
+def single_setup(cca: str, limit_bytes: int, rate: str, size_bytes: int) -> dict:
+    """What a single-flow case sets up, as a record keeps it (`--detail`, `replay`)."""
+    return {"kind": "single", "cca": cca, "limit_bytes": limit_bytes, "rate": rate, "size_bytes": size_bytes}
+
+
+def incast_setup(n: int, variant: tuple[str, float | None, bool], queries: int) -> dict:
+    """What an incast cell sets up: N, the route variant (tag, rto_min, quickack), queries per run."""
+    tag, rto_min, quickack = variant
+    return {"kind": "incast", "n": n, "limit_bytes": LIMIT_BYTES, "variant": tag, "rto_min": rto_min,
+            "quickack": quickack, "queries": queries}
+
+
+def single_name(setup: dict) -> str:
+    return f"single-{setup['cca']}-{setup['rate']}-{setup['limit_bytes'] // 1024}KB"
+
+
+def incast_name(setup: dict) -> str:
+    return f"incast-{setup['variant']}{setup['n']}-{setup['limit_bytes'] // 1024}KB"
+
+
+def twin_single(setup: dict, host: dict) -> dict:
+    """The twin of a single-flow case: one simulated run per real run, each with that run's
+    reader and stalls (`host`, as `twin_host` records them), and per metric their median. A
+    single flow through a shallow queue is chaotic (cubic's retransmits range 179-400 over read
+    gaps of 150-400 µs), so the twin's value is the median of as many runs as the real side's."""
+    rate_bps = int(tc_rate_bps(setup["rate"]))
+    return _median_each([sim_single_flow(setup["cca"], size_bytes=setup["size_bytes"],
+                                         limit_bytes=setup["limit_bytes"], read_gap_us=gap,
+                                         host_stalls_s=stalls, buffers=host["buffers"], rate_bps=rate_bps)
+                         for gap, stalls in zip(host["read_gap_us"], host["host_stalls_s"], strict=True)])
+
+
+def twin_incast(setup: dict, hosts: list[dict]) -> dict:
+    """The twin of an incast cell: one simulated run per real run, given what that run's hosts
+    did (`hosts`, as `twin_host` records them); per metric the median over them, and the share
+    of slow queries pooled (their mean), as the real side pools its runs'."""
+    sims = [sim_incast(setup["n"], limit_bytes=setup["limit_bytes"], queries=setup["queries"],
+                       rto_min=setup["rto_min"], quickack=setup["quickack"], **host) for host in hosts]
+    sim = _median_each(sims)
+    sim["frac_over_100ms"] = statistics.fmean(s["frac_over_100ms"] for s in sims)
+    return sim
+
+
+def single_cases(name: str, real: dict, sim: dict) -> list[Case]:
+    """Rate and FCT always; retransmits where the real runs' median is above `MIN_RETRANS`."""
+    metrics = ["rate_fraction", "fct_s"]
+    if real["retrans_segs"]["median"] > MIN_RETRANS:
+        metrics.append("retrans_segs")
+    return [_case(name, m, real[m], sim[m]) for m in metrics]
+
+
+def onset_case(variant: str, cells: list[tuple[int, dict, dict]]) -> Case:
+    """The onset of the collapse over one variant's cells `(n, real summary, twin)`: a share of
+    queries pools over the runs (their mean: each run asks as many); the median of a few runs'
+    shares would move in steps of one query."""
+    ns = [n for n, _, _ in cells]
+    on_real = _onset({n: real["frac_over_100ms"]["mean"] for n, real, _ in cells})
+    on_sim = _onset({n: sim["frac_over_100ms"] for n, _, sim in cells})
+    steps, ok = onset_steps(on_real, on_sim, ns)
+    return Case(f"incast-{variant}onset-{LIMIT_BYTES // 1024}KB", "onset_n", float(on_real or 0), float(on_sim or 0),
+                float(steps), 1.0, ok)
+
+
 def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None = None) -> dict:
     """Run the matrix (or the quick subset) on both sides; `{"cases": [...], "detail": ...}`.
     The real value of a case is the median over `repeat` runs: one run disturbed by another job
-    on this shared machine (a loss-based flow then loses 5–20 % of its rate) does not move it."""
+    on this shared machine (a loss-based flow then loses 5–20 % of its rate) does not move it.
+    `detail` is the record `replay` reads: per case its set-up, the real runs' summary, what
+    the twin was given (`twin_host`) and what it gave."""
     plan = QUICK if quick else FULL
-    ns = list(plan["incast_n"])
-    singles = [(cca, limit, RATE, 50_000_000) for cca, limit in plan["single"]]
-    singles += [(cca, limit, CONTROL_RATE, CONTROL_SIZE) for cca, limit in plan["control"]]
-    total = len(singles) + len(plan["incast_variants"]) * len(ns)
+    singles = [single_setup(cca, limit, RATE, 50_000_000) for cca, limit in plan["single"]]
+    singles += [single_setup(cca, limit, CONTROL_RATE, CONTROL_SIZE) for cca, limit in plan["control"]]
+    total = len(singles) + len(plan["incast_variants"]) * len(plan["incast_n"])
     done = 0
 
     def starting(label: str) -> None:
@@ -329,67 +397,159 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
 
     cases: list[Case] = []
     raw: dict[str, dict] = {}
-    for cca, limit, rate, size in singles:
-        name = f"single-{cca}-{rate}-{limit // 1024}KB"
+    for setup in singles:
+        name = single_name(setup)
         starting(name)
-        real = single_flow(cca, rate=rate, limit_bytes=limit, size_bytes=size, burst_bytes=BURST_BYTES,
-                           repeat=repeat)
-        rs = real["summary"]
-        # One twin per real run, each with that run's reader: a single flow through a shallow
-        # queue is chaotic (cubic's retransmits range 179-400 over read gaps of 150-400 µs),
-        # so the twin's value is the median of as many runs as the real side's.
-        gaps = [round(r["read_gap_us"]) for r in real["runs"]]
+        real = single_flow(setup["cca"], rate=setup["rate"], limit_bytes=setup["limit_bytes"],
+                           size_bytes=setup["size_bytes"], burst_bytes=BURST_BYTES, repeat=repeat)
+        rs, runs = real["summary"], real["runs"]
         # The control's twins run without the hosts' stalls: the detector's bounds are set for
         # 1 Gbit/s, and at 100 Mbit/s the flow's own gaps (an skb of 9 segments leaves in
         # 1.09 ms) would pass for stalls.
-        stalls = [r["host_stall_list"] if rate == RATE else [] for r in real["runs"]]
-        sim = _median_each([sim_single_flow(cca, size_bytes=size, limit_bytes=limit, read_gap_us=g,
-                                            host_stalls_s=st, buffers=r["host_buffers"],
-                                            rate_bps=int(tc_rate_bps(rate)))
-                            for g, st, r in zip(gaps, stalls, real["runs"])])
-        metrics = ["rate_fraction", "fct_s"]
-        if rs["retrans_segs"]["median"] > MIN_RETRANS:
-            metrics.append("retrans_segs")
-        raw[name] = {"real": rs, "sim": sim,
-                     "twin_host": {"read_gap_us": gaps, "buffers": real["runs"][0]["host_buffers"],
-                                   "host_stalls_s": stalls,
-                                   "host_stall_ms": [r["host_stall_ms"] for r in real["runs"]],
-                                   "host_stalls_not_measured": sorted({r["host_stall_why"] for r in real["runs"]} - {""})},
-                     "real_vs_itself": {m: self_agreement([r[m] for r in real["runs"]], TOLERANCE[m])
-                                        for m in metrics}}
-        cases += [_case(name, m, rs[m], sim[m]) for m in metrics]
-    for tag, rto_min, quickack in plan["incast_variants"]:
-        shares_real, shares_sim = {}, {}
-        for n in ns:
-            name = f"incast-{tag}{n}-128KB"
+        host = {"read_gap_us": [round(r["read_gap_us"]) for r in runs],
+                "buffers": runs[0]["host_buffers"],
+                "host_stalls_s": [r["host_stall_list"] if setup["rate"] == RATE else [] for r in runs],
+                "host_stall_ms": [r["host_stall_ms"] for r in runs],
+                "host_stalls_not_measured": sorted({r["host_stall_why"] for r in runs} - {""})}
+        sim = twin_single(setup, host)
+        metrics = single_cases(name, rs, sim)
+        raw[name] = {"setup": setup, "real": rs, "sim": sim, "twin_host": host,
+                     "real_vs_itself": {c.metric: self_agreement([r[c.metric] for r in runs], TOLERANCE[c.metric])
+                                        for c in metrics}}
+        cases += metrics
+    for variant in plan["incast_variants"]:
+        cells = []
+        for n in plan["incast_n"]:
+            setup = incast_setup(n, variant, plan["queries"])
+            name = incast_name(setup)
             starting(name)
-            real = incast(n, LIMIT_BYTES, queries=plan["queries"], burst_bytes=BURST_BYTES,
-                          rto_min=rto_min, quickack=quickack, repeat=repeat)
+            real = incast(n, setup["limit_bytes"], queries=setup["queries"], burst_bytes=BURST_BYTES,
+                          rto_min=setup["rto_min"], quickack=setup["quickack"], repeat=repeat)
             runs = real["runs"]
             # One twin per real run, given what that run's hosts did (µs): the server's steps and
             # each connection's handshake as measured, and the aggregator's waits as an
             # exponential of their mean (drawn from one by one, the measured waits slowed some
-            # N = 1 twins to 13-16 ms against the kernel's 9: docs/fidelity.md). Its value is the
-            # median over them, as the real value is over the runs.
-            twin = [{"serve_time_us": r["serve_time_quantiles_us"] or SERVE_TIME_US,
-                     "read_wait_us": r["read_wait_us"] or READ_WAIT_US,
-                     "handshake_rtt_us": r["handshake_rtt_us"],
-                     "buffers": r["host_buffers"]} for r in runs]
-            sims = [sim_incast(n, queries=plan["queries"], rto_min=rto_min, quickack=quickack, **host)
-                    for host in twin]
-            sim = _median_each(sims)
-            # The share of slow queries pools over the runs, as the real side's does (below).
-            sim["frac_over_100ms"] = statistics.fmean(s["frac_over_100ms"] for s in sims)
+            # N = 1 twins to 13-16 ms against the kernel's 9: docs/fidelity.md).
+            hosts = [{"serve_time_us": r["serve_time_quantiles_us"] or SERVE_TIME_US,
+                      "read_wait_us": r["read_wait_us"] or READ_WAIT_US,
+                      "handshake_rtt_us": r["handshake_rtt_us"],
+                      "buffers": r["host_buffers"]} for r in runs]
+            sim = twin_incast(setup, hosts)
             tol = TOLERANCE["qct_median_s"]
-            raw[name] = {"real": real["summary"], "sim": sim, "twin_host": twin,
+            raw[name] = {"setup": setup, "real": real["summary"], "sim": sim, "twin_host": hosts,
                          "real_vs_itself": {"qct_median_s": self_agreement([r["qct_median_s"] for r in runs], tol)}}
             cases.append(_case(name, "qct_median_s", real["summary"]["qct_median_s"], sim["qct_median_s"]))
-            # A share of queries pools over the runs (their mean: each run asks as many); the
-            # median of a few runs' shares moves in steps of one query.
-            shares_real[n] = real["summary"]["frac_over_100ms"]["mean"]
-            shares_sim[n] = sim["frac_over_100ms"]  # the mean over the twin's runs
-        on_real, on_sim = _onset(shares_real), _onset(shares_sim)
-        steps, onset_ok = onset_steps(on_real, on_sim, ns)
-        cases.append(Case(f"incast-{tag}onset-128KB", "onset_n", float(on_real or 0), float(on_sim or 0),
-                          float(steps), 1.0, onset_ok))
-    return {"cases": [c.as_json() for c in cases], "detail": raw}
+            cells.append((n, real["summary"], sim))
+        cases.append(onset_case(variant[0], cells))
+    recorded = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "kernel": os.uname().release, "cpus": os.cpu_count(), "burstlab": burstlab.__version__,
+                "quick": quick, "repeat": repeat}
+    return {"recorded": recorded, "cases": [c.as_json() for c in cases], "detail": raw}
+
+
+def record_json(result: dict) -> str:
+    """A result of `compare` or `replay` as the record `--detail` writes: JSON with one case per
+    line, so that two records diff case by case."""
+    def block(items: list[str], open_: str, close: str) -> str:
+        return open_ + "\n" + ",\n".join("  " + i for i in items) + "\n " + close
+    parts = []
+    for key, value in result.items():
+        if key == "cases":
+            body = block([json.dumps(c) for c in value], "[", "]")
+        elif key == "detail":
+            body = block([f"{json.dumps(name)}: {json.dumps(entry)}" for name, entry in value.items()], "{", "}")
+        else:
+            body = json.dumps(value)
+        parts.append(f" {json.dumps(key)}: {body}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def replay(record: dict, *, progress: Progress | None = None) -> dict:
+    """Run the twins of a recorded comparison again (`burstlab validate --detail`'s file) and
+    compare them with the real runs it recorded: no root, no namespaces, and the same result for
+    the same simulator, so a change to the simulator can be checked against real Linux it was
+    never run beside. Returns `{"cases": [...], "detail": ...}` as `compare` does, the real side
+    and the twins' inputs as recorded and the twins' values new. A record that cannot be
+    replayed raises :class:`ReplayError` naming the case and the field."""
+    detail = _record_detail(record)
+    cases: list[Case] = []
+    raw: dict[str, dict] = {}
+    # An incast variant's cells come one after another; its onset follows the last of them.
+    variant, cells = None, []
+    for i, (name, entry) in enumerate(detail.items()):
+        if progress is not None:
+            progress(i, len(detail), name)
+        setup, real, host = _replayable(name, entry)
+        is_cell = setup["kind"] == "incast"
+        if cells and (not is_cell or setup["variant"] != variant):
+            cases.append(onset_case(variant, cells))
+            cells = []
+        if is_cell:
+            sim = twin_incast(setup, host)
+            cases.append(_case(name, "qct_median_s", real["qct_median_s"], sim["qct_median_s"]))
+            variant = setup["variant"]
+            cells.append((setup["n"], real, sim))
+        else:
+            sim = twin_single(setup, host)
+            cases += single_cases(name, real, sim)
+        raw[name] = {**entry, "sim": sim}
+    if cells:
+        cases.append(onset_case(variant, cells))
+    out = {"cases": [c.as_json() for c in cases], "detail": raw}
+    if isinstance(record.get("recorded"), dict):
+        out = {"recorded": record["recorded"], "replayed": {"burstlab": burstlab.__version__}, **out}
+    return out
+
+
+#: The fields of a single-flow and an incast set-up, and the metrics a case's real summary needs.
+_SETUP_FIELDS = {"single": ("cca", "limit_bytes", "rate", "size_bytes"),
+                 "incast": ("n", "limit_bytes", "variant", "rto_min", "quickack", "queries")}
+_REAL_METRICS = {"single": ("rate_fraction", "fct_s", "retrans_segs"),
+                 "incast": ("qct_median_s", "frac_over_100ms")}
+_HOST_FIELDS = {"single": ("read_gap_us", "host_stalls_s", "buffers"),
+                "incast": ("serve_time_us", "read_wait_us", "handshake_rtt_us", "buffers")}
+
+
+def _record_detail(record: object) -> dict:
+    detail = record.get("detail") if isinstance(record, dict) else None
+    if not isinstance(detail, dict) or not detail:
+        raise ReplayError('record: expected the JSON object `burstlab validate --detail` writes, '
+                          'with a non-empty "detail" object of cases')
+    return detail
+
+
+def _replayable(name: str, entry: object) -> tuple[dict, dict, dict | list]:
+    """The set-up, real summary and twin inputs of one recorded case, checked."""
+    def fail(field: str, value: object, expected: str) -> ReplayError:
+        shown = json.dumps(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return ReplayError(f'record: case "{name}": {field} = {shown}: expected {expected}')
+
+    if not isinstance(entry, dict):
+        raise fail("(case)", entry, "an object with setup, real and twin_host")
+    setup = entry.get("setup")
+    if not isinstance(setup, dict) or setup.get("kind") not in _SETUP_FIELDS:
+        raise fail("setup", setup, 'an object with kind "single" or "incast" '
+                   "(records written before burstlab could replay them have none)")
+    kind = setup["kind"]
+    for f in _SETUP_FIELDS[kind]:
+        if f not in setup:
+            raise fail(f"setup.{f}", None, f"the {kind} set-up's {f}")
+    real = entry.get("real")
+    for m in _REAL_METRICS[kind]:
+        value = real.get(m) if isinstance(real, dict) else None
+        if not isinstance(value, dict) or not all(isinstance(value.get(k), int | float) for k in ("median", "min", "max", "mean")):
+            raise fail(f"real.{m}", value, "the real runs' summary (median, min, max, mean)")
+    host = entry.get("twin_host")
+    hosts = host if kind == "incast" else [host]
+    if not isinstance(hosts, list) or not hosts or not all(isinstance(h, dict) for h in hosts):
+        raise fail("twin_host", host, "what the twin was given: " + ("a list, one object per real run"
+                                                                     if kind == "incast" else "an object"))
+    for h in hosts:
+        for f in _HOST_FIELDS[kind]:
+            if f not in h:
+                raise fail(f"twin_host.{f}", None, f"the {f} the twin was given")
+    if kind == "single" and len(host["read_gap_us"]) != len(host["host_stalls_s"]):
+        raise fail("twin_host.host_stalls_s", host["host_stalls_s"],
+                   f"one list of stalls per real run ({len(host['read_gap_us'])}, as read_gap_us)")
+    return setup, real, host

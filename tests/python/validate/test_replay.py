@@ -1,0 +1,134 @@
+"""Replaying a record of real runs: the twins run again against what real Linux did, no root.
+
+The record shipped with burstlab is the full matrix behind docs/fidelity.md's table. Replaying it
+holds the simulator to every case real Linux was measured on, not only the lean subset CI can
+afford to run for real, and the same simulator gives the same verdicts every time."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pytest
+
+import burstlab.validate.compare as compare
+from burstlab.cli.validate import RECORDS
+from burstlab.errors import ReplayError
+from burstlab.validate.compare import replay
+from helpers import burstlab
+
+
+@pytest.fixture(scope="module")
+def record() -> dict:
+    shipped = sorted(RECORDS.glob("*.json"))
+    assert shipped, f"no record shipped in {RECORDS}"
+    return json.loads(shipped[-1].read_text())
+
+
+@pytest.fixture(scope="module")
+def replayed(record: dict) -> dict:
+    return replay(record)
+
+
+def _subset(record: dict, keep) -> dict:
+    return {"detail": {name: e for name, e in record["detail"].items() if keep(name)}}
+
+
+def test_the_shipped_record_is_the_full_matrix(record: dict):
+    names = set(record["detail"])
+    for cca in ("reno", "cubic", "bbr"):
+        for kb in (64, 128, 512):
+            assert f"single-{cca}-1gbit-{kb}KB" in names
+        for kb in (16, 32):
+            assert f"single-{cca}-100mbit-{kb}KB" in names
+    for variant in ("", "rtomin5ms-"):
+        for n in (1, 2, 4, 8, 16, 32):
+            assert f"incast-{variant}{n}-128KB" in names
+    # Tolerances come from real noise: every case was run more than once.
+    assert all(len(e["twin_host"]["read_gap_us"]) >= 3 for n, e in record["detail"].items() if n.startswith("single"))
+
+
+def test_every_case_the_record_passed_still_passes(record: dict, replayed: dict):
+    recorded = {(c["name"], c["metric"]): c for c in record["cases"]}
+    now = {(c["name"], c["metric"]): c for c in replayed["cases"]}
+    assert now.keys() == recorded.keys()
+    regressed = [f"{name} {metric}: real {c['real']:.4g}, sim {c['sim']:.4g} (recorded {recorded[name, metric]['sim']:.4g}), "
+                 f"error {c['rel_error']:.1%} > tolerance {c['tolerance']:.1%}"
+                 for (name, metric), c in now.items() if recorded[name, metric]["pass"] and not c["pass"]]
+    assert not regressed, ("the simulator no longer matches real Linux where it did when the record was made "
+                           "(a fix elsewhere? re-run the real side: sudo burstlab validate --repeat 5 --detail ...):\n"
+                           + "\n".join(regressed))
+
+
+def test_replay_gives_the_same_result_every_time(record: dict, replayed: dict):
+    small = _subset(record, lambda n: n in ("single-reno-100mbit-16KB", "incast-8-128KB"))
+    again = replay(small)
+    first = {(c["name"], c["metric"]): c for c in replayed["cases"]}
+    # (The subset's onset is over one cell, so it is not the full record's.)
+    cells = [c for c in again["cases"] if c["metric"] != "onset_n"]
+    assert len(cells) == 4
+    for c in cells:
+        assert c == first[c["name"], c["metric"]]
+
+
+def test_replay_keeps_the_real_side_and_renews_the_twins(record: dict, replayed: dict):
+    for name, entry in replayed["detail"].items():
+        assert entry["real"] == record["detail"][name]["real"]
+        assert entry["twin_host"] == record["detail"][name]["twin_host"]
+        assert entry["sim"].keys() >= {"retrans_segs"}
+
+
+def test_onsets_follow_their_variants_cells(replayed: dict):
+    names = [c["name"] for c in replayed["cases"]]
+    for variant in ("", "rtomin5ms-"):
+        onset = names.index(f"incast-{variant}onset-128KB")
+        assert names[onset - 1] == f"incast-{variant}32-128KB"
+
+
+def test_a_twin_with_the_wrong_queue_fails_the_replay(record: dict, monkeypatch):
+    # A twin whose tbf holds twice the real limit loses far fewer segments in the control.
+    control = _subset(record, lambda n: "100mbit" in n)
+    topology = compare._twin_topology
+    monkeypatch.setattr(compare, "_twin_topology", lambda limit, rate=compare.RATE_BPS: topology(2 * limit, rate))
+    broken = replay(control)["cases"]
+    failed = {c["name"] for c in broken if c["metric"] == "retrans_segs" and not c["pass"]}
+    assert {"single-reno-100mbit-16KB", "single-bbr-100mbit-16KB"} <= failed
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (lambda r: r.pop("detail"), 'record: expected the JSON object `burstlab validate --detail` writes'),
+    (lambda r: r["detail"]["incast-8-128KB"].pop("setup"), 'case "incast-8-128KB": setup = null'),
+    (lambda r: r["detail"]["single-bbr-100mbit-16KB"]["setup"].pop("rate"), 'case "single-bbr-100mbit-16KB": setup.rate'),
+    (lambda r: r["detail"]["single-bbr-100mbit-16KB"]["real"].pop("fct_s"), "real.fct_s = null: expected the real runs' summary"),
+    (lambda r: r["detail"]["incast-8-128KB"]["twin_host"][0].pop("handshake_rtt_us"), "twin_host.handshake_rtt_us"),
+    (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"]["host_stalls_s"].pop(),
+     "twin_host.host_stalls_s = [[["),
+])
+def test_a_record_that_cannot_be_replayed_is_named_field_by_field(record: dict, damage, expected):
+    bad = copy.deepcopy(record)
+    damage(bad)
+    with pytest.raises(ReplayError) as err:
+        replay(bad)
+    assert expected in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_cli_replays_a_record_and_writes_nothing_for_a_bad_one(record: dict, tmp_path):
+    small = _subset(record, lambda n: n.startswith("single-cubic-100mbit"))
+    small["cases"] = []
+    src = tmp_path / "record.json"
+    src.write_text(json.dumps(small))
+    out = tmp_path / "again.json"
+    run = burstlab("validate", "--replay", src, "--json", "--detail", out)
+    assert run.returncode in (0, 1), run.stderr
+    cases = json.loads(run.stdout)["cases"]
+    assert {c["name"] for c in cases} == {"single-cubic-100mbit-16KB", "single-cubic-100mbit-32KB"}
+    assert run.returncode == (0 if all(c["pass"] for c in cases) else 1)
+    assert json.loads(out.read_text())["detail"].keys() == small["detail"].keys()
+    # A broken record: one line naming the case and field, exit 2, no --detail file.
+    del small["detail"]["single-cubic-100mbit-16KB"]["twin_host"]
+    src.write_text(json.dumps(small))
+    out.unlink()
+    run = burstlab("validate", "--replay", src, "--detail", out)
+    assert run.returncode == 2
+    assert run.stderr.strip().count("\n") == 0 and 'case "single-cubic-100mbit-16KB": twin_host' in run.stderr
+    assert not out.exists()
