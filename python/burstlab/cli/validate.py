@@ -81,6 +81,7 @@ def command(
     Exit status: 0 every case within tolerance, 1 some outside, 2 not root or a bad record.
     """
     err = Console(stderr=True, highlight=False)
+    record: dict = {}
     if replay is not None:
         if quick or repeat != 3:
             err.print("burstlab validate: --replay runs no real side; --quick and --repeat do not apply "
@@ -109,14 +110,23 @@ def command(
     if json_:
         print(json.dumps({"cases": cases}))
     else:
-        table = Table(title="real Linux vs burstlab", title_justify="left")
-        for h in ("case", "metric", "real", "sim", "rel. error", "tolerance", ""):
+        # A replay also shows what the record's own twins gave, and which verdicts moved.
+        recorded = {(c["name"], c["metric"]): c for c in record.get("cases", []) if isinstance(c, dict)}
+        title = "real Linux vs burstlab" + (" (replayed: 'was' is the record's twin)" if recorded else "")
+        table = Table(title=title, title_justify="left")
+        heads = ("case", "metric", "real", "sim", *(("was",) if recorded else ()), "rel. error", "tolerance", "")
+        for h in heads:
             table.add_column(h, justify="left" if h in ("case", "metric") else "right", no_wrap=True)
         for c in cases:
+            was = recorded.get((c["name"], c["metric"]))
+            verdict = "pass" if c["pass"] else "[red]FAIL[/red]"
+            if was is not None and was.get("pass") != c["pass"]:
+                verdict += " (was " + ("pass" if was.get("pass") else "FAIL") + ")"
+            shown_was = (f"{was['sim']:.4g}" if isinstance(was, dict) and isinstance(was.get("sim"), int | float) else "-",)
             table.add_row(c["name"], c["metric"], f"{c['real']:.4g}", f"{c['sim']:.4g}",
+                          *(shown_was if recorded else ()),
                           f"{c['rel_error']:.1%}" if c["metric"] != "onset_n" else f"{c['rel_error']:.0f} step",
-                          f"{c['tolerance']:.0%}" if c["metric"] != "onset_n" else "1 step",
-                          "pass" if c["pass"] else "[red]FAIL[/red]")
+                          f"{c['tolerance']:.0%}" if c["metric"] != "onset_n" else "1 step", verdict)
         # Piped to a file or CI log, rich would squeeze the table into 80 columns.
         out = Console()
         if not out.is_terminal:

@@ -132,3 +132,15 @@ def test_cli_replays_a_record_and_writes_nothing_for_a_bad_one(record: dict, tmp
     assert run.returncode == 2
     assert run.stderr.strip().count("\n") == 0 and 'case "single-cubic-100mbit-16KB": twin_host' in run.stderr
     assert not out.exists()
+
+
+def test_cli_replay_table_shows_the_records_twin_and_verdicts_that_moved(record: dict, tmp_path):
+    small = _subset(record, lambda n: n == "single-reno-100mbit-16KB")
+    small["cases"] = [dict(c, sim=-1.0, **{"pass": False}) for c in record["cases"]
+                      if c["name"] == "single-reno-100mbit-16KB"]
+    src = tmp_path / "record.json"
+    src.write_text(json.dumps(small))
+    run = burstlab("validate", "--replay", src)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "was" in run.stdout and "-1" in run.stdout
+    assert run.stdout.count("pass (was FAIL)") == 3
