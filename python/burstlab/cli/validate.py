@@ -41,7 +41,7 @@ def _progress(err: Console, sides: str) -> Iterator[Callable[[int, int, str], No
 
 def command(
     quick: Annotated[bool, typer.Option("--quick", help="A lean subset: one flow each of reno, cubic and bbr at 128 KB, bbr at 64 KB, reno and bbr through 16 and 32 KB at 100 Mbit/s; incast N in 1, 8, 32.")] = False,
-    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Real-side repetitions per case.")] = 3,
+    repeat: Annotated[int | None, typer.Option("--repeat", min=1, show_default=False, help="Real-side repetitions per case [default: 3].")] = None,
     json_: Annotated[bool, typer.Option("--json", help='Print {"cases": [...]} as JSON on stdout.')] = False,
     detail: Annotated[Path | None, typer.Option("--detail", help="Also write every metric of both sides (per case: the real runs' mean, median, min, max; the twin's values and the host parameters it was given) to this JSON file: a record --replay can run again.")] = None,
     replay: Annotated[str | None, typer.Option("--replay", metavar="RECORD", help="Run no real side: simulate the twins of a record --detail wrote again and compare them with the real runs it holds. 'latest' is the newest record shipped with burstlab. No root needed.")] = None,
@@ -83,7 +83,7 @@ def command(
     err = Console(stderr=True, highlight=False)
     record: dict = {}
     if replay is not None:
-        if quick or repeat != 3:
+        if quick or repeat is not None:
             err.print("burstlab validate: --replay runs no real side; --quick and --repeat do not apply "
                       "(the record holds the cases and repeats it was run with)")
             raise typer.Exit(status.BAD_INPUT)
@@ -101,7 +101,7 @@ def command(
         from burstlab.validate.compare import compare
 
         with _progress(err, "real, then twin") as progress:
-            result = compare(quick=quick, repeat=repeat, progress=progress)
+            result = compare(quick=quick, repeat=repeat or 3, progress=progress)
     cases = result["cases"]
     if detail is not None:
         from burstlab.validate.compare import record_json

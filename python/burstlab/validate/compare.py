@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import burstlab
-from burstlab.errors import ReplayError
+from burstlab.errors import BurstlabError, ReplayError
 from burstlab.validate.real import SLOW_QUERY_S, incast, percentile, single_flow
 from burstlab.validate.topology import FRAME_BYTES
 from burstlab.validate.topology import rate_bps as tc_rate_bps
@@ -365,15 +365,16 @@ def single_cases(name: str, real: dict, sim: dict) -> list[Case]:
     return [_case(name, m, real[m], sim[m]) for m in metrics]
 
 
-def onset_case(variant: str, cells: list[tuple[int, dict, dict]]) -> Case:
+def onset_case(variant: str, cells: list[tuple[int, dict, dict]], limit_bytes: int = LIMIT_BYTES) -> Case:
     """The onset of the collapse over one variant's cells `(n, real summary, twin)`: a share of
     queries pools over the runs (their mean: each run asks as many); the median of a few runs'
     shares would move in steps of one query."""
+    cells = sorted(cells, key=lambda cell: cell[0])
     ns = [n for n, _, _ in cells]
     on_real = _onset({n: real["frac_over_100ms"]["mean"] for n, real, _ in cells})
     on_sim = _onset({n: sim["frac_over_100ms"] for n, _, sim in cells})
     steps, ok = onset_steps(on_real, on_sim, ns)
-    return Case(f"incast-{variant}onset-{LIMIT_BYTES // 1024}KB", "onset_n", float(on_real or 0), float(on_sim or 0),
+    return Case(f"incast-{variant}onset-{limit_bytes // 1024}KB", "onset_n", float(on_real or 0), float(on_sim or 0),
                 float(steps), 1.0, ok)
 
 
@@ -472,58 +473,120 @@ def replay(record: dict, *, progress: Progress | None = None) -> dict:
     and the twins' inputs as recorded and the twins' values new. A record that cannot be
     replayed raises :class:`ReplayError` naming the case and the field."""
     detail = _record_detail(record)
+    # Every case is checked before any twin runs: a bad record costs nothing and says where.
+    checked = [(name, *_replayable(name, entry)) for name, entry in detail.items()]
     cases: list[Case] = []
     raw: dict[str, dict] = {}
-    # An incast variant's cells come one after another; its onset follows the last of them.
-    variant, cells = None, []
-    for i, (name, entry) in enumerate(detail.items()):
+    # Each incast variant's onset is over all its cells and follows the last of them.
+    cells: dict[tuple[str, int], list[tuple[int, dict, dict]]] = {}
+    last_cell: dict[str, tuple[str, int]] = {}
+    for i, (name, setup, real, host) in enumerate(checked):
         if progress is not None:
-            progress(i, len(detail), name)
-        setup, real, host = _replayable(name, entry)
-        is_cell = setup["kind"] == "incast"
-        if cells and (not is_cell or setup["variant"] != variant):
-            cases.append(onset_case(variant, cells))
-            cells = []
-        if is_cell:
-            sim = twin_incast(setup, host)
+            progress(i, len(checked), name)
+        try:
+            sim = twin_incast(setup, host) if setup["kind"] == "incast" else twin_single(setup, host)
+        except (BurstlabError, ValueError, RuntimeError) as e:
+            raise ReplayError(f'record: case "{name}": its twin cannot run: {e}') from None
+        if setup["kind"] == "incast":
+            key = (setup["variant"], setup["limit_bytes"])
+            cells.setdefault(key, []).append((setup["n"], real, sim))
+            last_cell = {k: v for k, v in last_cell.items() if v != key} | {name: key}
             cases.append(_case(name, "qct_median_s", real["qct_median_s"], sim["qct_median_s"]))
-            variant = setup["variant"]
-            cells.append((setup["n"], real, sim))
         else:
-            sim = twin_single(setup, host)
             cases += single_cases(name, real, sim)
-        raw[name] = {**entry, "sim": sim}
-    if cells:
-        cases.append(onset_case(variant, cells))
+        raw[name] = {**detail[name], "sim": sim}
+    ordered: list[Case] = []
+    for c in cases:
+        ordered.append(c)
+        if c.name in last_cell:
+            variant, limit = last_cell[c.name]
+            ordered.append(onset_case(variant, cells[variant, limit], limit))
+    cases = ordered
     out = {"cases": [c.as_json() for c in cases], "detail": raw}
     if isinstance(record.get("recorded"), dict):
         out = {"recorded": record["recorded"], "replayed": {"burstlab": burstlab.__version__}, **out}
     return out
 
 
-#: The fields of a single-flow and an incast set-up, and the metrics a case's real summary needs.
-_SETUP_FIELDS = {"single": ("cca", "limit_bytes", "rate", "size_bytes"),
-                 "incast": ("n", "limit_bytes", "variant", "rto_min", "quickack", "queries")}
-_REAL_METRICS = {"single": ("rate_fraction", "fct_s", "retrans_segs"),
-                 "incast": ("qct_median_s", "frac_over_100ms")}
-_HOST_FIELDS = {"single": ("read_gap_us", "host_stalls_s", "buffers"),
-                "incast": ("serve_time_us", "read_wait_us", "handshake_rtt_us", "buffers")}
+def _number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _numbers(v: object, *, empty: bool = False) -> bool:
+    return isinstance(v, list) and (empty or bool(v)) and all(_number(x) for x in v)
+
+
+def _count(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _buffers(v: object) -> bool:
+    return v is None or (isinstance(v, dict) and all(_numbers(v.get(k)) for k in ("tcp_rmem", "tcp_wmem", "rmem_max"))
+                         and len(v["tcp_rmem"]) == 3 and len(v["tcp_wmem"]) == 3)
+
+
+def _latency(v: object) -> bool:
+    return _number(v) or _numbers(v)
+
+
+def _stalls(v: object) -> bool:
+    return isinstance(v, list) and all(isinstance(s, list) and len(s) == 2 and all(_number(x) for x in s) for s in v)
+
+
+#: Per kind of case: each set-up field, what its value must be, and what to say if it is not.
+_SETUP_FIELDS = {
+    "single": {"cca": (lambda v: isinstance(v, str) and bool(v), "a congestion control's name"),
+               "limit_bytes": (_count, "the tbf limit in bytes, above 0"),
+               "rate": (lambda v: isinstance(v, str) and bool(v), 'the tbf rate as tc writes it ("1gbit")'),
+               "size_bytes": (_count, "the flow's size in bytes, above 0")},
+    "incast": {"n": (_count, "the number of senders, above 0"),
+               "limit_bytes": (_count, "the tbf limit in bytes, above 0"),
+               "variant": (lambda v: isinstance(v, str), 'the variant\'s tag ("" or "rtomin5ms-")'),
+               "rto_min": (lambda v: v is None or (_number(v) and v > 0), "null or the route's rto_min in seconds"),
+               "quickack": (lambda v: isinstance(v, bool), "true or false"),
+               "queries": (_count, "queries per run, above 0")},
+}
+#: The metrics a case's real summary needs.
+_REAL_METRICS = {"single": ("rate_fraction", "fct_s", "retrans_segs"), "incast": ("qct_median_s", "frac_over_100ms")}
+#: What the twin of each kind was given, per real run, and what each value must be.
+_HOST_FIELDS = {
+    "single": {"read_gap_us": (lambda v: _numbers(v), "the reader's gap per real run, in µs"),
+               "host_stalls_s": (lambda v: isinstance(v, list) and all(_stalls(x) for x in v),
+                                 "per real run a list of [start, length] stalls in seconds"),
+               "buffers": (_buffers, "null or the hosts' tcp_rmem, tcp_wmem (3 numbers each) and rmem_max")},
+    "incast": {"serve_time_us": (_latency, "a time in µs or a non-empty list of them"),
+               "read_wait_us": (_latency, "a time in µs or a non-empty list of them"),
+               "handshake_rtt_us": (lambda v: _numbers(v, empty=True), "a list of handshake times in µs"),
+               "buffers": (_buffers, "null or the hosts' tcp_rmem, tcp_wmem (3 numbers each) and rmem_max")},
+}
 
 
 def _record_detail(record: object) -> dict:
+    """The record's cases, after checking the record's own verdicts (`cases`) if it has them."""
     detail = record.get("detail") if isinstance(record, dict) else None
     if not isinstance(detail, dict) or not detail:
         raise ReplayError('record: expected the JSON object `burstlab validate --detail` writes, '
                           'with a non-empty "detail" object of cases')
+    verdicts = record.get("cases", [])
+    if not isinstance(verdicts, list):
+        raise ReplayError(f"record: cases = {_shown(verdicts)}: expected a list of the record's verdicts")
+    for i, c in enumerate(verdicts):
+        if not (isinstance(c, dict) and isinstance(c.get("name"), str) and isinstance(c.get("metric"), str)
+                and _number(c.get("sim")) and isinstance(c.get("pass"), bool)):
+            raise ReplayError(f"record: cases[{i}] = {_shown(c)}: expected a verdict with name, metric, sim and pass")
     return detail
 
 
+def _shown(value: object) -> str:
+    shown = json.dumps(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
 def _replayable(name: str, entry: object) -> tuple[dict, dict, dict | list]:
-    """The set-up, real summary and twin inputs of one recorded case, checked."""
+    """The set-up, real summary and twin inputs of one recorded case, checked; for incast only
+    the host fields its twin takes."""
     def fail(field: str, value: object, expected: str) -> ReplayError:
-        shown = json.dumps(value)
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        return ReplayError(f'record: case "{name}": {field} = {shown}: expected {expected}')
+        return ReplayError(f'record: case "{name}": {field} = {_shown(value)}: expected {expected}')
 
     if not isinstance(entry, dict):
         raise fail("(case)", entry, "an object with setup, real and twin_host")
@@ -532,24 +595,27 @@ def _replayable(name: str, entry: object) -> tuple[dict, dict, dict | list]:
         raise fail("setup", setup, 'an object with kind "single" or "incast" '
                    "(records written before burstlab could replay them have none)")
     kind = setup["kind"]
-    for f in _SETUP_FIELDS[kind]:
-        if f not in setup:
-            raise fail(f"setup.{f}", None, f"the {kind} set-up's {f}")
+    for f, (ok, expected) in _SETUP_FIELDS[kind].items():
+        if not ok(setup.get(f)):
+            raise fail(f"setup.{f}", setup.get(f), expected)
     real = entry.get("real")
     for m in _REAL_METRICS[kind]:
         value = real.get(m) if isinstance(real, dict) else None
-        if not isinstance(value, dict) or not all(isinstance(value.get(k), int | float) for k in ("median", "min", "max", "mean")):
+        if not isinstance(value, dict) or not all(_number(value.get(k)) for k in ("median", "min", "max", "mean")):
             raise fail(f"real.{m}", value, "the real runs' summary (median, min, max, mean)")
     host = entry.get("twin_host")
     hosts = host if kind == "incast" else [host]
     if not isinstance(hosts, list) or not hosts or not all(isinstance(h, dict) for h in hosts):
         raise fail("twin_host", host, "what the twin was given: " + ("a list, one object per real run"
                                                                      if kind == "incast" else "an object"))
-    for h in hosts:
-        for f in _HOST_FIELDS[kind]:
-            if f not in h:
-                raise fail(f"twin_host.{f}", None, f"the {f} the twin was given")
-    if kind == "single" and len(host["read_gap_us"]) != len(host["host_stalls_s"]):
-        raise fail("twin_host.host_stalls_s", host["host_stalls_s"],
-                   f"one list of stalls per real run ({len(host['read_gap_us'])}, as read_gap_us)")
-    return setup, real, host
+    for i, h in enumerate(hosts):
+        at = f"twin_host[{i}]" if kind == "incast" else "twin_host"
+        for f, (ok, expected) in _HOST_FIELDS[kind].items():
+            if not ok(h.get(f)):
+                raise fail(f"{at}.{f}", h.get(f), expected)
+    if kind == "single":
+        if len(host["read_gap_us"]) != len(host["host_stalls_s"]):
+            raise fail("twin_host.host_stalls_s", host["host_stalls_s"],
+                       f"one list of stalls per real run ({len(host['read_gap_us'])}, as read_gap_us)")
+        return setup, real, host
+    return setup, real, [{f: h[f] for f in _HOST_FIELDS["incast"]} for h in hosts]
