@@ -958,7 +958,8 @@ impl TcpSender {
                 self.pace_at = Some(self.next_send);
                 break;
             }
-            // One skb of at most `tcp_tso_autosize()` segments and half of cwnd (`tcp_cwnd_test()`).
+            // One skb of at most `tcp_tso_autosize()` segments and half of cwnd (`tcp_cwnd_test()`;
+            // for a retransmission Linux asks only what cwnd leaves: docs/fidelity.md, GSO skbs).
             let goal = if paced {
                 self.tp.tso_autosize(self.cc.min_tso_segs(&self.tp)).min((self.tp.snd_cwnd / 2).max(1))
             } else {
@@ -1166,9 +1167,9 @@ impl TcpSender {
     /// contiguous segments, new data or retransmissions alike, of at most `tcp_tso_segs()`
     /// (`tcp_tso_autosize()`; before the first RTT sample the pacing rate is `~0UL`, so 64 KiB)
     /// and at most half of cwnd: `tcp_cwnd_test()` caps each skb's quota at cwnd / 2 "to have at
-    /// least 2 GSO packets in flight" (a window of 15 leaves as 7 + 7 + 1). Retransmitted
-    /// segments stay within the skb they last left in ([`SKB_HEAD`]): Linux resends skbs as its
-    /// retransmission queue holds them.
+    /// least 2 GSO packets in flight" (a window of 15 leaves as 7 + 7 + 1; Linux does not hold a
+    /// retransmission to it, docs/fidelity.md). Retransmitted segments stay within the skb they
+    /// last left in ([`SKB_HEAD`]): Linux resends skbs as its retransmission queue holds them.
     fn group_skbs(&mut self, train: &mut [Packet]) {
         let half_cwnd = (self.tp.snd_cwnd / 2).max(1);
         let max_segs = self.tso_segs().min(half_cwnd).min(u16::MAX as u32) as usize;
@@ -1875,7 +1876,7 @@ mod tests {
     }
 
     #[test]
-    fn retransmissions_keep_the_skbs_their_segments_first_left_in() {
+    fn retransmissions_keep_the_skbs_their_segments_last_left_in() {
         // Linux resends skbs as its retransmission queue holds them (`tcp_xmit_retransmit_queue()`;
         // `__tcp_retransmit_skb()` merges only sub-MSS skbs): two lost skbs side by side leave as
         // two, even where one skb could carry them all.
@@ -1895,7 +1896,47 @@ mod tests {
         assert_eq!(send(&mut s, 0, 3, true), [(0, 3)]);
         assert_eq!(send(&mut s, 0, 10, true), [(0, 3), (3, 2), (5, 5)]);
         // New data is cut only by the size limits.
+        s.tp.snd_cwnd = 40;
         assert_eq!(send(&mut s, 0, 10, false), [(0, 10)]);
+    }
+
+    #[test]
+    fn a_loss_probe_resends_the_last_segment_as_an_skb_of_its_own() {
+        // `tcp_send_loss_probe()` with nothing new to send cuts the last segment off its skb.
+        let mut sp = spec("reno", 10);
+        sp.size_bytes = Some(10 * MSS);
+        let (mut s, first) = established_with(&sp);
+        assert_eq!(first.len(), 10);
+        let mut out = Vec::new();
+        let tlp = s.timer_deadline().expect("a loss probe is armed");
+        s.on_timer(tlp, &mut out);
+        assert_eq!(out.iter().map(|p| (p.seq / MSS, p.retrans)).collect::<Vec<_>>(), [(9, true)]);
+        assert!(s.board().is_skb_head(9 * MSS));
+    }
+
+    #[test]
+    fn paced_retransmission_is_one_old_skb_per_departure() {
+        // Every segment lost (as after an RTO) and cwnd wide open: paced, the first departure
+        // resends the first skb the segments left in, not the ten one skb could carry.
+        let mut sp = spec("cubic", 10);
+        sp.max_pacing_rate = Some(crate::units::Rate::from_mbps(1000));
+        let mut s = TcpSender::new(0, 0, 1, &sp, 1500);
+        let mut out = Vec::new();
+        s.open(Time::ZERO, &mut out);
+        let mut sa = Packet::new(Kind::SynAck, 0, 1, 0, SYN_BYTES);
+        sa.rwnd = 65_535;
+        out.clear();
+        s.on_packet(Time::from_us(100), &sa, &mut out);
+        let skbs = |out: &[Packet]| out.iter().filter(|p| p.gso_index == 0).map(|p| (p.seq / MSS, p.gso_segs)).collect::<Vec<_>>();
+        assert_eq!(skbs(&out), [(0, 5), (5, 5)]);
+        let now = Time::from_ms(2);
+        s.board.mark_all_lost(now, Time::ZERO);
+        s.tp.snd_cwnd = 40;
+        out.clear();
+        s.xmit(now, &mut out);
+        assert!(out.iter().all(|p| p.retrans));
+        assert_eq!(skbs(&out), [(0, 5)]);
+        assert!(s.pace_at.is_some(), "the second skb waits for its slot");
     }
 
     #[test]
