@@ -334,16 +334,26 @@ def incast_name(setup: dict) -> str:
     return f"incast-{setup['variant']}{setup['n']}-{setup['limit_bytes'] // 1024}KB"
 
 
+#: The twins of one real run: its mean read gap moved by these many µs. The twin is chaotic in
+#: the gap, and a gap measured as a mean over reads that vary by hundreds of µs does not pin it
+#: to the µs: BBR through 16 KB at 100 Mbit/s falls into an RTO (−15 % of the rate) at 27 of 160
+#: gaps of 400-559 µs, in clusters of 1-5 µs, so ten twins at ten real runs' gaps, which lie
+#: within ±15 µs of each other, could land mostly in one (docs/fidelity.md, "A chaotic twin").
+GAP_ENSEMBLE_US = (-8, -4, 0, 4, 8)
+
+
 def twin_single(setup: dict, host: dict) -> dict:
-    """The twin of a single-flow case: one simulated run per real run, each with that run's
-    reader and stalls (`host`, as `twin_host` records them), and per metric their median. A
-    single flow through a shallow queue is chaotic (cubic's retransmits range 179-400 over read
-    gaps of 150-400 µs), so the twin's value is the median of as many runs as the real side's."""
+    """The twin of a single-flow case: per real run, a twin at each of `GAP_ENSEMBLE_US` around
+    that run's read gap, with its stalls (`host`, as `twin_host` records them), and per metric
+    the median over all of them. A single flow through a shallow queue is chaotic (cubic's
+    retransmits range 179-400 over read gaps of 150-400 µs), so the twin's value is the median
+    of an ensemble that gives each real run the same weight."""
     rate_bps = int(tc_rate_bps(setup["rate"]))
     return _median_each([sim_single_flow(setup["cca"], size_bytes=setup["size_bytes"],
-                                         limit_bytes=setup["limit_bytes"], read_gap_us=gap,
+                                         limit_bytes=setup["limit_bytes"], read_gap_us=max(0, gap + shift),
                                          host_stalls_s=stalls, buffers=host["buffers"], rate_bps=rate_bps)
-                         for gap, stalls in zip(host["read_gap_us"], host["host_stalls_s"], strict=True)])
+                         for gap, stalls in zip(host["read_gap_us"], host["host_stalls_s"], strict=True)
+                         for shift in GAP_ENSEMBLE_US])
 
 
 def twin_incast(setup: dict, hosts: list[dict]) -> dict:
