@@ -347,13 +347,21 @@ def twin_single(setup: dict, host: dict) -> dict:
     that run's read gap, with its stalls (`host`, as `twin_host` records them), and per metric
     the median over all of them. A single flow through a shallow queue is chaotic (cubic's
     retransmits range 179-400 over read gaps of 150-400 µs), so the twin's value is the median
-    of an ensemble that gives each real run the same weight."""
+    of an ensemble that gives each real run the same weight. A run whose reader kept up (gap 0:
+    no reader gaps were measured) has no gap to move: its one twin counts as many times."""
     rate_bps = int(tc_rate_bps(setup["rate"]))
-    return _median_each([sim_single_flow(setup["cca"], size_bytes=setup["size_bytes"],
-                                         limit_bytes=setup["limit_bytes"], read_gap_us=max(0, gap + shift),
-                                         host_stalls_s=stalls, buffers=host["buffers"], rate_bps=rate_bps)
-                         for gap, stalls in zip(host["read_gap_us"], host["host_stalls_s"], strict=True)
-                         for shift in GAP_ENSEMBLE_US])
+
+    def twin(gap: int, stalls: list) -> dict:
+        return sim_single_flow(setup["cca"], size_bytes=setup["size_bytes"], limit_bytes=setup["limit_bytes"],
+                               read_gap_us=gap, host_stalls_s=stalls, buffers=host["buffers"], rate_bps=rate_bps)
+
+    runs = []
+    for gap, stalls in zip(host["read_gap_us"], host["host_stalls_s"], strict=True):
+        if gap > 0:
+            runs += [twin(max(1, gap + shift), stalls) for shift in GAP_ENSEMBLE_US]
+        else:
+            runs += [twin(0, stalls)] * len(GAP_ENSEMBLE_US)
+    return _median_each(runs)
 
 
 def twin_incast(setup: dict, hosts: list[dict]) -> dict:

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from burstlab.validate import compare
 from burstlab.validate.compare import (
     CONTROL_RATE, CONTROL_SIZE, TOLERANCE, _case, _onset, buffers_toml, kernel_tbf_burst, latency_toml, onset_steps,
     sim_incast, sim_single_flow, single_setup, twin_single,
@@ -99,6 +100,22 @@ def test_a_case_twin_does_not_hinge_on_a_microsecond_of_read_gap():
                                  "buffers": KERNEL_BUFFERS})["rate_fraction"]
              for c in range(470, 491, 4)]
     assert (max(rates) - min(rates)) / max(rates) < TOLERANCE["rate_fraction"], rates
+
+
+def test_a_case_twin_moves_only_a_measured_read_gap(monkeypatch):
+    """Each real run weighs the same in a case's twin; a run whose reader kept up (gap 0) does not
+    get a slow reader of a few µs from the ensemble."""
+    gaps: list[int] = []
+
+    def twin(cca, *, read_gap_us, **kw):
+        gaps.append(read_gap_us)
+        return {"rate_fraction": 1.0 if read_gap_us == 0 else 0.5}
+
+    monkeypatch.setattr(compare, "sim_single_flow", twin)
+    setup = single_setup("cubic", 16 * 1024, CONTROL_RATE, CONTROL_SIZE)
+    host = {"read_gap_us": [0, 300, 0], "host_stalls_s": [[]] * 3, "buffers": KERNEL_BUFFERS}
+    assert compare.twin_single(setup, host)["rate_fraction"] == 1.0
+    assert sorted(set(gaps)) == [0] + [300 + s for s in compare.GAP_ENSEMBLE_US]
 
 
 def test_kernel_tbf_burst_is_what_sch_tbf_ends_up_with():
