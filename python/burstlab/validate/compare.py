@@ -358,6 +358,7 @@ def twin_single(setup: dict, host: dict) -> dict:
     runs = []
     for gap, stalls in zip(host["read_gap_us"], host["host_stalls_s"], strict=True):
         if gap > 0:
+            # At least 1 µs: a read latency of 0 is a reader that keeps up, another model.
             runs += [twin(max(1, gap + shift), stalls) for shift in GAP_ENSEMBLE_US]
         else:
             runs += [twin(0, stalls)] * len(GAP_ENSEMBLE_US)
@@ -568,7 +569,7 @@ _SETUP_FIELDS = {
 _REAL_METRICS = {"single": ("rate_fraction", "fct_s", "retrans_segs"), "incast": ("qct_median_s", "frac_over_100ms")}
 #: What the twin of each kind was given, per real run, and what each value must be.
 _HOST_FIELDS = {
-    "single": {"read_gap_us": (lambda v: _numbers(v), "the reader's gap per real run, in µs"),
+    "single": {"read_gap_us": (lambda v: _numbers(v) and min(v) >= 0, "the reader's gap per real run, in µs, 0 or more"),
                "host_stalls_s": (lambda v: isinstance(v, list) and all(_stalls(x) for x in v),
                                  "per real run a list of [start, length] stalls in seconds"),
                "buffers": (_buffers, "null or the hosts' tcp_rmem, tcp_wmem (3 numbers each) and rmem_max")},

@@ -7,6 +7,7 @@ import json
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,15 +76,14 @@ def test_sim_single_flow_twin_runs_near_the_shaped_rate():
 
 
 def test_twin_takes_the_hosts_socket_buffers():
-    kernel = KERNEL_BUFFERS
-    assert buffers_toml(kernel) == ('tcp_rmem = "4096 131072 33554432"\ntcp_wmem = "4096 16384 4194304"\n'
-                                    'rmem_max = 4194304\n')
+    assert buffers_toml(KERNEL_BUFFERS) == ('tcp_rmem = "4096 131072 33554432"\ntcp_wmem = "4096 16384 4194304"\n'
+                                            'rmem_max = 4194304\n')
     assert buffers_toml(None) == ""
     # They reach the flow: a receive buffer capped at 64 KiB offers a window the link drains
     # long before the reader comes back (430 µs by default), so the twin runs far below the rate
     # it reaches with the kernel's buffers.
-    small = dict(kernel, tcp_rmem=[4096, 16384, 65536], rmem_max=[65536])
-    free = sim_single_flow("cubic", size_bytes=3_000_000, buffers=kernel)
+    small = dict(KERNEL_BUFFERS, tcp_rmem=[4096, 16384, 65536], rmem_max=[65536])
+    free = sim_single_flow("cubic", size_bytes=3_000_000, buffers=KERNEL_BUFFERS)
     capped = sim_single_flow("cubic", size_bytes=3_000_000, buffers=small)
     assert free["rate_fraction"] > 0.85
     assert capped["rate_fraction"] < 0.7 * free["rate_fraction"]
@@ -93,12 +93,12 @@ def test_a_case_twin_does_not_hinge_on_a_microsecond_of_read_gap():
     """BBR through 16 KB at 100 Mbit/s is chaotic in the read gap: a lone twin falls into an RTO
     (-15 % of the rate) at gaps a few µs from ones where it does not. A case's twin, an ensemble
     around each real run's gap, gives the same rate wherever a sitting's gaps fall: three runs
-    5 µs apart, each centre 4 µs on. With one twin per run, the rates of these sittings spread
-    16 % (0.647-0.771 at 6932a2f) and CI's live control failed on it."""
+    5 µs apart, centred at each µs of 470-490. With one twin per run, the rates of these sittings
+    spread 16 % (0.647-0.771 at 6932a2f) and CI's live control failed on it."""
     setup = single_setup("bbr", 16 * 1024, CONTROL_RATE, CONTROL_SIZE)
     rates = [twin_single(setup, {"read_gap_us": [c - 5, c, c + 5], "host_stalls_s": [[]] * 3,
                                  "buffers": KERNEL_BUFFERS})["rate_fraction"]
-             for c in range(470, 491, 4)]
+             for c in range(470, 491)]
     assert (max(rates) - min(rates)) / max(rates) < TOLERANCE["rate_fraction"], rates
 
 
@@ -116,6 +116,20 @@ def test_a_case_twin_moves_only_a_measured_read_gap(monkeypatch):
     host = {"read_gap_us": [0, 300, 0], "host_stalls_s": [[]] * 3, "buffers": KERNEL_BUFFERS}
     assert compare.twin_single(setup, host)["rate_fraction"] == 1.0
     assert sorted(set(gaps)) == [0] + [300 + s for s in compare.GAP_ENSEMBLE_US]
+
+
+def test_gap_sweep_script_marks_every_gap_and_judges_sittings_both_ways():
+    """`scripts/twin_gap_sweep.py`, behind docs/fidelity.md's "A chaotic twin" figures."""
+    script = Path(__file__).parents[3] / "scripts" / "twin_gap_sweep.py"
+    out = subprocess.run([sys.executable, str(script), "--floor", "0.711", "--gaps", "470:500", "--spreads", "3",
+                          "--sittings", "5"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    strip = lines[1]
+    assert len(strip) == 30 and set(strip) <= set(".xT"), strip
+    assert lines[2].startswith(f"RTO at {strip.count('T')} of 30 gaps")
+    row = lines[-1].split()
+    assert row[0] == "3" and row[1].endswith("%") and row[2].endswith("%"), lines[-1]
 
 
 def test_kernel_tbf_burst_is_what_sch_tbf_ends_up_with():

@@ -116,8 +116,11 @@ def test_a_twin_with_the_wrong_queue_fails_the_replay(record: dict, monkeypatch)
     (lambda r: r["detail"]["incast-8-128KB"]["twin_host"][1].pop("handshake_rtt_us"), "twin_host[1].handshake_rtt_us = null"),
     (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(read_gap_us=[]), "twin_host.read_gap_us = []"),
     (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(buffers="x"), 'twin_host.buffers = "x"'),
+    (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"]["read_gap_us"].__setitem__(0, -5),
+     "twin_host.read_gap_us = [-5, "),
     (lambda r: r["detail"]["incast-8-128KB"]["setup"].update(rto_min=-1), "setup.rto_min = -1: expected null or"),
-    # The record's first case: the twins before it would run first.
+    # The record's first case, so that the replay fails before any twin runs (each case's take
+    # five simulations per real run).
     (lambda r: r["detail"]["single-reno-1gbit-64KB"]["setup"].update(cca="vegas"),
      'case "single-reno-1gbit-64KB": its twin cannot run: scenario.'),
     (lambda r: r["cases"][3].pop("metric"), "cases[3] = {"),
