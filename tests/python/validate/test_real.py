@@ -43,7 +43,11 @@ def test_single_cubic_flow_reaches_shaped_rate() -> None:
     # On a shared 2-core machine one run can lose 10-20 % to CPU contention (the tbf watchdog and
     # both Python ends compete with other jobs), so the kernel's capability is the best of three;
     # no run may beat the shaped rate by more than one bucket's worth.
-    assert max(run["rate_fraction"] for run in r["runs"]) >= 0.90, r["runs"]
+    # The message says how long each run's hosts left the tbf idle (docs/validation.md, "Host
+    # stalls"): a sitting that failed here (2026-11-26, 0.58-0.74) did not say whether they did.
+    assert max(run["rate_fraction"] for run in r["runs"]) >= 0.90, [
+        {k: run.get(k) for k in ("rate_fraction", "fct_s", "host_stall_ms", "host_stall_why", "retrans_segs")}
+        for run in r["runs"]]
     for run in r["runs"]:
         assert run["rate_fraction"] <= 1.02, run
         assert run["retrans_segs"] >= run["qdisc_drops"]
