@@ -40,16 +40,24 @@ def test_response_spread_reports_the_first_delay_and_every_gap() -> None:
 @pytest.mark.netns
 def test_single_cubic_flow_reaches_shaped_rate() -> None:
     r = single_flow("cubic", rate="1gbit", limit_bytes=128 * 1024, size_bytes=50_000_000, repeat=3)
-    # On a shared 2-core machine one run can lose 10-20 % to CPU contention (the tbf watchdog and
-    # both Python ends compete with other jobs), so the kernel's capability is the best of three;
-    # no run may beat the shaped rate by more than one bucket's worth.
-    # The message says how long each run's hosts left the tbf idle (docs/validation.md, "Host
-    # stalls"): a sitting that failed here (2026-11-26, 0.58-0.74) did not say whether they did.
-    assert max(run["rate_fraction"] for run in r["runs"]) >= 0.90, [
+    # On a shared 2-core machine a run loses 3-15 % of the rate, sometimes 25 %, to stretches in
+    # which the hosts' softirq work waited for a CPU and the tbf stood empty (docs/validation.md,
+    # "Host stalls"; CI on 2026-11-26 lost 108 and 46 ms of 0.55 and 0.47 s: 0.76 and 0.88). The
+    # kernel's capability is its rate over the time the hosts did not stall, best of three: a
+    # tbf shaping at a wrong rate, or a path that cannot fill it, still fails.
+    def unstalled(run: dict) -> float:
+        stall_s = (run["host_stall_ms"] or 0.0) / 1e3
+        return run["rate_fraction"] * run["fct_s"] / (run["fct_s"] - stall_s)
+
+    assert max(unstalled(run) for run in r["runs"]) >= 0.93, [
         {k: run.get(k) for k in ("rate_fraction", "fct_s", "host_stall_ms", "host_stall_why", "retrans_segs")}
-        for run in r["runs"]]
+        | {"unstalled": unstalled(run)} for run in r["runs"]]
     for run in r["runs"]:
-        assert run["rate_fraction"] <= 1.02, run
+        # Nor may any run beat the shaped rate, counted over the time the tbf was not left idle,
+        # by more than a bucket's worth per stall (each refills it: 15 KB in 121 us at 1 Gbit/s),
+        # 2 % besides. A stall is time the tbf sent nothing.
+        refills = (run["host_stalls"] or 0) * DEFAULT_BURST_BYTES * 8 / 1e9
+        assert run["rate_fraction"] <= unstalled(run) <= 1.02 + refills / run["fct_s"], run
         assert run["retrans_segs"] >= run["qdisc_drops"]
         # No delay on the path itself (min RTT), and a smoothed RTT of the 128 KB tbf queue (it
         # drains in ~1 ms at 1 Gbit/s) plus the receiving host's batches, which held data up to
