@@ -49,21 +49,26 @@ def test_single_cubic_flow_reaches_shaped_rate() -> None:
         stall_s = (run["host_stall_ms"] or 0.0) / 1e3
         return run["rate_fraction"] * run["fct_s"] / (run["fct_s"] - stall_s)
 
-    assert max(unstalled(run) for run in r["runs"]) >= 0.93, [
-        {k: run.get(k) for k in ("rate_fraction", "fct_s", "host_stall_ms", "host_stall_why", "retrans_segs")}
-        | {"unstalled": unstalled(run)} for run in r["runs"]]
+    # pytest cuts a long message short: a failure names just what it is about.
+    brief = [{k: run.get(k) for k in ("rate_fraction", "fct_s", "host_stalls", "host_stall_ms", "host_stall_why",
+                                      "retrans_segs", "qdisc_drops", "min_rtt_us", "srtt_us")}
+             | {"unstalled": unstalled(run)} for run in r["runs"]]
+    assert max(unstalled(run) for run in r["runs"]) >= 0.93, brief
     for run in r["runs"]:
         # Nor may any run beat the shaped rate, counted over the time the tbf was not left idle,
         # by more than a bucket's worth per stall (each refills it: 15 KB in 121 us at 1 Gbit/s),
         # 2 % besides. A stall is time the tbf sent nothing.
         refills = (run["host_stalls"] or 0) * DEFAULT_BURST_BYTES * 8 / 1e9
-        assert run["rate_fraction"] <= unstalled(run) <= 1.02 + refills / run["fct_s"], run
-        assert run["retrans_segs"] >= run["qdisc_drops"]
-        # No delay on the path itself (min RTT), and a smoothed RTT of the 128 KB tbf queue (it
-        # drains in ~1 ms at 1 Gbit/s) plus the receiving host's batches, which held data up to
-        # ~2.5 ms more (srtt 1-3.7 ms, docs/fidelity.md "What the remaining misses have in
-        # common"). A queue the limit did not bound (pfifo's 1000 packets: 12 ms) would fail.
-        assert run["min_rtt_us"] < 200 and run["srtt_us"] < 6_000, run
+        assert run["rate_fraction"] <= unstalled(run) <= 1.02 + refills / run["fct_s"], brief
+        assert run["retrans_segs"] >= run["qdisc_drops"], brief
+        # No delay on the path itself.
+        assert run["min_rtt_us"] < 200, brief
+    # A smoothed RTT of the 128 KB tbf queue (it drains in ~1 ms at 1 Gbit/s) plus the receiving
+    # host's batches, which held data up to ~2.5 ms more (srtt 1-3.7 ms, docs/fidelity.md "What
+    # the remaining misses have in common"), in the best of three: the srtt is read at the end,
+    # and a stall of the hosts there can leave it high (CI on 2026-11-26: 12.8 ms in one run). A
+    # queue the limit did not bound (pfifo's 1000 packets: 12 ms) holds every run's up.
+    assert min(run["srtt_us"] for run in r["runs"]) < 6_000, brief
 
 
 @pytest.mark.netns
