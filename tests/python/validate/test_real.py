@@ -53,7 +53,9 @@ def test_single_cubic_flow_reaches_shaped_rate() -> None:
     brief = [{k: run.get(k) for k in ("rate_fraction", "fct_s", "host_stalls", "host_stall_ms", "host_stall_why",
                                       "retrans_segs", "qdisc_drops", "min_rtt_us", "srtt_us")}
              | {"unstalled": unstalled(run)} for run in r["runs"]]
-    assert max(unstalled(run) for run in r["runs"]) >= 0.93, brief
+    # Without tracefs (`host_stall_why` says so) nothing is subtracted: the old bar of 0.90.
+    floor = 0.93 if all(run["host_stall_ms"] is not None for run in r["runs"]) else 0.90
+    assert max(unstalled(run) for run in r["runs"]) >= floor, brief
     for run in r["runs"]:
         # Nor may any run beat the shaped rate, counted over the time the tbf was not left idle,
         # by more than a bucket's worth per stall (each refills it: 15 KB in 121 us at 1 Gbit/s),
