@@ -180,6 +180,11 @@ impl TcpSender {
         let mss = mss_from_mtu(mtu);
         let cc = cc::by_name(&spec.cca).expect("scenario validation checks the CCA name");
         let mut tp = Sock::new(mss, spec.initcwnd, spec.hz);
+        // On the jiffy wheel the route's rto_min counts in whole jiffies, as Linux's does.
+        let rto_min = match spec.timer_jiffy() {
+            Some(_) => timer_wheel::round_up_to_jiffies(spec.rto_min, spec.hz),
+            None => spec.rto_min,
+        };
         // A CCA that needs ECN negotiates it whatever the host's `tcp_ecn` (DCTCP).
         let ecn_ok = spec.ecn || cc.needs_ecn();
         tp.ecn_ok = ecn_ok;
@@ -193,7 +198,7 @@ impl TcpSender {
             state: State::Closed,
             tp,
             cc,
-            rtt: RttEstimator::new(spec.rto_min),
+            rtt: RttEstimator::new(rto_min),
             board: Scoreboard::default(),
             snd_una: 0,
             snd_nxt: 0,
@@ -229,7 +234,7 @@ impl TcpSender {
             reord_seen: 0,
             reordering: TCP_FASTRETRANS_THRESH,
             jiffy: spec.timer_jiffy(),
-            rto_min: spec.rto_min,
+            rto_min,
             ecn_ok,
             dscp: spec.dscp,
             ts_recent: Time::ZERO,
@@ -1568,6 +1573,18 @@ mod tests {
         let (s, _) = established_with(&sp);
         assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
         assert_eq!(s.timer_deadline(), Some(Time::from_ms(36)));
+    }
+
+    #[test]
+    fn a_route_rto_min_counts_in_whole_jiffies_on_the_wheel() {
+        // `ip route ... rto_min 5ms` at HZ = 250 floors the RTO at msecs_to_jiffies(5) = 2
+        // jiffies = 8 ms, in the RTT estimator and in a lone packet's loss probe alike.
+        let sp = FlowSpec { hz: 250, timers: crate::scenario::Timers::Jiffies, rto_min: Time::from_ms(5), ..spec("reno", 10) };
+        let (s, _) = established_with(&sp);
+        assert_eq!(s.rto_min, Time::from_ms(8));
+        let exact = FlowSpec { rto_min: Time::from_ms(5), ..spec("reno", 10) };
+        let (s, _) = established_with(&exact);
+        assert_eq!(s.rto_min, Time::from_ms(5));
     }
 
     #[test]

@@ -29,6 +29,17 @@ pub fn jiffy(hz: u32) -> Time {
     Time::from_ps(1_000_000_000_000 / hz as u64)
 }
 
+/// `t` in whole jiffies of `hz`, rounded up: what a route's `rto_min` becomes. The route keeps it
+/// in ms and `tcp_rto_min()` reads it through `dst_metric_rtt()` = `msecs_to_jiffies()`
+/// (`include/net/dst.h`: "RTT metrics are stored in milliseconds for user ABI, but used as
+/// jiffies"), which rounds up; `tcp_rto_min_us()` turns the jiffies back into µs. At HZ = 250
+/// `rto_min 5ms` is 2 jiffies, 8 ms.
+pub fn round_up_to_jiffies(t: Time, hz: u32) -> Time {
+    const PS_PER_S: u128 = 1_000_000_000_000;
+    let jiffies = (t.ps() as u128 * hz as u128).div_ceil(PS_PER_S);
+    Time::from_ps((jiffies * PS_PER_S / hz as u128) as u64)
+}
+
 /// The jiffy after which a timer armed at jiffy `now` with expiry `expires` runs:
 /// `calc_wheel_index()` picks the level from `expires − now` and `calc_index()` rounds the
 /// expiry up to the end of its bucket at that level.
@@ -60,6 +71,19 @@ mod tests {
         assert_eq!(LVL_BITS, 6);
         assert_eq!(lvl_start(1), 63);
         assert_eq!(lvl_start(2), 504);
+    }
+
+    #[test]
+    fn route_rto_min_rounds_up_to_whole_jiffies() {
+        // msecs_to_jiffies(5) at HZ = 250 is DIV_ROUND_UP(5, 4) = 2 jiffies: 8 ms.
+        assert_eq!(round_up_to_jiffies(Time::from_ms(5), 250), Time::from_ms(8));
+        assert_eq!(round_up_to_jiffies(Time::from_ms(4), 250), Time::from_ms(4));
+        assert_eq!(round_up_to_jiffies(Time::from_ms(1), 1000), Time::from_ms(1));
+        assert_eq!(round_up_to_jiffies(Time::from_ms(5), 100), Time::from_ms(10));
+        // TCP_RTO_MIN = HZ/5 jiffies is 200 ms at every HZ, also where a jiffy is no whole ps.
+        for hz in [100, 250, 300, 1000] {
+            assert_eq!(round_up_to_jiffies(Time::from_ms(200), hz), Time::from_ms(200));
+        }
     }
 
     #[test]
