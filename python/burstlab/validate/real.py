@@ -19,7 +19,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from burstlab.validate.host_stalls import INSTANCE_PREFIX, TbfTrace
+from burstlab.validate.host_stalls import INSTANCE_PREFIX, TbfTrace, within
 from burstlab.validate.topology import FRAME_BYTES, Bottleneck, Dumbbell, HostTuning, rate_bps
 from burstlab.validate.traffic import midpoint_quantiles
 
@@ -91,7 +91,11 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
             net.on_close(trace.close)
             recv, send = _collect([rx, tx], timeout + 5)
         q = net.qdisc_stats()
-    stalls = trace.stalls()
+    # From the flow's own connect (the trace's clock is CLOCK_MONOTONIC, as the tool's) to its
+    # last byte read.
+    stalls = trace.stalls(recv["connect_ns"] / 1e9)
+    if stalls is not None:
+        stalls = within(stalls, recv["fct_s"])
     if send["cca"] != cca:
         raise RuntimeError(f"asked for {cca}, the kernel used {send['cca']}")
     info = send["tcp_info"]

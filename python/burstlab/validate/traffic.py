@@ -317,6 +317,7 @@ def bulk_recv(port: int, timeout: float) -> dict:
         conn.recv(1)  # wait for the sender's close, bounded by the timeout
     fct = (t_last - t_connect) / 1e9
     return {"mode": "bulk-recv", "peer": peer[0], "bytes": got, "fct_s": fct,
+            "connect_ns": t_connect,
             "first_byte_s": ((t_first or t_last) - t_connect) / 1e9, "reads": len(read_ns),
             "read_gap_us": mean_gap_us(gaps_us(read_ns)), **wait_summary(waits),
             "reader_gap_quantiles_us": midpoint_quantiles(reader_gaps_us(read_ns, read_bytes)),

@@ -1,7 +1,9 @@
 """The hosts' stalls of the bottleneck, read from a tbf's enqueue and dequeue tracepoints."""
 
+import pytest
+
 from burstlab.validate.compare import pauses_toml
-from burstlab.validate.host_stalls import TbfTrace, stale_instances, tbf_stalls
+from burstlab.validate.host_stalls import TbfTrace, stale_instances, tbf_stalls, within
 
 
 def _line(t: float, kind: str, packets: int = 1) -> str:
@@ -58,3 +60,23 @@ def test_stale_instances_are_ours_whose_run_is_gone(tmp_path):
     stale = stale_instances(lambda pid: pid == 202, root=tmp_path)
     assert [d.name for d in stale] == ["burstlab-101x0"]
     assert stale_instances(lambda pid: True, root=tmp_path / "nowhere") == []
+
+
+def test_stalls_count_from_the_flows_own_connect() -> None:
+    # A refused SYN at 0 and another at 10.2 ms (the tool retries every 10 ms until the receiver
+    # listens), the flow's SYN at 20.5 ms, then a 2 ms stall 15 ms into the flow.
+    ev = [(0.0, "enqueue"), (0.0, "dequeue"), (0.0102, "enqueue"), (0.0102, "dequeue"),
+          (0.0205, "enqueue"), (0.0205, "dequeue"), (0.0355, "enqueue"), (0.0355, "dequeue"),
+          (0.0375, "enqueue"), (0.0375, "dequeue")]
+    # From the first enqueue, the gap after the second refused SYN reads as a 10.3 ms stall.
+    assert [round(x * 1e3, 1) for x in tbf_stalls(_trace(ev))[0]] == [10.2, 10.3]
+    # From the flow's connect (the trace's clock, 100 s + 20.5 ms): only the flow's stall.
+    assert [[round(x * 1e3, 1) for x in st] for st in tbf_stalls(_trace(ev), 100.0205)] == [[15.0, 2.0]]
+
+
+def test_only_the_stalls_before_the_last_byte_are_the_flows() -> None:
+    # A stall across the end is cut there; one after it (the close) is dropped.
+    stalls = [(0.020, 0.002), (0.449, 0.003), (0.455, 0.010)]
+    assert within(stalls, 0.450) == [(0.020, 0.002), (0.449, pytest.approx(0.001))]
+    assert within(stalls, 1.0) == stalls
+    assert within([], 0.45) == []
