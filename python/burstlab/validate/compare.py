@@ -164,9 +164,9 @@ def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int 
                     buffers: dict[str, list[int]] | None = None, rate_bps: int = RATE_BPS) -> dict:
     """The simulated twin of `real.single_flow` (same metric names); the receiving application
     reads `read_gap_us` after data arrives, as the real one was measured to, and the bottleneck
-    pauses where the real hosts left the tbf idle (`host_stalls_s`, from the flow's connect on). `buffers`
-    are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`); `rate_bps` is the
-    tbf's rate."""
+    pauses where the real hosts left the tbf idle (`host_stalls_s`, from the flow's connect on).
+    `buffers` are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`); `rate_bps`
+    is the tbf's rate."""
     text = f'name = "twin-{cca}"\nstop = "60s"\n' + _twin_topology(limit_bytes, rate_bps)
     if host_stalls_s:
         text += pauses_toml(host_stalls_s)
