@@ -80,9 +80,10 @@ def within(stalls: list[tuple[float, float]], end_s: float) -> list[tuple[float,
 
 
 class TbfTrace:
-    """`with TbfTrace(name, handle) as tr: ...run...` then `tr.stalls(origin_s)`: the stalls of the tbf
-    whose handle is `handle` (major << 16) during the block, or None if this kernel offers no
-    tracefs instances (`tr.why` says why). The instance is removed on exit, also on errors."""
+    """`with TbfTrace(name, handle) as tr: ...run...` then `tr.stalls(origin_s)`: the stalls of
+    the tbf whose handle is `handle` (major << 16) during the block, or None if this kernel
+    offers no tracefs instances (`tr.why` says why). The instance is removed on exit, also on
+    errors."""
 
     def __init__(self, name: str, handle: int, root: Path = TRACEFS) -> None:
         self.dir = root / "instances" / name
