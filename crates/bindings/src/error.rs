@@ -10,9 +10,7 @@ use burstlab_sim::scenario::ScenarioError;
 /// install), a `RuntimeError` with the same message rather than hiding the user's mistake.
 pub fn scenario_error(py: Python<'_>, err: &ScenarioError) -> PyErr {
     let message = err.to_string();
-    let class = py
-        .import("burstlab.errors")
-        .and_then(|m| m.getattr("ScenarioError"));
+    let class = py.import("burstlab.errors").and_then(|m| m.getattr("ScenarioError"));
     match class.and_then(|c| c.call1((message.as_str(), err.kind()))) {
         Ok(exc) => PyErr::from_value(exc),
         Err(_) => PyRuntimeError::new_err(message),

@@ -55,8 +55,8 @@ fn run<'py>(
 #[pyfunction]
 #[pyo3(signature = (text, overrides = Vec::new()))]
 fn load_scenario(py: Python<'_>, text: &str, overrides: Vec<String>) -> PyResult<String> {
-    let scenario = burstlab_sim::scenario::load(text, &overrides)
-        .map_err(|e| scenario_error(py, &e))?;
+    let scenario =
+        burstlab_sim::scenario::load(text, &overrides).map_err(|e| scenario_error(py, &e))?;
     Ok(scenario_json::to_json(&scenario).to_string())
 }
 

@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 
 use burstlab_sim::scenario::{
-    BurstSpec, EcnMode, FlowSpec, HostQdisc, Latency, PortSpec, Preset, QueueSpec, Scenario, Scheduler, Timers,
-    WindowModel,
+    BurstSpec, EcnMode, FlowSpec, HostQdisc, Latency, PortSpec, Preset, QueueSpec, Scenario,
+    Scheduler, Timers, WindowModel,
 };
 
 pub fn to_json(s: &Scenario) -> Value {

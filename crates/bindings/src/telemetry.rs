@@ -80,12 +80,11 @@ pub fn decode_capture<'py>(
         &ports,
         |frame, result| {
             match result {
-                Ok(reports) => lines.extend(
-                    reports
-                        .iter()
-                        .map(|report| serde_json::to_string(&ReportLine { frame, report }).unwrap_or_default()),
-                ),
-                Err(error) => lines.push(serde_json::to_string(&ErrorLine { frame, error }).unwrap_or_default()),
+                Ok(reports) => lines.extend(reports.iter().map(|report| {
+                    serde_json::to_string(&ReportLine { frame, report }).unwrap_or_default()
+                })),
+                Err(error) => lines
+                    .push(serde_json::to_string(&ErrorLine { frame, error }).unwrap_or_default()),
             }
             if lines.len() >= 4096 {
                 flush(&mut lines, done.get(), &mut failure);
@@ -150,14 +149,20 @@ fn time_ns(option: &str, value: &Option<String>) -> Result<u64, String> {
 /// A threshold: a size ("200KB") or a percentage of `buffer` ("50%").
 fn threshold(option: &str, value: &str, buffer: Option<u64>) -> Result<u64, String> {
     if let Some(pct) = value.trim().strip_suffix('%') {
-        let p: f64 = pct.trim().parse().map_err(|_| unit_err(option, value, r#"a percentage such as "50%""#))?;
+        let p: f64 = pct
+            .trim()
+            .parse()
+            .map_err(|_| unit_err(option, value, r#"a percentage such as "50%""#))?;
         if !(0.0..=100.0).contains(&p) {
             return Err(unit_err(option, value, "a percentage in 0..100"));
         }
-        let b = buffer.ok_or_else(|| unit_err(option, value, "a size, or --buffer for a percentage"))?;
+        let b = buffer
+            .ok_or_else(|| unit_err(option, value, "a size, or --buffer for a percentage"))?;
         return Ok((b as f64 * p / 100.0).round() as u64);
     }
-    parse_size(value).map_err(|_| unit_err(option, value, r#"a size such as "200KB" or "1MiB", or a percentage "50%""#))
+    parse_size(value).map_err(|_| {
+        unit_err(option, value, r#"a size such as "200KB" or "1MiB", or a percentage "50%""#)
+    })
 }
 
 fn options(raw: &RawOptions) -> Result<DetectOptions, String> {
@@ -189,7 +194,9 @@ fn options(raw: &RawOptions) -> Result<DetectOptions, String> {
     let rate = match &raw.link_rate {
         None => None,
         Some(r) => {
-            let link_bps = parse_rate(r).map_err(|_| unit_err("link-rate", r, r#"a rate such as "10Gbps""#))?.bps();
+            let link_bps = parse_rate(r)
+                .map_err(|_| unit_err("link-rate", r, r#"a rate such as "10Gbps""#))?
+                .bps();
             let timescales_ns = match &raw.timescales {
                 None => DEFAULT_TIMESCALES_NS.to_vec(),
                 Some(ts) => ts
@@ -201,7 +208,11 @@ fn options(raw: &RawOptions) -> Result<DetectOptions, String> {
                     .collect::<Result<_, _>>()?,
             };
             let threshold = raw.rate_threshold.unwrap_or(DEFAULT_RATE_THRESHOLD);
-            Some(RateParams { link_bps, threshold, timescales_ns }.check().map_err(|e| format!("--{e}"))?)
+            Some(
+                RateParams { link_bps, threshold, timescales_ns }
+                    .check()
+                    .map_err(|e| format!("--{e}"))?,
+            )
         }
     };
     Ok(DetectOptions {
@@ -215,8 +226,8 @@ fn options(raw: &RawOptions) -> Result<DetectOptions, String> {
 }
 
 fn parse_options(py: Python<'_>, options_json: &str) -> PyResult<(RawOptions, DetectOptions)> {
-    let raw: RawOptions =
-        serde_json::from_str(options_json).map_err(|e| PyRuntimeError::new_err(format!("detect options: {e}")))?;
+    let raw: RawOptions = serde_json::from_str(options_json)
+        .map_err(|e| PyRuntimeError::new_err(format!("detect options: {e}")))?;
     let opts = options(&raw).map_err(|m| input_error(py, m))?;
     Ok((raw, opts))
 }
@@ -247,7 +258,9 @@ pub fn detect_capture(
         }
     };
     let result = match egress {
-        Some(e) => pipeline::detect_capture_pair(open(py, path)?, open(py, e)?, path, &opts, &mut tick),
+        Some(e) => {
+            pipeline::detect_capture_pair(open(py, path)?, open(py, e)?, path, &opts, &mut tick)
+        }
         None => {
             let mut decoder = Decoder::new(profiles(py, raw.profiles_toml.as_deref())?);
             pipeline::detect_capture(open(py, path)?, path, &mut decoder, &opts, &mut tick)
@@ -255,7 +268,9 @@ pub fn detect_capture(
     };
     match result {
         Ok(d) => to_json(py, &d),
-        Err(e @ (DetectError::Decode { .. } | DetectError::Input(_))) => Err(input_error(py, e.to_string())),
+        Err(e @ (DetectError::Decode { .. } | DetectError::Input(_))) => {
+            Err(input_error(py, e.to_string()))
+        }
     }
 }
 
@@ -268,7 +283,8 @@ fn column<'py, T: numpy::Element>(
     let col = columns
         .get_item(name)?
         .ok_or_else(|| input_error(py, format!("{input}: the table has no column {name:?}")))?;
-    col.extract().map_err(|_| input_error(py, format!("{input}: column {name:?} has the wrong type")))
+    col.extract()
+        .map_err(|_| input_error(py, format!("{input}: column {name:?} has the wrong type")))
 }
 
 fn ns(t_s: f64) -> u64 {
@@ -293,15 +309,32 @@ struct IntColumns<'py> {
 }
 
 const INT_U64: [&str; 12] = [
-    "switch_id", "ingress_port", "egress_port", "queue_id", "queue_occupancy_bytes", "hop_latency_ns",
-    "src_ip", "dst_ip", "src_port", "dst_port", "protocol", "packet_bytes",
+    "switch_id",
+    "ingress_port",
+    "egress_port",
+    "queue_id",
+    "queue_occupancy_bytes",
+    "hop_latency_ns",
+    "src_ip",
+    "dst_ip",
+    "src_port",
+    "dst_port",
+    "protocol",
+    "packet_bytes",
 ];
 
 impl<'py> IntColumns<'py> {
     fn new(py: Python<'py>, columns: &Bound<'py, PyDict>, input: &str) -> PyResult<Self> {
-        let mut u = INT_U64.iter().map(|n| column::<u64>(py, columns, n, input)).collect::<PyResult<Vec<_>>>()?;
+        let mut u = INT_U64
+            .iter()
+            .map(|n| column::<u64>(py, columns, n, input))
+            .collect::<PyResult<Vec<_>>>()?;
         u.push(column::<u64>(py, columns, "report_seq", input)?);
-        Ok(IntColumns { t: column(py, columns, "t_s", input)?, u, dropped: column(py, columns, "dropped", input)? })
+        Ok(IntColumns {
+            t: column(py, columns, "t_s", input)?,
+            u,
+            dropped: column(py, columns, "dropped", input)?,
+        })
     }
 
     fn rows(&self) -> impl Iterator<Item = IntRow> + '_ {
@@ -343,7 +376,11 @@ pub fn detect_table(
             cols.rows()
                 .map(|r| Observation {
                     t_ns: r.t_ns,
-                    queue: QueueKey { switch_id: r.switch_id, port: r.egress_port, queue_id: r.queue_id },
+                    queue: QueueKey {
+                        switch_id: r.switch_id,
+                        port: r.egress_port,
+                        queue_id: r.queue_id,
+                    },
                     occupancy_bytes: r.occupancy_bytes,
                     flow: Some(r.flow),
                     packet_bytes: r.packet_bytes,
@@ -357,8 +394,10 @@ pub fn detect_table(
             let t = column::<f64>(py, &columns, "t_s", input)?;
             let q = column::<u64>(py, &columns, "queue", input)?;
             let occ = column::<u64>(py, &columns, "occupancy_bytes", input)?;
-            let node: Vec<String> = columns.get_item("node")?.map_or(Ok(Vec::new()), |c| c.extract())?;
-            let port: Vec<String> = columns.get_item("port")?.map_or(Ok(Vec::new()), |c| c.extract())?;
+            let node: Vec<String> =
+                columns.get_item("node")?.map_or(Ok(Vec::new()), |c| c.extract())?;
+            let port: Vec<String> =
+                columns.get_item("port")?.map_or(Ok(Vec::new()), |c| c.extract())?;
             let (t, q, occ) = (t.as_slice()?, q.as_slice()?, occ.as_slice()?);
             // Depth samples have no numeric ids: number switches and ports in order of appearance.
             let mut ids: Vec<(String, String)> = Vec::new();
@@ -386,10 +425,15 @@ pub fn detect_table(
                 })
                 .collect()
         }
-        other => return Err(PyRuntimeError::new_err(format!("detect_table: unknown table kind {other:?}"))),
+        other => {
+            return Err(PyRuntimeError::new_err(format!(
+                "detect_table: unknown table kind {other:?}"
+            )));
+        }
     };
     let samples = observations.len() as u64;
-    let (bursts, lost, _) = py.detach(|| pipeline::detect_observations(observations, &opts, SeqWidth::Bits32));
+    let (bursts, lost, _) =
+        py.detach(|| pipeline::detect_observations(observations, &opts, SeqWidth::Bits32));
     let d = Detection {
         input: input.to_string(),
         format: if kind == "int" { "simulation-int" } else { "simulation-queue" },
@@ -406,15 +450,26 @@ pub fn detect_table(
 /// TR v1.0 to UDP 5900; "2.0": TR v2.0 to UDP 1234) into a pcap at `path`; returns the count.
 /// The file is written beside `path` and renamed into place, so a failure leaves nothing.
 #[pyfunction]
-pub fn write_int_pcap(py: Python<'_>, path: &str, columns: Bound<'_, PyDict>, version: &str) -> PyResult<u64> {
+pub fn write_int_pcap(
+    py: Python<'_>,
+    path: &str,
+    columns: Bound<'_, PyDict>,
+    version: &str,
+) -> PyResult<u64> {
     let format = match version {
         "1.0" => ExportFormat::NoviFlowV1_0,
         "2.0" => ExportFormat::V2_0,
-        v => return Err(input_error(py, format!("--int-version = {v:?}: expected \"1.0\" or \"2.0\""))),
+        v => {
+            return Err(input_error(
+                py,
+                format!("--int-version = {v:?}: expected \"1.0\" or \"2.0\""),
+            ));
+        }
     };
     let cols = IntColumns::new(py, &columns, "int table")?;
     let tmp = format!("{path}.partial");
-    let result = File::create(&tmp).and_then(|f| write_pcap(cols.rows(), format, BufWriter::new(f)));
+    let result =
+        File::create(&tmp).and_then(|f| write_pcap(cols.rows(), format, BufWriter::new(f)));
     match result.and_then(|n| std::fs::rename(&tmp, path).map(|()| n)) {
         Ok(n) => Ok(n),
         Err(e) => {

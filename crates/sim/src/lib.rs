@@ -15,12 +15,12 @@
 //! - [`scenario`]: TOML scenarios with human units;
 //! - [`sim`]: the world and its event loop.
 
+pub mod net;
 pub mod packet;
 pub mod record;
 pub mod rng;
 pub mod scenario;
 pub mod tcp;
-pub mod net;
 pub mod time;
 pub mod units;
 

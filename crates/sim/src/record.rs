@@ -18,7 +18,10 @@ pub enum Column {
     /// Small tables: plain strings (`None` = null).
     Str(Vec<Option<String>>),
     /// Long tables with few distinct strings: codes into `dict`.
-    Dict { codes: Vec<u32>, dict: Vec<String> },
+    Dict {
+        codes: Vec<u32>,
+        dict: Vec<String>,
+    },
 }
 
 impl Column {

@@ -10,7 +10,8 @@ use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
 use crate::record::flow_key::{FiveTuple, format_ipv4};
 use crate::record::int::{Hop, IntRecorder};
 use crate::record::{
-    Column, DictBuilder, DropReason, EngineSummary, FlowSummary, Output, PortSummary, Summary, Table,
+    Column, DictBuilder, DropReason, EngineSummary, FlowSummary, Output, PortSummary, Summary,
+    Table,
 };
 use crate::rng;
 use crate::scenario::{FlowSpec, IncastSpec, Latency, Scenario};
@@ -173,7 +174,8 @@ impl<'s> World<'s> {
         let mtu = scn.topology.mtu;
         // [[flow]] transfers first, then every incast's senders: connections that open empty
         // (size 0) and carry each query's response when the app writes it.
-        let mut specs: Vec<(FlowSpec, Option<usize>)> = scn.flows.iter().map(|f| (f.clone(), None)).collect();
+        let mut specs: Vec<(FlowSpec, Option<usize>)> =
+            scn.flows.iter().map(|f| (f.clone(), None)).collect();
         let mut incasts = Vec::new();
         for (k, inc) in scn.incasts.iter().enumerate() {
             let first = specs.len();
@@ -234,13 +236,20 @@ impl<'s> World<'s> {
         let port_codes = net
             .ports
             .iter()
-            .map(|p| (rec.q_node.intern(&net.nodes[p.node as usize].name), rec.q_port.intern(&p.name)))
+            .map(|p| {
+                (rec.q_node.intern(&net.nodes[p.node as usize].name), rec.q_port.intern(&p.name))
+            })
             .collect();
         for p in &net.ports {
             rec.d_node.intern(&net.nodes[p.node as usize].name);
             rec.d_port.intern(&p.name);
         }
-        for r in [DropReason::QueueFull, DropReason::FqFlowLimit, DropReason::FqLimit, DropReason::FqHorizon] {
+        for r in [
+            DropReason::QueueFull,
+            DropReason::FqFlowLimit,
+            DropReason::FqLimit,
+            DropReason::FqHorizon,
+        ] {
             rec.d_reason.intern(r.as_str());
         }
         let q_last = net.ports.iter().map(|p| vec![0; p.queues.num_queues()]).collect();
@@ -248,7 +257,8 @@ impl<'s> World<'s> {
         // drain of a deep (64 MiB) buffer. Moves of one or two packets — each packet through
         // an idle port, a full drop-tail queue refilled after every departure — add no rows:
         // a 13 GiB transfer hit by a 2 s burst at a 1 MiB buffer wrote 1.7 million of them.
-        let deepest = scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
+        let deepest =
+            scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
         let q_step = (2 * scn.topology.mtu as u64).max(deepest / QUEUE_RECORD_LEVELS);
         let int = IntRecorder::new(&net, &scn.telemetry).map(Box::new);
         let mut w = World {
@@ -277,7 +287,8 @@ impl<'s> World<'s> {
         for (k, inc) in scn.incasts.iter().enumerate() {
             // The first request once the connections are up (a few RTTs after their SYNs, and
             // the receiving host's slowest answer to a handshake).
-            let settle = (scn.topology.rtt * 4).max(Time::from_ms(10)) + inc.tcp.handshake_latency.upper();
+            let settle =
+                (scn.topology.rtt * 4).max(Time::from_ms(10)) + inc.tcp.handshake_latency.upper();
             w.events.push(inc.start + settle, Event::IncastRequest { app: k as u32 });
         }
         for (i, b) in w.bursts.iter().enumerate() {
@@ -344,7 +355,8 @@ impl<'s> World<'s> {
     fn sender_of(&self, node: NodeId, id: PacketId) -> Option<usize> {
         let p = self.pool.get(id);
         let fi = p.flow as usize;
-        (p.kind == Kind::Data && fi < self.flows.len() && self.flows[fi].snd.src == node).then_some(fi)
+        (p.kind == Kind::Data && fi < self.flows.len() && self.flows[fi].snd.src == node)
+            .then_some(fi)
     }
 
     /// A sender's segment left its host NIC: once its skb is done, TCP Small Queues may let
@@ -510,7 +522,11 @@ impl<'s> World<'s> {
                     && int.enabled(pid)
                 {
                     let occupancy_bytes = self.net.ports[pid as usize].queues.queue_bytes(queue);
-                    int.record(id, &p, Hop { now, port: pid, queue, occupancy_bytes, arrived: None });
+                    int.record(
+                        id,
+                        &p,
+                        Hop { now, port: pid, queue, occupancy_bytes, arrived: None },
+                    );
                 }
                 // A segment dropped by its own host's qdisc (fq limits) leaves TSQ's count too;
                 // like `tcp_wfree()`, the sender is woken later, never inside this send.
@@ -609,20 +625,23 @@ impl<'s> World<'s> {
     fn sync_timers(&mut self, fi: usize) {
         let f = &mut self.flows[fi];
         if let Some(d) = f.snd.timer_deadline()
-            && f.snd_timer_at.is_none_or(|t| d < t) {
-                f.snd_timer_at = Some(d);
-                self.events.push(d, Event::SenderTimer { flow: fi as u32 });
-            }
+            && f.snd_timer_at.is_none_or(|t| d < t)
+        {
+            f.snd_timer_at = Some(d);
+            self.events.push(d, Event::SenderTimer { flow: fi as u32 });
+        }
         if let Some(d) = f.snd.pace_deadline()
-            && f.pace_at.is_none_or(|t| d < t) {
-                f.pace_at = Some(d);
-                self.events.push(d, Event::PaceTimer { flow: fi as u32 });
-            }
+            && f.pace_at.is_none_or(|t| d < t)
+        {
+            f.pace_at = Some(d);
+            self.events.push(d, Event::PaceTimer { flow: fi as u32 });
+        }
         if let Some(d) = f.rcv.delack_deadline()
-            && f.delack_at.is_none_or(|t| d < t) {
-                f.delack_at = Some(d);
-                self.events.push(d, Event::DelAckTimer { flow: fi as u32 });
-            }
+            && f.delack_at.is_none_or(|t| d < t)
+        {
+            f.delack_at = Some(d);
+            self.events.push(d, Event::DelAckTimer { flow: fi as u32 });
+        }
     }
 
     fn sender_timer(&mut self, fi: u32, t: Time) {
@@ -734,7 +753,10 @@ impl<'s> World<'s> {
     fn incast_progress(&mut self, fi: usize, k: usize) {
         let delivered = self.flows[fi].rcv.stats.delivered;
         let app = &mut self.incasts[k];
-        if app.waiting == 0 || delivered < app.target || app.counted[fi - app.flows.start] >= app.target {
+        if app.waiting == 0
+            || delivered < app.target
+            || app.counted[fi - app.flows.start] >= app.target
+        {
             return;
         }
         app.counted[fi - app.flows.start] = app.target;
@@ -801,7 +823,8 @@ impl<'s> World<'s> {
         let flow = (self.flows.len() + src_index) as u32;
         let b = &mut self.bursts[src_index];
         let mut p = Packet::new(Kind::Udp, flow, src, sink, b.packet_size);
-        p.payload = b.packet_size - crate::packet::IPV4_HEADER_BYTES - crate::packet::UDP_HEADER_BYTES;
+        p.payload =
+            b.packet_size - crate::packet::IPV4_HEADER_BYTES - crate::packet::UDP_HEADER_BYTES;
         p.dscp = b.dscp;
         b.sent += 1;
         let next = b.next_departure();
@@ -825,7 +848,10 @@ impl<'s> World<'s> {
             .ports
             .iter()
             .map(|p| {
-                p.queues.packets() + p.fq.as_ref().map_or(0, |f| f.packets()) + p.in_tx.is_some() as usize + p.pipe.len()
+                p.queues.packets()
+                    + p.fq.as_ref().map_or(0, |f| f.packets())
+                    + p.in_tx.is_some() as usize
+                    + p.pipe.len()
             })
             .sum();
         assert_eq!(in_net, self.pool.live(), "packets leaked or double-freed");
@@ -835,7 +861,11 @@ impl<'s> World<'s> {
             if let Some(size) = f.size {
                 assert!(f.rcv.stats.delivered <= size);
                 if f.snd.state == State::Done {
-                    assert_eq!(f.rcv.stats.delivered, size, "flow {} acked bytes never delivered", f.snd.flow);
+                    assert_eq!(
+                        f.rcv.stats.delivered, size,
+                        "flow {} acked bytes never delivered",
+                        f.snd.flow
+                    );
                 }
             }
         }
@@ -926,7 +956,9 @@ impl<'s> World<'s> {
         let n_burst = fs.len() - n_tcp;
         let keys: Vec<FiveTuple> = (0..n_tcp)
             .map(|i| (i, net.flow_hosts[i].0, net.flow_hosts[i].1, false))
-            .chain((0..n_burst).map(|k| (n_tcp + k, net.burst_hosts[k].0, net.burst_hosts[k].2, true)))
+            .chain(
+                (0..n_burst).map(|k| (n_tcp + k, net.burst_hosts[k].0, net.burst_hosts[k].2, true)),
+            )
             .map(|(f, src, dst, udp)| FiveTuple::of(f as u32, udp, src, dst, false))
             .collect();
         let flows_table = Table {
@@ -943,17 +975,31 @@ impl<'s> World<'s> {
                 ("cca", Column::Str(fs.iter().map(|f| f.cca.clone()).collect())),
                 ("size_bytes", Column::U64(fs.iter().map(|f| f.size_bytes).collect())),
                 ("start_s", Column::F64(fs.iter().map(|f| f.start_s).collect())),
-                ("end_s", Column::F64(fs.iter().map(|f| f.fct_s.map_or(f64::NAN, |x| x + f.start_s)).collect())),
+                (
+                    "end_s",
+                    Column::F64(
+                        fs.iter().map(|f| f.fct_s.map_or(f64::NAN, |x| x + f.start_s)).collect(),
+                    ),
+                ),
                 ("fct_s", Column::F64(fs.iter().map(|f| f.fct_s.unwrap_or(f64::NAN)).collect())),
-                ("sender_done_s", Column::F64(fs.iter().map(|f| f.sender_done_s.unwrap_or(f64::NAN)).collect())),
+                (
+                    "sender_done_s",
+                    Column::F64(fs.iter().map(|f| f.sender_done_s.unwrap_or(f64::NAN)).collect()),
+                ),
                 ("delivered_bytes", Column::U64(fs.iter().map(|f| f.delivered_bytes).collect())),
                 ("retransmits", Column::U64(fs.iter().map(|f| f.retransmits).collect())),
                 ("timeouts", Column::U64(fs.iter().map(|f| f.timeouts).collect())),
                 ("loss_probes", Column::U64(fs.iter().map(|f| f.loss_probes).collect())),
                 ("recoveries", Column::U64(fs.iter().map(|f| f.recoveries).collect())),
                 ("lost_retransmits", Column::U64(fs.iter().map(|f| f.lost_retransmits).collect())),
-                ("recovery_timeouts", Column::U64(fs.iter().map(|f| f.recovery_timeouts).collect())),
-                ("max_cwnd_bytes", Column::U64(fs.iter().map(|f| f.max_cwnd_bytes.unwrap_or(0)).collect())),
+                (
+                    "recovery_timeouts",
+                    Column::U64(fs.iter().map(|f| f.recovery_timeouts).collect()),
+                ),
+                (
+                    "max_cwnd_bytes",
+                    Column::U64(fs.iter().map(|f| f.max_cwnd_bytes.unwrap_or(0)).collect()),
+                ),
             ],
         };
         let r = rec;

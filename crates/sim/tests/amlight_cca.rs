@@ -22,7 +22,11 @@ fn fct_retx(sets: &[String]) -> (f64, u64) {
 }
 
 fn at_2s(cca: &str, duration: &str) -> (f64, u64) {
-    fct_retx(&[format!("flow[0].cca={cca}"), "burst[0].start=2s".into(), format!("burst[0].duration={duration}")])
+    fct_retx(&[
+        format!("flow[0].cca={cca}"),
+        "burst[0].start=2s".into(),
+        format!("burst[0].duration={duration}"),
+    ])
 }
 
 #[test]

@@ -6,8 +6,13 @@ use burstlab_sim::{run, scenario};
 
 #[test]
 fn bbr3_fills_the_link_and_probes_rtt_at_half_the_bdp_every_five_seconds() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/bbr-probe-rtt.toml")).unwrap();
-    let out = run(&scenario::load(&text, &["flow[0].cca=bbr3".into(), "stop=\"16s\"".into()]).unwrap());
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/bbr-probe-rtt.toml"
+    ))
+    .unwrap();
+    let out =
+        run(&scenario::load(&text, &["flow[0].cca=bbr3".into(), "stop=\"16s\"".into()]).unwrap());
     assert_eq!(out.summary.ports[0].drops, 0);
     let iv = out.table("intervals").unwrap();
     let Some(Column::F64(t0)) = iv.column("t_start_s") else { panic!() };
@@ -27,5 +32,8 @@ fn bbr3_fills_the_link_and_probes_rtt_at_half_the_bdp_every_five_seconds() {
         .collect();
     assert!(dips.iter().any(|t| (4.5..7.0).contains(t)), "no PROBE_RTT near 5 s: {dips:?}");
     assert!(dips.iter().any(|t| (9.5..12.5).contains(t)), "no PROBE_RTT near 10 s: {dips:?}");
-    assert!(cwnd.iter().zip(t0).filter(|(_, t)| **t > 1.0).all(|(c, _)| *c >= 20 * 1448), "v3 never drops to 4 packets");
+    assert!(
+        cwnd.iter().zip(t0).filter(|(_, t)| **t > 1.0).all(|(c, _)| *c >= 20 * 1448),
+        "v3 never drops to 4 packets"
+    );
 }

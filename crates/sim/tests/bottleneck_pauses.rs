@@ -42,8 +42,12 @@ fn a_paused_bottleneck_delivers_nothing_and_the_flow_loses_the_pause() {
     let iv = paused.table("intervals").unwrap();
     let Some(Column::F64(start)) = iv.column("t_start_s") else { panic!("no t_start_s") };
     let Some(Column::F64(bps)) = iv.column("bits_per_second") else { panic!("no bits_per_second") };
-    let inside: Vec<f64> =
-        start.iter().zip(bps).filter(|(s, _)| **s >= 0.0455 && **s + 0.005 <= 0.0595).map(|(_, b)| *b).collect();
+    let inside: Vec<f64> = start
+        .iter()
+        .zip(bps)
+        .filter(|(s, _)| **s >= 0.0455 && **s + 0.005 <= 0.0595)
+        .map(|(_, b)| *b)
+        .collect();
     assert!(!inside.is_empty() && inside.iter().all(|b| *b == 0.0), "{inside:?}");
     // cubic keeps the 128 KB queue full, so the link idles only while paused; afterwards the
     // bucket's 16 KB (128 µs at 1 Gbit/s), earned while paused, leave at once.

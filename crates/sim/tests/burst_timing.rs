@@ -75,7 +75,12 @@ fn keys_line_rate_source_defaults_to_no_jitter() {
 fn keys_jitter_longer_than_the_gap_is_refused() {
     // Gap 28.8 µs at 2.5 Gbit/s, 28.799424 µs at +20 ppm; less one 7.2304 µs frame.
     let m = error(FIVE, &["burst[0].jitter=25us"]);
-    assert!(m.starts_with("scenario.burst[0].jitter = \"25us\": expected a jitter of at most 21.569024us ("), "{m}");
+    assert!(
+        m.starts_with(
+            "scenario.burst[0].jitter = \"25us\": expected a jitter of at most 21.569024us ("
+        ),
+        "{m}"
+    );
     assert!(load(FIVE, &["burst[0].jitter=21.569024us"]).is_ok());
     assert!(error(FIVE, &["burst[0].jitter=-1us"]).contains("a time of 0 or more"));
     assert!(error(FIVE, &["burst[0].jitter=7"]).contains("a time such as"));
@@ -84,10 +89,18 @@ fn keys_jitter_longer_than_the_gap_is_refused() {
 #[test]
 fn keys_clock_ppm_outside_0_to_1000_is_refused() {
     let expected = "expected a clock offset bound in ppm from 0 to 1000, such as 20";
-    let with = |v: &str| FIVE.replace("packet_size = 9000", &format!("packet_size = 9000\nclock_ppm = {v}"));
+    let with = |v: &str| {
+        FIVE.replace("packet_size = 9000", &format!("packet_size = 9000\nclock_ppm = {v}"))
+    };
     assert_eq!(error(&with("-1"), &[]), format!("scenario.burst[0].clock_ppm = -1: {expected}"));
-    assert_eq!(error(&with("1000.5"), &[]), format!("scenario.burst[0].clock_ppm = 1000.5: {expected}"));
-    assert_eq!(error(&with("\"20ppm\""), &[]), format!("scenario.burst[0].clock_ppm = \"20ppm\": {expected}"));
+    assert_eq!(
+        error(&with("1000.5"), &[]),
+        format!("scenario.burst[0].clock_ppm = 1000.5: {expected}")
+    );
+    assert_eq!(
+        error(&with("\"20ppm\""), &[]),
+        format!("scenario.burst[0].clock_ppm = \"20ppm\": {expected}")
+    );
     assert_eq!(load(&with("1000"), &[]).unwrap().bursts[0].clock_ppm, 1000.0);
 }
 
@@ -97,10 +110,12 @@ fn keys_clock_ppm_outside_0_to_1000_is_refused() {
 fn determinism_same_seed_same_departures_and_records() {
     let s = load(FIVE, &[]).unwrap();
     let departures = |seed: u64| -> Vec<Time> {
-        (0..5).flat_map(|i| {
-            let b = BurstSource::new(&s.bursts[0], seed, i);
-            (0..200).map(move |k| b.departure(k))
-        }).collect()
+        (0..5)
+            .flat_map(|i| {
+                let b = BurstSource::new(&s.bursts[0], seed, i);
+                (0..200).map(move |k| b.departure(k))
+            })
+            .collect()
     };
     assert_eq!(departures(3), departures(3));
     assert_ne!(departures(3), departures(4));
@@ -118,7 +133,11 @@ fn determinism_mean_rate_of_a_scenario_source_is_its_clock_rate() {
             b.sent += 1;
         }
         let expected = 2.5e9 * 100.0 / 72_000.0 * (1.0 + b.clock_ppb as f64 * 1e-9);
-        assert!((b.sent as f64 / expected - 1.0).abs() < 1e-6, "source {i}: {} vs {expected}", b.sent);
+        assert!(
+            (b.sent as f64 / expected - 1.0).abs() < 1e-6,
+            "source {i}: {} vs {expected}",
+            b.sent
+        );
         assert_eq!(b.rate, Rate::from_mbps(2500));
     }
 }
@@ -169,7 +188,10 @@ fn races_tcp_loss_does_not_hinge_on_one_datagram_size_once_clocks_differ() {
     let slow_nic = "topology.host_rate=99.998Gbps";
     // Exact port clocks, so that this 20 ppm is the only offset between NIC and bottleneck.
     let exact = "topology.clock_ppm=0";
-    let (a, b) = (amlight_htcp_retx(&[exact, slow_nic]), amlight_htcp_retx(&[exact, slow_nic, "burst[0].packet_size=8990"]));
+    let (a, b) = (
+        amlight_htcp_retx(&[exact, slow_nic]),
+        amlight_htcp_retx(&[exact, slow_nic, "burst[0].packet_size=8990"]),
+    );
     assert!(a > 5_000 && b > 5_000, "9000 B: {a}, 8990 B: {b}");
     assert!(a.max(b) * 4 < a.min(b) * 5, "9000 B: {a}, 8990 B: {b}");
 }
@@ -182,7 +204,9 @@ fn records_a_full_queue_swinging_by_a_packet_or_two_adds_no_rows() {
     let out = run(&load(FIVE, &[]).unwrap());
     let q = out.table("queue").unwrap();
     assert!(q.rows() < 100, "{} queue rows", q.rows());
-    let Some(burstlab_sim::record::Column::U64(bytes)) = q.column("occupancy_bytes") else { panic!() };
+    let Some(burstlab_sim::record::Column::U64(bytes)) = q.column("occupancy_bytes") else {
+        panic!()
+    };
     let peak = out.summary.ports[0].max_queue_bytes;
     let recorded = *bytes.iter().max().unwrap();
     assert!(recorded <= peak && peak - recorded <= 2 * 9000, "recorded {recorded}, peak {peak}");

@@ -5,13 +5,23 @@ use burstlab_sim::scenario::*;
 use burstlab_sim::{Rate, Time};
 
 pub fn flow(cca: &str, size: Option<u64>) -> FlowSpec {
-    FlowSpec { size_bytes: size, window_model: WindowModel::AdvWinScale(1), ..FlowSpec::linux_default(cca) }
+    FlowSpec {
+        size_bytes: size,
+        window_model: WindowModel::AdvWinScale(1),
+        ..FlowSpec::linux_default(cca)
+    }
 }
 
 pub fn fifo(buffer: u64) -> PortSpec {
     PortSpec {
         scheduler: Scheduler::Fifo,
-        queues: vec![QueueSpec { buffer_bytes: buffer, quantum_bytes: 9000, dscp: vec![], flows: vec![], ecn: None }],
+        queues: vec![QueueSpec {
+            buffer_bytes: buffer,
+            quantum_bytes: 9000,
+            dscp: vec![],
+            flows: vec![],
+            ecn: None,
+        }],
         shaper: None,
         pauses: vec![],
     }

@@ -44,7 +44,11 @@ fn dctcp_keeps_the_queue_near_k_with_full_link_use() {
 
 #[test]
 fn dctcp_is_named_and_negotiates_ecn_by_itself() {
-    let out = run(&scenario::load(&text("dctcp"), &["flow[0].ecn=false".into(), "flow[1].ecn=false".into()]).unwrap());
+    let out = run(&scenario::load(
+        &text("dctcp"),
+        &["flow[0].ecn=false".into(), "flow[1].ecn=false".into()],
+    )
+    .unwrap());
     assert!(out.summary.ports[0].ecn_marks > 0);
     assert_eq!(out.summary.flows[0].cca.as_deref(), Some("dctcp"));
 }

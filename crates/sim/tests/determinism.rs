@@ -3,7 +3,11 @@ use burstlab_sim::{run, scenario};
 
 #[test]
 fn same_scenario_same_records() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/incast-small-buffer.toml")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/incast-small-buffer.toml"
+    ))
+    .unwrap();
     let scn = scenario::load(&text, &["stop=2s".to_string()]).unwrap();
     let a = run(&scn);
     let b = run(&scn);

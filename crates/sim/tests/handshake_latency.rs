@@ -54,7 +54,9 @@ handshake_latency = {handshake}
     );
     let out = run(&scenario::load(&text, &[]).unwrap());
     let q = out.table("queries").unwrap();
-    let (Some(Column::F64(at)), Some(Column::F64(qct))) = (q.column("request_s"), q.column("qct_s")) else {
+    let (Some(Column::F64(at)), Some(Column::F64(qct))) =
+        (q.column("request_s"), q.column("qct_s"))
+    else {
         panic!("queries table without request_s/qct_s")
     };
     (at.clone(), qct.clone())

@@ -102,6 +102,9 @@ fn incast_serve_times_drawn_from_a_measured_list_add_up_per_response() {
     let drawn = tiny_qcts(r#"["1ms", "3ms"]"#);
     let shifts: Vec<f64> = at_once.iter().zip(&drawn).map(|(a, b)| b - a).collect();
     assert!(shifts.iter().all(|s| (0.00395..=0.012).contains(s)), "{shifts:?}");
-    assert!(shifts.iter().any(|s| (s - shifts[0]).abs() > 1e-3), "drawn afresh per query: {shifts:?}");
+    assert!(
+        shifts.iter().any(|s| (s - shifts[0]).abs() > 1e-3),
+        "drawn afresh per query: {shifts:?}"
+    );
     assert_eq!(drawn, tiny_qcts(r#"["1ms", "3ms"]"#), "the same seed draws the same");
 }

@@ -33,7 +33,9 @@ fn bools<'a>(t: &'a Table, name: &str) -> &'a [bool] {
 /// A string column's values, whatever its encoding.
 fn strs(t: &Table, name: &str) -> Vec<String> {
     match t.column(name) {
-        Some(Column::Dict { codes, dict }) => codes.iter().map(|&c| dict[c as usize].clone()).collect(),
+        Some(Column::Dict { codes, dict }) => {
+            codes.iter().map(|&c| dict[c as usize].clone()).collect()
+        }
         Some(Column::Str(v)) => v.iter().map(|s| s.clone().unwrap_or_default()).collect(),
         other => panic!("{name}: {other:?}"),
     }
@@ -45,7 +47,12 @@ fn int(o: &Output) -> &Table {
 
 /// Row indices of the `int` table at egress port `port`.
 fn rows_at(t: &Table, port: &str) -> Vec<usize> {
-    strs(t, "egress_port_name").iter().enumerate().filter(|(_, p)| *p == port).map(|(i, _)| i).collect()
+    strs(t, "egress_port_name")
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| *p == port)
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// The largest occupancy in the `int` table and in the `queue` table.
@@ -159,7 +166,9 @@ fn fifo_every_packet_appears_once_with_its_ports_and_key() {
     // In-switch port indices are distinct per port and name the same port in both columns.
     let out = u64s(t, "egress_port");
     assert!(out.iter().all(|&p| p == out[0]));
-    assert!((0..t.rows()).all(|i| (u64s(t, "ingress_port")[i] == out[0]) == (ingress[i] == "swA->swB")));
+    assert!(
+        (0..t.rows()).all(|i| (u64s(t, "ingress_port")[i] == out[0]) == (ingress[i] == "swA->swB"))
+    );
     assert_eq!(u64s(t, "report_seq"), (0..t.rows() as u64).collect::<Vec<_>>());
     let ts = f64s(t, "t_s");
     assert!(ts.windows(2).all(|w| w[0] <= w[1]));
@@ -172,7 +181,10 @@ fn fifo_max_occupancy_matches_queue_table() {
     assert!(int_max > 40 * 1500, "{int_max}");
     // The departing packet counts itself, so the deepest departure sees the queue's peak; the
     // queue table resolves it to within its step of two MTUs.
-    assert!(int_max >= queue_max && int_max - queue_max <= 2 * 1500, "int {int_max} vs queue {queue_max}");
+    assert!(
+        int_max >= queue_max && int_max - queue_max <= 2 * 1500,
+        "int {int_max} vs queue {queue_max}"
+    );
 }
 
 // ---- drops ----
@@ -245,7 +257,9 @@ fn tcp_keys_map_back_to_flows_in_both_directions() {
     }
     // ACKs (and the data's replies) come from port 5201.
     assert!(acks.iter().all(|&i| u64s(t, "src_port")[i] == u64::from(IPERF3_PORT)));
-    assert!(rows_at(t, "swA->swB").iter().all(|&i| u64s(t, "dst_port")[i] == u64::from(IPERF3_PORT)));
+    assert!(
+        rows_at(t, "swA->swB").iter().all(|&i| u64s(t, "dst_port")[i] == u64::from(IPERF3_PORT))
+    );
 }
 
 #[test]
@@ -259,7 +273,8 @@ fn tcp_bottleneck_rows_are_transmitted_plus_dropped() {
     assert_eq!(bott_drops, o.table("drops").unwrap().rows());
     assert_eq!(bott_drops as u64, o.summary.ports.iter().map(|p| p.drops).sum::<u64>());
     // Every packet the bottleneck transmitted reached swB's port to its receiver.
-    let to_rcv: Vec<usize> = rows_at(t, "swB->r0").into_iter().chain(rows_at(t, "swB->r1")).collect();
+    let to_rcv: Vec<usize> =
+        rows_at(t, "swB->r0").into_iter().chain(rows_at(t, "swB->r1")).collect();
     assert_eq!(bott.len() - bott_drops, to_rcv.len());
     assert!(to_rcv.iter().all(|&i| !dropped[i]));
     // The access links run at the bottleneck rate, so a packet waits there only behind a larger
@@ -299,7 +314,9 @@ fn tcp_int_does_not_change_the_simulation() {
     let off = load(TCP, &["telemetry.int_ports=[]"]);
     assert_eq!(int(&off).rows(), 0);
     assert_eq!(int(&off).columns.len(), int(&on).columns.len());
-    let others = |o: &Output| format!("{:?}", o.tables.iter().filter(|t| t.name != "int").collect::<Vec<_>>());
+    let others = |o: &Output| {
+        format!("{:?}", o.tables.iter().filter(|t| t.name != "int").collect::<Vec<_>>())
+    };
     assert_eq!(others(&on), others(&off));
 }
 

@@ -46,7 +46,8 @@ fn check_recovers(cca: &str, flows: usize, host_rate: &str) {
     // 0.6 BDP, and a last segment lost to such a burst waits for a tail loss probe of
     // 2·srtt + rto_min (one packet out): reno 0.37 s, cubic 0.54 s against 0.16 s. With a 1G
     // sender the same flow takes 0.18 s without a loss.
-    let last = out.summary.flows.iter().filter_map(|f| f.fct_s.map(|x| x + f.start_s)).fold(0.0, f64::max);
+    let last =
+        out.summary.flows.iter().filter_map(|f| f.fct_s.map(|x| x + f.start_s)).fold(0.0, f64::max);
     let ideal = flows as f64 * 20e6 * 8.0 / 1e9;
     assert!(last < ideal * 4.0, "{cca}: finished at {last:.3} s, ideal {ideal:.3} s");
 }

@@ -32,12 +32,17 @@ fn max_pacing_rate_caps_the_flow_at_that_rate() {
         assert!((b / 2e9 - 1.0).abs() < 0.03, "{b}");
     }
     // Paced trains never build a queue at an uncongested 10G bottleneck.
-    assert!(out.summary.ports[0].max_queue_bytes < 100_000, "{}", out.summary.ports[0].max_queue_bytes);
+    assert!(
+        out.summary.ports[0].max_queue_bytes < 100_000,
+        "{}",
+        out.summary.ports[0].max_queue_bytes
+    );
 }
 
 #[test]
 fn fq_maxrate_above_the_32_bit_field_is_rejected_with_the_reason() {
-    let text = TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"\nfq_maxrate = \"40Gbps\"");
+    let text =
+        TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"\nfq_maxrate = \"40Gbps\"");
     let err = scenario::load(&text, &[]).unwrap_err().to_string();
     assert!(err.contains("scenario.flow[0].fq_maxrate"), "{err}");
     assert!(err.contains("32-bit"), "{err}");
@@ -55,7 +60,8 @@ fn fq_settings_without_fq_are_an_error() {
 
 #[test]
 fn fq_maxrate_paces_the_flow_at_its_cap() {
-    let text = TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"\nfq_maxrate = \"1Gbps\"");
+    let text =
+        TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"\nfq_maxrate = \"1Gbps\"");
     let out = run(&scenario::load(&text, &[]).unwrap());
     let iv = out.table("intervals").unwrap();
     let Some(Column::F64(bps)) = iv.column("bits_per_second") else { panic!() };
@@ -71,7 +77,9 @@ fn fq_maxrate_paces_the_flow_at_its_cap() {
 #[test]
 fn a_run_cut_by_stop_with_packets_in_a_host_fq_accounts_for_them() {
     // The conservation check counts packets held in host fq queues too.
-    let text = TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"\nfq_maxrate = \"1Gbps\"").replace("stop = \"5s\"", "stop = \"50ms\"");
+    let text = TEXT
+        .replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"\nfq_maxrate = \"1Gbps\"")
+        .replace("stop = \"5s\"", "stop = \"50ms\"");
     let out = run(&scenario::load(&text, &[]).unwrap());
     assert!(out.summary.flows[0].fct_s.is_none());
 }
@@ -85,9 +93,15 @@ fn tsq_keeps_a_fast_flow_under_the_fq_flow_limit() {
     // them in 1 MiB, and flow_limit dropped hundreds of thousands of packets.
     let text = TEXT.replace("max_pacing_rate = \"2Gbps\"", "qdisc = \"fq\"");
     let sets = [
-        "topology.bottleneck_rate=100Gbps", "topology.host_rate=100Gbps", "topology.rtt=20ms",
-        "topology.buffer=64MiB", "topology.mtu=9000", "flow[0].cca=bbr", "flow[0].size=4GB",
-        "flow[0].tcp_rmem=4096 131072 1073741824", "flow[0].rmem_max=2147483647",
+        "topology.bottleneck_rate=100Gbps",
+        "topology.host_rate=100Gbps",
+        "topology.rtt=20ms",
+        "topology.buffer=64MiB",
+        "topology.mtu=9000",
+        "flow[0].cca=bbr",
+        "flow[0].size=4GB",
+        "flow[0].tcp_rmem=4096 131072 1073741824",
+        "flow[0].rmem_max=2147483647",
         "flow[0].tcp_wmem=4096 16384 1073741824",
     ];
     let out = run(&scenario::load(&text, &sets.map(String::from)).unwrap());

@@ -53,8 +53,14 @@ fn keys_clock_ppm_outside_0_to_1000_is_refused() {
     let expected = "expected a clock offset bound in ppm from 0 to 1000, such as 20";
     let with = |v: &str| MANY.replace("mtu = 9000", &format!("mtu = 9000\nclock_ppm = {v}"));
     assert_eq!(error(&with("-1"), &[]), format!("scenario.topology.clock_ppm = -1: {expected}"));
-    assert_eq!(error(&with("1000.5"), &[]), format!("scenario.topology.clock_ppm = 1000.5: {expected}"));
-    assert_eq!(error(&with("\"20ppm\""), &[]), format!("scenario.topology.clock_ppm = \"20ppm\": {expected}"));
+    assert_eq!(
+        error(&with("1000.5"), &[]),
+        format!("scenario.topology.clock_ppm = 1000.5: {expected}")
+    );
+    assert_eq!(
+        error(&with("\"20ppm\""), &[]),
+        format!("scenario.topology.clock_ppm = \"20ppm\": {expected}")
+    );
     assert!(error(MANY, &["topology.clock_ppm=-0.5"]).ends_with(expected));
 }
 
@@ -62,7 +68,9 @@ fn keys_clock_ppm_outside_0_to_1000_is_refused() {
 
 #[test]
 fn determinism_same_seed_same_offsets_and_records() {
-    let ppbs = |sets: &[&str]| -> Vec<i64> { topology::build(&many(sets)).ports.iter().map(|p| p.clock.ppb).collect() };
+    let ppbs = |sets: &[&str]| -> Vec<i64> {
+        topology::build(&many(sets)).ports.iter().map(|p| p.clock.ppb).collect()
+    };
     assert_eq!(ppbs(&[]), ppbs(&[]));
     assert_ne!(ppbs(&[]), ppbs(&["seed=12"]));
     let s = many(&[]);
@@ -110,7 +118,12 @@ fn exact_clock_ppm_0_gives_nominal_serialization() {
     for p in &net.ports {
         assert_eq!(p.clock.ppb, 0, "{}", p.name);
         for ip_bytes in [40, 1500, 9000] {
-            assert_eq!(p.serialization(ip_bytes), p.rate.serialization_time(ip_bytes as u64 + 38), "{}", p.name);
+            assert_eq!(
+                p.serialization(ip_bytes),
+                p.rate.serialization_time(ip_bytes as u64 + 38),
+                "{}",
+                p.name
+            );
         }
     }
     // 9038-byte frame at 10 Gbit/s: 7.2304 µs to the picosecond.

@@ -3,8 +3,8 @@
 //! softirq does. Data is late by at most that much, nothing is lost, and the ACK clock slows
 //! only where the window is small against the delay.
 mod common;
-use burstlab_sim::scenario::{FlowSpec, Latency};
 use burstlab_sim::Time;
+use burstlab_sim::scenario::{FlowSpec, Latency};
 use common::*;
 
 fn single(size: u64, coalesce: Latency) -> burstlab_sim::record::FlowSummary {

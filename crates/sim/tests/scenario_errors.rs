@@ -55,10 +55,7 @@ fn unknown_key_suggests_nearest() {
 #[test]
 fn unknown_top_level_key_without_near_match() {
     let text = format!("colour = \"red\"\n{BASE}");
-    assert_eq!(
-        error(&text, &[], "unknown_key"),
-        "scenario.colour: unknown key"
-    );
+    assert_eq!(error(&text, &[], "unknown_key"), "scenario.colour: unknown key");
 }
 
 #[test]
@@ -140,15 +137,9 @@ fn burst_packet_larger_than_mtu() {
 #[test]
 fn unknown_cca_lists_the_registered_names() {
     let m = error(BASE, &["flow[0].cca=bbr9"], "field");
-    assert!(
-        m.starts_with("scenario.flow[0].cca = \"bbr9\": expected one of "),
-        "{m}"
-    );
+    assert!(m.starts_with("scenario.flow[0].cca = \"bbr9\": expected one of "), "{m}");
     for name in burstlab_sim::tcp::cc::names() {
-        assert!(
-            m.contains(&format!("\"{name}\"")),
-            "{name} missing from: {m}"
-        );
+        assert!(m.contains(&format!("\"{name}\"")), "{name} missing from: {m}");
     }
 }
 
@@ -191,35 +182,23 @@ fn override_unknown_path() {
 #[test]
 fn override_index_out_of_range() {
     let m = error(BASE, &["flow[1].cca=reno"], "override");
-    assert_eq!(
-        m,
-        "--set flow[1].cca=reno: index 1 is past the end of flow (length 1)"
-    );
+    assert_eq!(m, "--set flow[1].cca=reno: index 1 is past the end of flow (length 1)");
 }
 
 #[test]
 fn toml_syntax_error_names_line() {
     let text = "name = \"t\"\n[topology]\nrtt = 8ms\n";
     let m = error(text, &[], "syntax");
-    assert!(
-        m.starts_with("scenario is not valid TOML at line 3, column "),
-        "{m}"
-    );
+    assert!(m.starts_with("scenario is not valid TOML at line 3, column "), "{m}");
 }
 
 #[test]
 fn missing_required_field() {
     let text = BASE.replace("rtt = \"8ms\"", "");
     let m = error(&text, &[], "field");
-    assert_eq!(
-        m,
-        "scenario.topology.rtt is missing: expected a time such as \"8ms\" or \"1.5s\""
-    );
+    assert_eq!(m, "scenario.topology.rtt is missing: expected a time such as \"8ms\" or \"1.5s\"");
     let m = error(&BASE.replace("name = \"t\"", ""), &[], "field");
-    assert!(
-        m.starts_with("scenario.name is missing: expected a name"),
-        "{m}"
-    );
+    assert!(m.starts_with("scenario.name is missing: expected a name"), "{m}");
 }
 
 #[test]
@@ -236,22 +215,14 @@ fn nothing_to_simulate() {
 fn io_error_names_the_file() {
     let e = scenario::load_file(Path::new("/nonexistent/burstlab.toml"), &[]).unwrap_err();
     assert_eq!(e.kind(), "io");
-    assert!(
-        e.to_string()
-            .starts_with("cannot read scenario /nonexistent/burstlab.toml: "),
-        "{e}"
-    );
+    assert!(e.to_string().starts_with("cannot read scenario /nonexistent/burstlab.toml: "), "{e}");
 }
 
 // --- cross-field rules ---
 
 #[test]
 fn adv_win_scale_and_scaling_ratio_conflict() {
-    let m = error(
-        BASE,
-        &["flow[0].tcp_adv_win_scale=1", "flow[0].scaling_ratio=65"],
-        "field",
-    );
+    let m = error(BASE, &["flow[0].tcp_adv_win_scale=1", "flow[0].scaling_ratio=65"], "field");
     assert!(
         m.starts_with(
             "scenario.flow[0].scaling_ratio = 65: expected no scaling_ratio with tcp_adv_win_scale"
@@ -259,10 +230,7 @@ fn adv_win_scale_and_scaling_ratio_conflict() {
         "{m}"
     );
     let m = error(BASE, &["flow[0].tcp_adv_win_scale=32"], "field");
-    assert_eq!(
-        m,
-        "scenario.flow[0].tcp_adv_win_scale = 32: expected an integer from -31 to 31"
-    );
+    assert_eq!(m, "scenario.flow[0].tcp_adv_win_scale = 32: expected an integer from -31 to 31");
 }
 
 #[test]
@@ -278,10 +246,7 @@ fn adv_win_scale_accepts_linux_sysctl_range() {
 #[test]
 fn hz_must_be_a_kernel_choice() {
     let m = error(BASE, &["flow[0].hz=200"], "field");
-    assert_eq!(
-        m,
-        "scenario.flow[0].hz = 200: expected one of 100, 250, 300, 1000"
-    );
+    assert_eq!(m, "scenario.flow[0].hz = 200: expected one of 100, 250, 300, 1000");
 }
 
 #[test]
@@ -304,33 +269,68 @@ fn read_latency_is_a_time() {
 #[test]
 fn read_latency_dist_is_fixed_or_an_exponential_with_a_mean() {
     let m = error(BASE, &["flow[0].read_latency_dist=\"gauss\""], "field");
-    assert_eq!(m, "scenario.flow[0].read_latency_dist = \"gauss\": expected one of \"fixed\", \"exponential\"");
+    assert_eq!(
+        m,
+        "scenario.flow[0].read_latency_dist = \"gauss\": expected one of \"fixed\", \"exponential\""
+    );
     // An exponential of mean zero is no latency at all: say so rather than ignore it.
     let m = error(BASE, &["flow[0].read_latency_dist=\"exponential\""], "field");
-    assert!(m.starts_with("scenario.flow[0].read_latency_dist = \"exponential\": expected "), "{m}");
+    assert!(
+        m.starts_with("scenario.flow[0].read_latency_dist = \"exponential\": expected "),
+        "{m}"
+    );
     assert!(m.contains("one read_latency above 0"), "{m}");
     // A list of samples is a distribution already; it has no single mean.
-    let m = error(BASE, &["flow[0].read_latency=[\"20us\", \"1ms\"]", "flow[0].read_latency_dist=\"exponential\""], "field");
+    let m = error(
+        BASE,
+        &["flow[0].read_latency=[\"20us\", \"1ms\"]", "flow[0].read_latency_dist=\"exponential\""],
+        "field",
+    );
     assert!(m.contains("one read_latency above 0"), "{m}");
-    let s = load(BASE, &["flow[0].read_latency=\"400us\"", "flow[0].read_latency_dist=\"exponential\""]).unwrap();
+    let s = load(
+        BASE,
+        &["flow[0].read_latency=\"400us\"", "flow[0].read_latency_dist=\"exponential\""],
+    )
+    .unwrap();
     assert_eq!(s.flows[0].read_latency, Latency::Exponential(Time::from_us(400)));
     assert_eq!(load(BASE, &[]).unwrap().flows[0].read_latency, Latency::ZERO, "none by default");
 }
 
 #[test]
 fn latencies_are_a_time_or_a_list_of_times_to_draw_from() {
-    let s = load(BASE, &["flow[0].read_latency=[\"20us\", \"1.5ms\"]", "flow[0].handshake_latency=\"40us\""]).unwrap();
-    assert_eq!(s.flows[0].read_latency, Latency::Samples(vec![Time::from_us(20), Time::from_us(1500)]));
+    let s = load(
+        BASE,
+        &["flow[0].read_latency=[\"20us\", \"1.5ms\"]", "flow[0].handshake_latency=\"40us\""],
+    )
+    .unwrap();
+    assert_eq!(
+        s.flows[0].read_latency,
+        Latency::Samples(vec![Time::from_us(20), Time::from_us(1500)])
+    );
     assert_eq!(s.flows[0].handshake_latency, Latency::Fixed(Time::from_us(40)));
-    assert_eq!(load(BASE, &[]).unwrap().flows[0].handshake_latency, Latency::ZERO, "answers at once by default");
+    assert_eq!(
+        load(BASE, &[]).unwrap().flows[0].handshake_latency,
+        Latency::ZERO,
+        "answers at once by default"
+    );
     let s = load(BASE, &["flow[0].rx_coalesce=[\"50us\", \"400us\"]"]).unwrap();
-    assert_eq!(s.flows[0].rx_coalesce, Latency::Samples(vec![Time::from_us(50), Time::from_us(400)]));
-    assert_eq!(load(BASE, &[]).unwrap().flows[0].rx_coalesce, Latency::ZERO, "no receive batching by default");
+    assert_eq!(
+        s.flows[0].rx_coalesce,
+        Latency::Samples(vec![Time::from_us(50), Time::from_us(400)])
+    );
+    assert_eq!(
+        load(BASE, &[]).unwrap().flows[0].rx_coalesce,
+        Latency::ZERO,
+        "no receive batching by default"
+    );
     let m = error(BASE, &["flow[0].rx_coalesce=\"later\""], "field");
     assert!(m.starts_with("scenario.flow[0].rx_coalesce = \"later\": expected a time"), "{m}");
     // A bad element is named by its index; an empty list has nothing to draw.
     let m = error(BASE, &["flow[0].handshake_latency=[\"20us\", \"soon\"]"], "field");
-    assert_eq!(m, "scenario.flow[0].handshake_latency[1] = \"soon\": expected a time such as \"8ms\" or \"1.5s\"");
+    assert_eq!(
+        m,
+        "scenario.flow[0].handshake_latency[1] = \"soon\": expected a time such as \"8ms\" or \"1.5s\""
+    );
     let m = error(BASE, &["flow[0].read_latency=[]"], "field");
     assert!(m.starts_with("scenario.flow[0].read_latency = []: expected a time such as \"400us\", or a non-empty array"), "{m}");
 }
@@ -338,10 +338,7 @@ fn latencies_are_a_time_or_a_list_of_times_to_draw_from() {
 #[test]
 fn start_after_stop_is_refused() {
     let m = error(BASE, &["stop=10s", "flow[0].start=10s"], "field");
-    assert_eq!(
-        m,
-        "scenario.flow[0].start = \"10s\": expected a start before scenario.stop (10s)"
-    );
+    assert_eq!(m, "scenario.flow[0].start = \"10s\": expected a start before scenario.stop (10s)");
 }
 
 #[test]
@@ -395,10 +392,7 @@ fn ecn_mode_without_threshold() {
 #[test]
 fn override_value_is_validated_like_the_file() {
     let m = error(BASE, &["seed=-1"], "field");
-    assert_eq!(
-        m,
-        "scenario.seed = -1: expected an integer from 0 to 9223372036854775807"
-    );
+    assert_eq!(m, "scenario.seed = -1: expected an integer from 0 to 9223372036854775807");
 }
 
 // --- what loads ---
@@ -419,10 +413,7 @@ fn defaults_fill_every_optional_field() {
     assert_eq!(t.bottleneck.scheduler, Scheduler::Fifo);
     assert_eq!(t.bottleneck.queues.len(), 1);
     let q = &t.bottleneck.queues[0];
-    assert_eq!(
-        (q.buffer_bytes, q.quantum_bytes, q.ecn),
-        (16 << 20, 1500, None)
-    );
+    assert_eq!((q.buffer_bytes, q.quantum_bytes, q.ecn), (16 << 20, 1500, None));
     let f = &s.flows[0];
     assert_eq!(f.cca, "cubic");
     assert_eq!(f.size_bytes, None);
@@ -430,10 +421,7 @@ fn defaults_fill_every_optional_field() {
     assert_eq!(f.tcp_rmem, [4096, 131_072, 6_291_456]);
     assert_eq!(f.tcp_wmem, [4096, 16_384, 4_194_304]);
     assert_eq!(f.rmem_max, 212_992);
-    assert_eq!(
-        f.window_model,
-        WindowModel::ScalingRatio(TCP_DEFAULT_SCALING_RATIO)
-    );
+    assert_eq!(f.window_model, WindowModel::ScalingRatio(TCP_DEFAULT_SCALING_RATIO));
     assert_eq!((f.initcwnd, f.initrwnd), (10, 0));
     assert_eq!(f.rto_min, Time::from_ms(200));
     assert_eq!((f.quickack, f.ecn, f.hz, f.dscp), (false, false, 250, 0));
@@ -454,29 +442,16 @@ fn queues_inherit_buffer_and_ecn_from_topology() {
     );
     let s = load(
         &text,
-        &[
-            "topology.scheduler=drr",
-            "topology.ecn_threshold=100KB",
-            "topology.mtu=9000",
-        ],
+        &["topology.scheduler=drr", "topology.ecn_threshold=100KB", "topology.mtu=9000"],
     )
     .unwrap();
     let qs = &s.topology.bottleneck.queues;
     assert_eq!(s.topology.bottleneck.scheduler, Scheduler::Drr);
     assert_eq!((qs[0].buffer_bytes, qs[0].quantum_bytes), (16 << 20, 9000));
-    assert_eq!(
-        (qs[0].dscp.as_slice(), qs[0].flows.as_slice()),
-        (&[46u8][..], &[0u32][..])
-    );
-    assert_eq!(
-        qs[0].ecn.map(|e| (e.threshold_bytes, e.mode)),
-        Some((100_000, EcnMode::Dequeue))
-    );
+    assert_eq!((qs[0].dscp.as_slice(), qs[0].flows.as_slice()), (&[46u8][..], &[0u32][..]));
+    assert_eq!(qs[0].ecn.map(|e| (e.threshold_bytes, e.mode)), Some((100_000, EcnMode::Dequeue)));
     assert_eq!((qs[1].buffer_bytes, qs[1].quantum_bytes), (8 << 20, 3000));
-    assert_eq!(
-        qs[1].ecn.map(|e| (e.threshold_bytes, e.mode)),
-        Some((100_000, EcnMode::Enqueue))
-    );
+    assert_eq!(qs[1].ecn.map(|e| (e.threshold_bytes, e.mode)), Some((100_000, EcnMode::Enqueue)));
 }
 
 #[test]
@@ -518,17 +493,11 @@ fn grnet_example_is_the_rmem_limited_transfer() {
 fn amlight_example_is_benchmark_r1() {
     let s = scenario::load_file(&scenarios_dir().join("amlight-209ms-burst.toml"), &[]).unwrap();
     let t = &s.topology;
-    assert_eq!(
-        (t.bottleneck_rate, t.host_rate),
-        (Rate::from_gbps(100), Rate::from_gbps(100))
-    );
+    assert_eq!((t.bottleneck_rate, t.host_rate), (Rate::from_gbps(100), Rate::from_gbps(100)));
     assert_eq!((t.rtt, t.mtu), (Time::from_ms(209), 9000));
     assert_eq!(t.bottleneck.queues[0].buffer_bytes, 64 << 20);
     let f = &s.flows[0];
-    assert_eq!(
-        (f.cca.as_str(), f.size_bytes, f.initcwnd),
-        ("cubic", Some(13 << 30), 1000)
-    );
+    assert_eq!((f.cca.as_str(), f.size_bytes, f.initcwnd), ("cubic", Some(13 << 30), 1000));
     assert_eq!(f.tcp_rmem, [4096, 131_072, 1 << 30]);
     assert_eq!(f.tcp_wmem, [4096, 131_072, 1 << 30]);
     assert_eq!(f.rmem_max, defaults::SYSCTL_INT_MAX);
@@ -557,11 +526,7 @@ fn overrides_apply_in_order_to_examples() {
     let path = scenarios_dir().join("amlight-209ms-burst.toml");
     let s = scenario::load_file(
         &path,
-        &sets(&[
-            "burst[0].start=2.5s",
-            "flow.0.cca=reno",
-            "topology.buffer=32MiB",
-        ]),
+        &sets(&["burst[0].start=2.5s", "flow.0.cca=reno", "topology.buffer=32MiB"]),
     )
     .unwrap();
     assert_eq!(s.bursts[0].start, Time::from_ms(2500));

@@ -1,8 +1,8 @@
 //! A receiving application that reads only when it wakes (`read_latency`): Linux ACKs behind it
 //! in stretches, and the transfer is done when the last byte is read, not when it arrives.
 mod common;
-use burstlab_sim::scenario::{FlowSpec, Latency};
 use burstlab_sim::Time;
+use burstlab_sim::scenario::{FlowSpec, Latency};
 use common::*;
 
 fn bulk(read_latency: Time) -> burstlab_sim::record::Output {
@@ -61,9 +61,17 @@ fn measured_read_latencies_are_drawn_one_per_wake_up() {
     // One sample is a fixed latency; two around the same mean read about as often.
     let fixed = bulk(Time::from_us(400));
     let one = bulk_with(Latency::Samples(vec![Time::from_us(400)]));
-    assert_eq!((one.summary.flows[0].acks, one.summary.flows[0].fct_s), (fixed.summary.flows[0].acks, fixed.summary.flows[0].fct_s));
+    assert_eq!(
+        (one.summary.flows[0].acks, one.summary.flows[0].fct_s),
+        (fixed.summary.flows[0].acks, fixed.summary.flows[0].fct_s)
+    );
     let two = bulk_with(Latency::Samples(vec![Time::from_us(200), Time::from_us(600)]));
     let ratio = two.summary.flows[0].acks as f64 / fixed.summary.flows[0].acks as f64;
-    assert!((0.7..1.4).contains(&ratio), "two samples {} vs fixed {} ACKs", two.summary.flows[0].acks, fixed.summary.flows[0].acks);
+    assert!(
+        (0.7..1.4).contains(&ratio),
+        "two samples {} vs fixed {} ACKs",
+        two.summary.flows[0].acks,
+        fixed.summary.flows[0].acks
+    );
     assert_eq!(two.summary.flows[0].delivered_bytes, 20_000_000);
 }

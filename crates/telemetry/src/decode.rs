@@ -175,7 +175,15 @@ mod tests {
     fn noviflow_report(hop: Hop, seq: u32) -> Vec<u8> {
         let p = DeviceProfile::noviflow();
         let mut inner = Vec::new();
-        encode_inner(&flow(), InnerKind::Ethernet, &[100], Some(&IntStackSpec::noviflow(&[hop])), 1000, &p, &mut inner);
+        encode_inner(
+            &flow(),
+            InnerKind::Ethernet,
+            &[100],
+            Some(&IntStackSpec::noviflow(&[hop])),
+            1000,
+            &p,
+            &mut inner,
+        );
         let h = ReportHeader {
             version: ReportVersion::V1_0,
             switch_id: Some(7),
@@ -227,11 +235,21 @@ mod tests {
         assert_eq!(v["report_version"], "1.0");
         assert_eq!(v["flow"]["proto"], "tcp");
         assert_eq!(v["flow"]["src"], "10.0.0.1");
-        let mut hop_keys: Vec<&str> = v["hops"][0].as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let mut hop_keys: Vec<&str> =
+            v["hops"][0].as_object().unwrap().keys().map(|k| k.as_str()).collect();
         hop_keys.sort_unstable();
         assert_eq!(
             hop_keys,
-            ["egress_port", "egress_ts", "hop_latency_ns", "ingress_port", "ingress_ts", "queue_id", "queue_occupancy_bytes", "switch_id"]
+            [
+                "egress_port",
+                "egress_ts",
+                "hop_latency_ns",
+                "ingress_port",
+                "ingress_ts",
+                "queue_id",
+                "queue_occupancy_bytes",
+                "switch_id"
+            ]
         );
         assert_eq!(v["hops"][0]["hop_latency_ns"], serde_json::Value::Null);
         assert_eq!(v["hops"][0]["queue_occupancy_bytes"], 80_000);

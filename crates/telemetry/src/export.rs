@@ -132,7 +132,11 @@ impl ReportExporter {
             switch_id: Some(row.switch_id),
             ingress_port: Some(row.ingress_port),
             egress_port: Some(row.egress_port),
-            hop_latency_ns: if wide { Some(row.hop_latency_ns.min(u32::MAX as u64 - 1) as u32) } else { None },
+            hop_latency_ns: if wide {
+                Some(row.hop_latency_ns.min(u32::MAX as u64 - 1) as u32)
+            } else {
+                None
+            },
             queue_id: Some(row.queue_id),
             queue_occupancy_bytes: Some(row.occupancy_bytes),
             ingress_ts: Some(ts(ingress_ns)),
@@ -140,7 +144,15 @@ impl ReportExporter {
         };
         self.inner.clear();
         let stack = (!wide).then(|| IntStackSpec::noviflow(&[hop]));
-        encode_inner(&row.flow, InnerKind::Ethernet, &[], stack.as_ref(), 0, &self.profile, &mut self.inner);
+        encode_inner(
+            &row.flow,
+            InnerKind::Ethernet,
+            &[],
+            stack.as_ref(),
+            0,
+            &self.profile,
+            &mut self.inner,
+        );
         claim_original_length(&mut self.inner, row.packet_bytes);
         let header = ReportHeader {
             version: if wide { ReportVersion::V2_0 } else { ReportVersion::V1_0 },
@@ -208,7 +220,9 @@ fn udp_frame(switch_id: u32, dport: u16, payload: &[u8], out: &mut Vec<u8>) {
     let [a, b] = REPORTER_NET;
     let sw = switch_id.to_be_bytes();
     let src = [a, b, sw[2], sw[3]];
-    out.extend_from_slice(&[0x02, 0, 0, 0, 0, 0xFE, 0x02, 0, sw[0], sw[1], sw[2], sw[3], 0x08, 0x00]);
+    out.extend_from_slice(&[
+        0x02, 0, 0, 0, 0, 0xFE, 0x02, 0, sw[0], sw[1], sw[2], sw[3], 0x08, 0x00,
+    ]);
     let total = (20 + 8 + payload.len()) as u16;
     let mut ip = [0u8; 20];
     ip[0] = 0x45;
@@ -306,7 +320,10 @@ mod tests {
     #[test]
     fn ipv4_checksum_of_a_known_header() {
         // RFC 1071 style check: a header with its checksum in place sums to 0xFFFF.
-        let mut h = [0x45, 0, 0, 0x73, 0, 0, 0x40, 0, 0x40, 0x11, 0, 0, 0xc0, 0xa8, 0, 1, 0xc0, 0xa8, 0, 0xc7];
+        let mut h = [
+            0x45, 0, 0, 0x73, 0, 0, 0x40, 0, 0x40, 0x11, 0, 0, 0xc0, 0xa8, 0, 1, 0xc0, 0xa8, 0,
+            0xc7,
+        ];
         let s = ipv4_checksum(&h);
         assert_eq!(s, 0xb861);
         h[10..12].copy_from_slice(&s.to_be_bytes());

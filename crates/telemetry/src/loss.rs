@@ -264,7 +264,8 @@ impl LossLedger {
 
     pub fn observe(&mut self, stream: ReportStream, seq: u32, t_ns: u64) {
         if self.last.as_ref().is_none_or(|(s, _)| *s != stream) {
-            let counter = self.streams.remove(&stream).unwrap_or_else(|| LossCounter::new(self.width));
+            let counter =
+                self.streams.remove(&stream).unwrap_or_else(|| LossCounter::new(self.width));
             if let Some((s, c)) = self.last.replace((stream, counter)) {
                 self.streams.insert(s, c);
             }

@@ -7,8 +7,8 @@
 //! ```
 
 use crate::capture::{
-    CaptureReader, Frame, L4, PacketRecord, TcpMark, TcpMarker, UdpFast, parse_packet, reconstruct_queue,
-    udp_to_ports,
+    CaptureReader, Frame, L4, PacketRecord, TcpMark, TcpMarker, UdpFast, parse_packet,
+    reconstruct_queue, udp_to_ports,
 };
 use crate::decode::Decoder;
 use crate::detect::Burst;
@@ -79,7 +79,11 @@ fn frame_packet(frame: &Frame<'_>) -> Option<PacketRecord> {
 
 /// The report payload in `frame`, if any, and — when `want_record` or the fast path could not
 /// tell — the frame's packet record.
-fn report_of<'a>(frame: &Frame<'a>, ports: &[u16], want_record: bool) -> (Option<(&'a [u8], u16)>, Option<PacketRecord>) {
+fn report_of<'a>(
+    frame: &Frame<'a>,
+    ports: &[u16],
+    want_record: bool,
+) -> (Option<(&'a [u8], u16)>, Option<PacketRecord>) {
     match udp_to_ports(frame, ports) {
         UdpFast::Report(payload, dport) => (Some((payload, dport)), None),
         UdpFast::Other if !want_record => (None, None),
@@ -91,7 +95,11 @@ fn report_of<'a>(frame: &Frame<'a>, ports: &[u16], want_record: bool) -> (Option
 }
 
 /// The UDP payload of a packet sent to one of `ports`, and that port.
-fn report_payload<'a>(rec: &Option<PacketRecord>, data: &'a [u8], ports: &[u16]) -> Option<(&'a [u8], u16)> {
+fn report_payload<'a>(
+    rec: &Option<PacketRecord>,
+    data: &'a [u8],
+    ports: &[u16],
+) -> Option<(&'a [u8], u16)> {
     let rec = rec.as_ref()?;
     let L4::Udp { payload } = &rec.l4 else { return None };
     let dport = rec.flow?.dport;
@@ -170,7 +178,8 @@ pub fn detect_capture<R: Read>(
     let mut observations: Vec<Observation> = Vec::new();
     // Made at the first report: TR v2.0 numbers its reports with 22 bits, the others with 32.
     let mut detector: Option<Detector> = None;
-    let (mut reports, mut malformed, mut packets, mut frames, mut samples) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut reports, mut malformed, mut packets, mut frames, mut samples) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
     while let Some(frame) = reader.next() {
         let frame = frame.map_err(derr)?;
         frames += 1;
@@ -184,7 +193,8 @@ pub fn detect_capture<R: Read>(
                         observer.push(r, &mut observations);
                     }
                     let det = detector.get_or_insert_with(|| {
-                        let v2 = reports_here.first().is_some_and(|r| r.version == ReportVersion::V2_0);
+                        let v2 =
+                            reports_here.first().is_some_and(|r| r.version == ReportVersion::V2_0);
                         Detector::new(opts.hysteresis)
                             .with_top_k(opts.top_k)
                             .with_seq_width(if v2 { SeqWidth::Bits22 } else { SeqWidth::Bits32 })
@@ -251,7 +261,12 @@ pub fn detect_capture<R: Read>(
 
 /// Plain captures name their victims by TCP's own loss signals: retransmissions and duplicate
 /// ACKs inside a burst or within `after_ns` of its end.
-fn attach_tcp_marks(bursts: &mut [Burst], marks: &[(u64, FlowKey, TcpMark)], after_ns: u64, top_k: usize) {
+fn attach_tcp_marks(
+    bursts: &mut [Burst],
+    marks: &[(u64, FlowKey, TcpMark)],
+    after_ns: u64,
+    top_k: usize,
+) {
     for b in bursts.iter_mut() {
         let window = b.start_ns..=b.end_ns.saturating_add(after_ns);
         let mut per_flow: FxHashMap<FlowKey, (u64, u64)> = FxHashMap::default();
@@ -277,7 +292,9 @@ fn attach_tcp_marks(bursts: &mut [Burst], marks: &[(u64, FlowKey, TcpMark)], aft
                 dup_acks,
             })
             .collect();
-        victims.sort_by(|a, b| (b.retransmits, b.dup_acks, a.flow).cmp(&(a.retransmits, a.dup_acks, b.flow)));
+        victims.sort_by(|a, b| {
+            (b.retransmits, b.dup_acks, a.flow).cmp(&(a.retransmits, a.dup_acks, b.flow))
+        });
         victims.truncate(top_k);
         b.victims = victims;
     }
@@ -319,7 +336,9 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
             let frame = frame.map_err(derr)?;
             // Only forwarded traffic crosses the queue: ARP, and the link-local and multicast
             // control packets each side sends on its own (MLD, ND), are not matched.
-            if let Some(rec) = frame_packet(&frame).filter(|r| r.flow.is_some_and(|f| forwarded(&f))) {
+            if let Some(rec) =
+                frame_packet(&frame).filter(|r| r.flow.is_some_and(|f| forwarded(&f)))
+            {
                 out.push(rec);
             }
             if (out.len() as u64).is_multiple_of(PROGRESS_EVERY) {

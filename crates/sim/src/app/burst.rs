@@ -79,7 +79,8 @@ impl BurstSource {
         let gap = spec.rate.serialization_time(spec.packet_size as u64);
         let phase = Time(rng::stream(seed, "burst-phase", index).below(gap.ps().max(1)));
         let bound = ppb_bound(spec.clock_ppm);
-        let clock_ppb = rng::stream(seed, "burst-clock", index).below(2 * bound + 1) as i64 - bound as i64;
+        let clock_ppb =
+            rng::stream(seed, "burst-clock", index).below(2 * bound + 1) as i64 - bound as i64;
         let mut b = BurstSource {
             rate: spec.rate,
             scheduled: spec.start,
@@ -161,7 +162,13 @@ pub fn default_jitter(rate: Rate, packet_size: u32, link_rate: Rate, clock_ppm: 
 mod tests {
     use super::*;
 
-    fn spec(rate: Rate, duration: Time, packet_size: u32, jitter: Time, clock_ppm: f64) -> BurstSpec {
+    fn spec(
+        rate: Rate,
+        duration: Time,
+        packet_size: u32,
+        jitter: Time,
+        clock_ppm: f64,
+    ) -> BurstSpec {
         BurstSpec {
             sources: 1,
             rate,
@@ -264,10 +271,13 @@ mod tests {
         let j = default_jitter(r, 9000, l, 20.0);
         let b = BurstSource::new(&spec(r, Time::from_ms(100), 9000, j, 20.0), 5, 2);
         assert_eq!(b.jitter, j);
-        let offs: Vec<u64> = (0..20_000).map(|k| (b.departure(k) - b.start - b.nominal(k)).ps()).collect();
+        let offs: Vec<u64> =
+            (0..20_000).map(|k| (b.departure(k) - b.start - b.nominal(k)).ps()).collect();
         assert!(offs.iter().all(|o| *o <= j.ps()));
         // Uniform on [0, 723 ns]: the extremes are reached and the mean is near the middle.
-        assert!(offs.iter().any(|o| *o < j.ps() / 100) && offs.iter().any(|o| *o > j.ps() * 99 / 100));
+        assert!(
+            offs.iter().any(|o| *o < j.ps() / 100) && offs.iter().any(|o| *o > j.ps() * 99 / 100)
+        );
         let mean = offs.iter().sum::<u64>() as f64 / offs.len() as f64;
         assert!((mean / j.ps() as f64 - 0.5).abs() < 0.02, "mean jitter {mean} ps");
         // Frames never overlap on the source's own link.
@@ -277,7 +287,13 @@ mod tests {
     #[test]
     fn jitter_keeps_the_mean_rate_exact() {
         let r = Rate::from_gbps(25);
-        let s = spec(r, Time::from_secs(10), 9000, default_jitter(r, 9000, Rate::from_gbps(100), 0.0), 0.0);
+        let s = spec(
+            r,
+            Time::from_secs(10),
+            9000,
+            default_jitter(r, 9000, Rate::from_gbps(100), 0.0),
+            0.0,
+        );
         let b = BurstSource::new(&s, 11, 0);
         assert!(b.jitter > Time::ZERO);
         let n = count(b.clone());

@@ -27,14 +27,18 @@ fn main() -> ExitCode {
             "--json" => json = true,
             "--repeat" => repeat = it.next().and_then(|v| v.parse().ok()).unwrap_or(1),
             "-h" | "--help" => {
-                println!("usage: burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N] [--json]");
+                println!(
+                    "usage: burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N] [--json]"
+                );
                 return ExitCode::SUCCESS;
             }
             _ => path = Some(a.clone()),
         }
     }
     let Some(path) = path else {
-        eprintln!("usage: burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N] [--json]");
+        eprintln!(
+            "usage: burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N] [--json]"
+        );
         return ExitCode::from(2);
     };
     let scn = match scenario::load_file(std::path::Path::new(&path), &sets) {
@@ -50,7 +54,10 @@ fn main() -> ExitCode {
         let out = burstlab_sim::run(&scn);
         let wall = t.elapsed().as_secs_f64();
         if json {
-            eprintln!("{}", serde_json::to_string_pretty(&out.summary).expect("summary serializes"));
+            eprintln!(
+                "{}",
+                serde_json::to_string_pretty(&out.summary).expect("summary serializes")
+            );
         }
         let e = &out.summary.engine;
         let fct: Vec<String> = out

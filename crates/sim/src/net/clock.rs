@@ -107,10 +107,20 @@ mod tests {
 
     #[test]
     fn exact_matches_rate_serialization_to_the_picosecond() {
-        for rate in [Rate(3), Rate::from_mbps(1500), Rate::from_gbps(10), Rate::from_gbps(100), Rate::from_gbps(400)] {
+        for rate in [
+            Rate(3),
+            Rate::from_mbps(1500),
+            Rate::from_gbps(10),
+            Rate::from_gbps(100),
+            Rate::from_gbps(400),
+        ] {
             let c = PortClock::exact(rate);
             for bytes in [1u64, 64, 1538, 9038, 65_574] {
-                assert_eq!(c.serialization(bytes), rate.serialization_time(bytes), "{rate:?} {bytes}");
+                assert_eq!(
+                    c.serialization(bytes),
+                    rate.serialization_time(bytes),
+                    "{rate:?} {bytes}"
+                );
             }
         }
     }
@@ -140,11 +150,17 @@ mod tests {
     fn offset_wide_operands_agree_with_the_unreduced_fraction() {
         // 2^40 wire bytes overflow 64 bits in the numerator: the 128-bit path, checked against
         // ceil(bytes × 8 × 10²¹ / (bps × (10⁹ + ppb))) computed without reduction.
-        for (rate, ppb) in [(Rate::from_gbps(100), -20_000), (Rate(3), 7), (Rate::from_gbps(1600), 999_999)] {
+        for (rate, ppb) in
+            [(Rate::from_gbps(100), -20_000), (Rate(3), 7), (Rate::from_gbps(1600), 999_999)]
+        {
             for bytes in [9038u64, 1 << 40] {
                 let den = rate.bps() as u128 * (1_000_000_000 + ppb) as u128;
                 let exact = (bytes as u128 * PS_PPB_PER_BYTE).div_ceil(den) as u64;
-                assert_eq!(PortClock::new(rate, ppb as i64).serialization(bytes), Time(exact), "{rate:?} {ppb} {bytes}");
+                assert_eq!(
+                    PortClock::new(rate, ppb as i64).serialization(bytes),
+                    Time(exact),
+                    "{rate:?} {ppb} {bytes}"
+                );
             }
         }
     }
@@ -172,7 +188,10 @@ mod tests {
     #[test]
     fn seeded_zero_ppm_is_exact() {
         for i in 0..100 {
-            assert_eq!(PortClock::seeded(Rate::from_gbps(100), 9, i, 0.0), PortClock::exact(Rate::from_gbps(100)));
+            assert_eq!(
+                PortClock::seeded(Rate::from_gbps(100), 9, i, 0.0),
+                PortClock::exact(Rate::from_gbps(100))
+            );
         }
     }
 }

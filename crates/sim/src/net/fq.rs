@@ -151,10 +151,7 @@ pub struct FqStats {
 /// rejecting rates that the 32-bit attribute cannot hold.
 pub fn check_maxrate(bits_per_second: u64) -> Result<u64, String> {
     check_maxrate_bytes(bits_per_second / 8).map_err(|why| {
-        format!(
-            "fq maxrate = {bits_per_second} bit/s ({} bytes/s): {why}",
-            bits_per_second / 8
-        )
+        format!("fq maxrate = {bits_per_second} bit/s ({} bytes/s): {why}", bits_per_second / 8)
     })
 }
 
@@ -244,11 +241,7 @@ impl FlowQueue {
             (None, _) => true,
             (Some(_), None) => false,
         };
-        if from_sorted {
-            self.sorted.pop().map(|r| r.0)
-        } else {
-            self.fifo.pop_front()
-        }
+        if from_sorted { self.sorted.pop().map(|r| r.0) } else { self.fifo.pop_front() }
     }
 }
 
@@ -445,11 +438,7 @@ impl Fq {
             }
             let q = flow.queue.pop().expect("peeked");
             debug_assert_eq!(q.id, head.id);
-            debug_assert_eq!(
-                pool.get(q.id).ip_bytes,
-                q.ip_bytes,
-                "packet resized while queued"
-            );
+            debug_assert_eq!(pool.get(q.id).ip_bytes, q.ip_bytes, "packet resized while queued");
             let plen = u64::from(q.ip_bytes + ETH_HLEN);
             flow.credit -= plen as i64;
             self.packets -= 1;
@@ -462,10 +451,8 @@ impl Fq {
             self.pace(f, plen, q.edt, now);
             return Next::Packet(q.id);
         }
-        let Reverse((t, _, _)) = self
-            .throttled
-            .peek()
-            .expect("packets queued on no list and no throttled flow");
+        let Reverse((t, _, _)) =
+            self.throttled.peek().expect("packets queued on no list and no throttled flow");
         Next::Wait(*t)
     }
 
@@ -487,9 +474,7 @@ impl Fq {
         }
         let Some(rate) = self.maxrate else { return };
         // A rate of 0 skips the division: the gap is plen seconds, clamped to one.
-        let mut delay_ns = (plen * NS_PER_S)
-            .checked_div(rate)
-            .unwrap_or(plen * NS_PER_S);
+        let mut delay_ns = (plen * NS_PER_S).checked_div(rate).unwrap_or(plen * NS_PER_S);
         if delay_ns > MAX_PACING_DELAY_NS {
             delay_ns = MAX_PACING_DELAY_NS;
             self.stats.pkts_too_long += 1;
@@ -519,8 +504,7 @@ impl Fq {
     fn set_throttled(&mut self, f: u32) {
         let flow = &mut self.flows[f as usize];
         flow.state = FlowState::Throttled;
-        self.throttled
-            .push(Reverse((flow.time_next_packet, self.throttle_seq, f)));
+        self.throttled.push(Reverse((flow.time_next_packet, self.throttle_seq, f)));
         self.throttle_seq += 1;
         self.stats.throttled += 1;
     }
@@ -630,9 +614,7 @@ mod tests {
     /// As [`drain_ids`], with the packets' flows.
     fn drain(fq: &mut Fq, pool: &mut PacketPool, now: Time) -> Vec<(Time, FlowId)> {
         let out = drain_ids(fq, pool, now);
-        out.into_iter()
-            .map(|(t, id)| (t, pool.get(id).flow))
-            .collect()
+        out.into_iter().map(|(t, id)| (t, pool.get(id).flow)).collect()
     }
 
     fn flows_of(out: &[(Time, FlowId)]) -> Vec<FlowId> {
@@ -688,21 +670,11 @@ mod tests {
     #[test]
     fn maxrate_40g_rejected_with_explanation() {
         let e = check_maxrate(40_000_000_000).unwrap_err();
-        assert!(
-            e.starts_with("fq maxrate = 40000000000 bit/s (5000000000 bytes/s)"),
-            "{e}"
-        );
-        for needed in [
-            "32-bit bytes-per-second",
-            "TCA_FQ_FLOW_MAX_RATE",
-            "34.36 Gbit/s",
-        ] {
+        assert!(e.starts_with("fq maxrate = 40000000000 bit/s (5000000000 bytes/s)"), "{e}");
+        for needed in ["32-bit bytes-per-second", "TCA_FQ_FLOW_MAX_RATE", "34.36 Gbit/s"] {
             assert!(e.contains(needed), "{e}");
         }
-        assert!(
-            e.contains("max_pacing_rate") && e.contains("SO_MAX_PACING_RATE, 64-bit"),
-            "{e}"
-        );
+        assert!(e.contains("max_pacing_rate") && e.contains("SO_MAX_PACING_RATE, 64-bit"), "{e}");
     }
 
     #[test]
@@ -757,10 +729,7 @@ mod tests {
         // 1000 ns late: the credit for lateness is capped at half a gap (600 ns).
         let later = T0 + gap * 2 + Time::from_ns(1000);
         assert!(matches!(fq.dequeue(&pool, later), Next::Packet(_)));
-        assert_eq!(
-            fq.dequeue(&pool, later),
-            Next::Wait(later + Time::from_ns(600))
-        );
+        assert_eq!(fq.dequeue(&pool, later), Next::Wait(later + Time::from_ns(600)));
     }
 
     #[test]
@@ -770,10 +739,7 @@ mod tests {
         let mut pool = PacketPool::default();
         let mut fq = with_maxrate(3_028_000_000);
         push(&mut fq, &mut pool, 1, 1500, 20, T0);
-        let times: Vec<_> = drain(&mut fq, &mut pool, T0)
-            .iter()
-            .map(|&(t, _)| t)
-            .collect();
+        let times: Vec<_> = drain(&mut fq, &mut pool, T0).iter().map(|&(t, _)| t).collect();
         let mut expected = vec![T0; 10];
         for i in 1..=5 {
             expected.extend([T0 + Time::from_us(i); 2]);
@@ -787,10 +753,7 @@ mod tests {
         let mut pool = PacketPool::default();
         let mut fq = with_maxrate(LOW_RATE_THRESHOLD);
         push(&mut fq, &mut pool, 1, 1361, 3, T0);
-        let times: Vec<_> = drain(&mut fq, &mut pool, T0)
-            .iter()
-            .map(|&(t, _)| t)
-            .collect();
+        let times: Vec<_> = drain(&mut fq, &mut pool, T0).iter().map(|&(t, _)| t).collect();
         // 1375 B at 68750 B/s = 20 ms.
         assert_eq!(times, [T0, T0 + Time::from_ms(20), T0 + Time::from_ms(40)]);
     }
@@ -800,10 +763,7 @@ mod tests {
         let mut pool = PacketPool::default();
         let mut fq = with_maxrate(1000);
         push_at(&mut fq, &mut pool, 1, 1986, 2, T0, T0);
-        let times: Vec<_> = drain(&mut fq, &mut pool, T0)
-            .iter()
-            .map(|&(t, _)| t)
-            .collect();
+        let times: Vec<_> = drain(&mut fq, &mut pool, T0).iter().map(|&(t, _)| t).collect();
         // 2000 B at 1000 B/s would be 2 s.
         assert_eq!(times, [T0, T0 + Time::from_secs(1)]);
         assert_eq!(fq.stats().pkts_too_long, 2);
@@ -837,15 +797,7 @@ mod tests {
         push(&mut fq, &mut pool, 4, 1500, 1, T0);
         let out = drain(&mut fq, &mut pool, T0);
         let us = Time::from_us;
-        assert_eq!(
-            out,
-            [
-                (T0, 4),
-                (T0 + us(10), 2),
-                (T0 + us(20), 3),
-                (T0 + us(30), 1)
-            ]
-        );
+        assert_eq!(out, [(T0, 4), (T0 + us(10), 2), (T0 + us(20), 3), (T0 + us(30), 1)]);
     }
 
     #[test]
@@ -876,10 +828,7 @@ mod tests {
             fq.enqueue(&pool, id, T0 + HORIZON + Time(1), T0),
             FqVerdict::Dropped(FqDrop::Horizon)
         );
-        assert_eq!(
-            (fq.packets(), fq.drops(), fq.stats().horizon_drops),
-            (1, 1, 1)
-        );
+        assert_eq!((fq.packets(), fq.drops(), fq.stats().horizon_drops), (1, 1, 1));
     }
 
     // ---- DRR ----
@@ -905,9 +854,7 @@ mod tests {
         let mut fq = Fq::new(&spec());
         push(&mut fq, &mut pool, 1, 1500, 40, T0);
         for _ in 0..11 {
-            let Next::Packet(id) = fq.dequeue(&pool, T0) else {
-                panic!()
-            };
+            let Next::Packet(id) = fq.dequeue(&pool, T0) else { panic!() };
             pool.free(id);
         }
         // Flow 1 is now on the old list mid-turn; flow 2 arrives new with 15140 of credit.
@@ -925,11 +872,7 @@ mod tests {
         let keys = [1_000_003, 7, 42, u32::MAX, 0, 65_536];
         let run = || {
             let mut pool = PacketPool::default();
-            let mut fq = Fq::new(&FqSpec {
-                initial_quantum: 1514,
-                quantum: 1514,
-                ..spec()
-            });
+            let mut fq = Fq::new(&FqSpec { initial_quantum: 1514, quantum: 1514, ..spec() });
             for &k in &keys {
                 push(&mut fq, &mut pool, k, 1500, 3, T0);
             }
@@ -955,9 +898,7 @@ mod tests {
                     next[flow] += 1;
                 }
             }
-            let Next::Packet(id) = fq.dequeue(&pool, T0) else {
-                panic!()
-            };
+            let Next::Packet(id) = fq.dequeue(&pool, T0) else { panic!() };
             let p = pool.get(id);
             sent[p.flow as usize] += u64::from(p.ip_bytes + ETH_HLEN);
             pool.free(id);
@@ -973,13 +914,9 @@ mod tests {
         push(&mut fq, &mut pool, 1, 1500, 1, T0);
         push(&mut fq, &mut pool, 2, 1500, 30, T0);
         assert_eq!(fq.state(1), FlowState::New);
-        let Next::Packet(_) = fq.dequeue(&pool, T0) else {
-            panic!()
-        };
+        let Next::Packet(_) = fq.dequeue(&pool, T0) else { panic!() };
         // Next call: flow 1 is empty at the head of the new list and moves to the old list.
-        let Next::Packet(_) = fq.dequeue(&pool, T0) else {
-            panic!()
-        };
+        let Next::Packet(_) = fq.dequeue(&pool, T0) else { panic!() };
         assert_eq!(fq.state(1), FlowState::Old);
         for _ in 0..10 {
             fq.dequeue(&pool, T0);
@@ -992,10 +929,7 @@ mod tests {
 
     #[test]
     fn drr_detached_flow_refilled_only_after_refill_delay() {
-        for (gap, credit) in [
-            (FLOW_REFILL_DELAY, 140),
-            (FLOW_REFILL_DELAY + Time(1), 3028),
-        ] {
+        for (gap, credit) in [(FLOW_REFILL_DELAY, 140), (FLOW_REFILL_DELAY + Time(1), 3028)] {
             let mut pool = PacketPool::default();
             let mut fq = Fq::new(&spec());
             // Two jumbo frames: 15140 − 2 × 9014 = −2888, +3028 on the way to the old list.
@@ -1030,16 +964,10 @@ mod tests {
     #[test]
     fn limit_flow_limit_drops_only_that_flow() {
         let mut pool = PacketPool::default();
-        let mut fq = Fq::new(&FqSpec {
-            flow_limit: 3,
-            ..spec()
-        });
+        let mut fq = Fq::new(&FqSpec { flow_limit: 3, ..spec() });
         push(&mut fq, &mut pool, 1, 1500, 3, T0);
         let id = packet(&mut pool, 1, 1500);
-        assert_eq!(
-            fq.enqueue(&pool, id, Time::ZERO, T0),
-            FqVerdict::Dropped(FqDrop::FlowLimit)
-        );
+        assert_eq!(fq.enqueue(&pool, id, Time::ZERO, T0), FqVerdict::Dropped(FqDrop::FlowLimit));
         push(&mut fq, &mut pool, 2, 1500, 3, T0);
         assert_eq!((fq.packets(), fq.bytes(), fq.drops()), (6, 9000, 1));
         assert_eq!(fq.stats().flows_plimit, 1);
@@ -1075,10 +1003,7 @@ mod tests {
         push(&mut fq, &mut pool, 1, 1500, 3, T0);
         push(&mut fq, &mut pool, 2, 1000, 2, T0);
         let id = packet(&mut pool, 3, 1500);
-        assert_eq!(
-            fq.enqueue(&pool, id, Time::ZERO, T0),
-            FqVerdict::Dropped(FqDrop::Limit)
-        );
+        assert_eq!(fq.enqueue(&pool, id, Time::ZERO, T0), FqVerdict::Dropped(FqDrop::Limit));
         assert_eq!((fq.packets(), fq.bytes(), fq.drops()), (5, 6500, 1));
         // Room again after one departure.
         fq.dequeue(&pool, T0);
@@ -1089,15 +1014,9 @@ mod tests {
 
     #[derive(Clone, Debug)]
     enum Op {
-        Enqueue {
-            flow: FlowId,
-            ip_bytes: u32,
-            edt_ns: Option<u64>,
-        },
+        Enqueue { flow: FlowId, ip_bytes: u32, edt_ns: Option<u64> },
         Dequeue,
-        Advance {
-            ns: u64,
-        },
+        Advance { ns: u64 },
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -1152,10 +1071,7 @@ mod tests {
                 FqVerdict::Enqueued => {
                     let tts = if edt == Time::ZERO { self.now } else { edt };
                     self.meta.insert(id, (flow, tts, self.arrivals));
-                    self.model
-                        .entry(flow)
-                        .or_default()
-                        .insert((tts, self.arrivals));
+                    self.model.entry(flow).or_default().insert((tts, self.arrivals));
                     self.arrivals += 1;
                 }
                 FqVerdict::Dropped(why) => {
@@ -1178,10 +1094,8 @@ mod tests {
             let now = self.now;
             match self.fq.dequeue(&self.pool, now) {
                 Next::Packet(id) => {
-                    let (flow, tts, seq) = self
-                        .meta
-                        .remove(&id)
-                        .expect("dequeued twice or never queued");
+                    let (flow, tts, seq) =
+                        self.meta.remove(&id).expect("dequeued twice or never queued");
                     prop_assert!(tts <= now, "released at {} before {}", now, tts);
                     // The flow's earliest (time, arrival) leaves: fq_peek's order.
                     let first = self.model.get_mut(&flow).unwrap().pop_first().unwrap();
@@ -1205,18 +1119,11 @@ mod tests {
         fn check_totals(&self) -> Result<(), TestCaseError> {
             prop_assert_eq!(self.pool.live(), self.fq.packets());
             prop_assert_eq!(self.meta.len(), self.fq.packets());
-            let bytes: u64 = self
-                .meta
-                .keys()
-                .map(|&id| u64::from(self.pool.get(id).ip_bytes))
-                .sum();
+            let bytes: u64 =
+                self.meta.keys().map(|&id| u64::from(self.pool.get(id).ip_bytes)).sum();
             prop_assert_eq!(bytes, self.fq.bytes());
             prop_assert!(self.fq.packets() <= self.spec.limit as usize);
-            prop_assert!(
-                self.model
-                    .values()
-                    .all(|s| s.len() <= self.spec.flow_limit as usize)
-            );
+            prop_assert!(self.model.values().all(|s| s.len() <= self.spec.flow_limit as usize));
             Ok(())
         }
     }
@@ -1226,11 +1133,7 @@ mod tests {
         let mut c = Checker::new(spec);
         for op in ops {
             match *op {
-                Op::Enqueue {
-                    flow,
-                    ip_bytes,
-                    edt_ns,
-                } => c.offer(flow, ip_bytes, edt_ns)?,
+                Op::Enqueue { flow, ip_bytes, edt_ns } => c.offer(flow, ip_bytes, edt_ns)?,
                 Op::Dequeue => {
                     c.serve()?;
                 }

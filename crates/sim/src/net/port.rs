@@ -8,12 +8,12 @@
 use std::collections::VecDeque;
 
 use crate::net::clock::PortClock;
-use crate::net::queue::{Dequeued, PortQueues, Verdict};
 use crate::net::fq::{Fq, FqVerdict, Next};
+use crate::net::queue::{Dequeued, PortQueues, Verdict};
 use crate::net::tbf::{Admit, Tbf};
+use crate::packet::{NodeId, PacketId, PacketPool};
 use crate::record::DropReason;
 use crate::scenario::Pause;
-use crate::packet::{NodeId, PacketId, PacketPool};
 use crate::time::Time;
 use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
 
@@ -71,8 +71,14 @@ pub struct PortStats {
 /// What the world must do after offering a packet to a port.
 pub enum Offer {
     /// Queued; `start` says whether the port started serializing (or must wake up later).
-    Queued { queue: usize, start: Start },
-    Dropped { queue: usize, reason: DropReason },
+    Queued {
+        queue: usize,
+        start: Start,
+    },
+    Dropped {
+        queue: usize,
+        reason: DropReason,
+    },
 }
 
 /// The outcome of asking an idle port to send its next packet.
@@ -87,7 +93,15 @@ pub enum Start {
 }
 
 impl Port {
-    pub fn new(name: String, node: NodeId, peer: NodeId, rate: Rate, clock: PortClock, delay: Time, queues: PortQueues) -> Port {
+    pub fn new(
+        name: String,
+        node: NodeId,
+        peer: NodeId,
+        rate: Rate,
+        clock: PortClock,
+        delay: Time,
+        queues: PortQueues,
+    ) -> Port {
         Port {
             name,
             node,
@@ -139,7 +153,8 @@ impl Port {
             Some(tbf) => tbf.admit(pool.get_mut(id)) == Admit::Drop,
             None => false,
         };
-        let verdict = if refused { self.queues.refuse(pool, id) } else { self.queues.enqueue(pool, id) };
+        let verdict =
+            if refused { self.queues.refuse(pool, id) } else { self.queues.enqueue(pool, id) };
         match verdict {
             Verdict::Dropped { queue, reason } => {
                 self.stats.drops += 1;
@@ -177,7 +192,9 @@ impl Port {
             }
             tbf.release(now, pool.get(head));
         }
-        let Some(Dequeued { id, ce_marked, .. }) = self.queues.dequeue(pool) else { return Start::Nothing };
+        let Some(Dequeued { id, ce_marked, .. }) = self.queues.dequeue(pool) else {
+            return Start::Nothing;
+        };
         self.stats.ecn_marks += ce_marked as u64;
         self.transmit(now, pool, id)
     }
@@ -222,7 +239,11 @@ impl Port {
     /// the pipe was empty (the caller schedules the `Arrival` of this new head).
     pub fn finish_tx(&mut self, now: Time, pool: &PacketPool) -> bool {
         let id = self.in_tx.take().expect("TxDone without a packet in transmission");
-        debug_assert_eq!(now, self.tx_end, "{}: dequeue spacing must equal serialization time", self.name);
+        debug_assert_eq!(
+            now, self.tx_end,
+            "{}: dequeue spacing must equal serialization time",
+            self.name
+        );
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += pool.get(id).ip_bytes as u64;
         let was_empty = self.pipe.is_empty();

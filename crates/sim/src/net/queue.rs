@@ -131,16 +131,10 @@ impl PortQueues {
     pub fn new(spec: &PortSpec) -> PortQueues {
         let n = spec.queues.len();
         assert!(n >= 1, "port spec: expected at least one queue");
-        assert!(
-            n <= MAX_QUEUES,
-            "port spec: {n} queues, expected at most {MAX_QUEUES}"
-        );
+        assert!(n <= MAX_QUEUES, "port spec: {n} queues, expected at most {MAX_QUEUES}");
         if spec.scheduler == Scheduler::Drr {
             for (q, qs) in spec.queues.iter().enumerate() {
-                assert!(
-                    qs.quantum_bytes > 0,
-                    "port spec: queues[{q}].quantum_bytes = 0 with DRR"
-                );
+                assert!(qs.quantum_bytes > 0, "port spec: queues[{q}].quantum_bytes = 0 with DRR");
             }
         }
         let queues = spec
@@ -184,10 +178,7 @@ impl PortQueues {
         for (q, qs) in specs.iter().enumerate().rev() {
             // Walking backwards and overwriting leaves the lowest index in each entry.
             for &d in &qs.dscp {
-                assert!(
-                    (d as usize) < DSCP_VALUES,
-                    "port spec: queues[{q}].dscp {d} > 63"
-                );
+                assert!((d as usize) < DSCP_VALUES, "port spec: queues[{q}].dscp {d} > 63");
                 self.dscp_table[d as usize] = q as u8;
             }
             for &f in &qs.flows {
@@ -202,18 +193,11 @@ impl PortQueues {
 
     /// The queue a packet belongs to.
     pub fn classify(&self, packet: &Packet) -> usize {
-        let by_dscp = self
-            .dscp_table
-            .get(packet.dscp as usize)
-            .copied()
-            .unwrap_or(UNLISTED);
+        let by_dscp = self.dscp_table.get(packet.dscp as usize).copied().unwrap_or(UNLISTED);
         let by_flow = if self.flow_table.is_empty() {
             UNLISTED
         } else {
-            self.flow_table
-                .get(&packet.flow)
-                .copied()
-                .unwrap_or(UNLISTED)
+            self.flow_table.get(&packet.flow).copied().unwrap_or(UNLISTED)
         };
         match by_dscp.min(by_flow) {
             UNLISTED => self.default_queue,
@@ -234,10 +218,7 @@ impl PortQueues {
             fifo.counters.dropped_bytes += size;
             self.total.drops += 1;
             self.total.dropped_bytes += size;
-            return Verdict::Dropped {
-                queue,
-                reason: DropReason::QueueFull,
-            };
+            return Verdict::Dropped { queue, reason: DropReason::QueueFull };
         }
         // DCTCP (Alizadeh et al., SIGCOMM 2010 §3.1; RFC 8257 §3.1): mark an arriving packet
         // when the instantaneous queue it joins, before adding it, exceeds K: `bytes > K`.
@@ -301,10 +282,7 @@ impl PortQueues {
             Scheduler::Drr => self.drr_pick(pool),
         };
         let fifo = &mut self.queues[queue];
-        let id = fifo
-            .ids
-            .pop_front()
-            .expect("scheduler picked an empty queue");
+        let id = fifo.ids.pop_front().expect("scheduler picked an empty queue");
         let packet = pool.get_mut(id);
         let size = u64::from(packet.ip_bytes);
         fifo.bytes -= size;
@@ -329,11 +307,7 @@ impl PortQueues {
         self.total.dequeued_bytes += size;
         self.total.ce_marks += u64::from(ce_marked);
         self.debug_check_totals();
-        Some(Dequeued {
-            id,
-            queue,
-            ce_marked,
-        })
+        Some(Dequeued { id, queue, ce_marked })
     }
 
     /// DRR: the queue whose head packet goes next; charges the head to its deficit. Each turn
@@ -341,10 +315,7 @@ impl PortQueues {
     /// `ceil(size / quantum)` turns, so the loop is O(1) amortised for fixed quanta.
     fn drr_pick(&mut self, pool: &PacketPool) -> usize {
         loop {
-            let queue = *self
-                .active
-                .front()
-                .expect("packets queued but no active DRR queue");
+            let queue = *self.active.front().expect("packets queued but no active DRR queue");
             let fifo = &mut self.queues[queue];
             if !self.turn_started {
                 fifo.deficit += fifo.quantum;
@@ -367,10 +338,7 @@ impl PortQueues {
         #[cfg(debug_assertions)]
         if self.queues.len() <= 8 {
             debug_assert_eq!(self.bytes, self.queues.iter().map(|f| f.bytes).sum::<u64>());
-            debug_assert_eq!(
-                self.packets,
-                self.queues.iter().map(|f| f.ids.len()).sum::<usize>()
-            );
+            debug_assert_eq!(self.packets, self.queues.iter().map(|f| f.ids.len()).sum::<usize>());
         }
     }
 
@@ -426,16 +394,9 @@ impl PortQueues {
     pub fn audit(&self, pool: &PacketPool) -> Result<(), String> {
         let mut bytes = 0;
         for (q, fifo) in self.queues.iter().enumerate() {
-            let sum: u64 = fifo
-                .ids
-                .iter()
-                .map(|&id| u64::from(pool.get(id).ip_bytes))
-                .sum();
+            let sum: u64 = fifo.ids.iter().map(|&id| u64::from(pool.get(id).ip_bytes)).sum();
             if sum != fifo.bytes {
-                return Err(format!(
-                    "queue {q}: counter {} B, packets sum to {sum} B",
-                    fifo.bytes
-                ));
+                return Err(format!("queue {q}: counter {} B, packets sum to {sum} B", fifo.bytes));
             }
             if fifo.bytes > fifo.buffer_bytes {
                 return Err(format!(
@@ -445,18 +406,12 @@ impl PortQueues {
             }
             let c = &fifo.counters;
             if c.enqueued_bytes != c.dequeued_bytes + fifo.bytes {
-                return Err(format!(
-                    "queue {q}: enqueued {c:?} ≠ dequeued + {} B",
-                    fifo.bytes
-                ));
+                return Err(format!("queue {q}: enqueued {c:?} ≠ dequeued + {} B", fifo.bytes));
             }
             bytes += sum;
         }
         if bytes != self.bytes {
-            return Err(format!(
-                "port: counter {} B, queues sum to {bytes} B",
-                self.bytes
-            ));
+            return Err(format!("port: counter {} B, queues sum to {bytes} B", self.bytes));
         }
         Ok(())
     }
@@ -469,29 +424,18 @@ mod tests {
     use proptest::prelude::*;
 
     fn queue_spec(buffer_bytes: u64, quantum_bytes: u32) -> QueueSpec {
-        QueueSpec {
-            buffer_bytes,
-            quantum_bytes,
-            dscp: vec![],
-            flows: vec![],
-            ecn: None,
-        }
+        QueueSpec { buffer_bytes, quantum_bytes, dscp: vec![], flows: vec![], ecn: None }
     }
 
     /// A queue that claims one DSCP.
     fn dscp_queue(buffer_bytes: u64, quantum_bytes: u32, dscp: u8) -> QueueSpec {
-        QueueSpec {
-            dscp: vec![dscp],
-            ..queue_spec(buffer_bytes, quantum_bytes)
-        }
+        QueueSpec { dscp: vec![dscp], ..queue_spec(buffer_bytes, quantum_bytes) }
     }
 
     /// Two DRR queues of equal quantum: queue 0 takes DSCP 1, queue 1 the rest.
     fn drr_pair(quantum_bytes: u32) -> PortQueues {
-        let queues = vec![
-            dscp_queue(1 << 20, quantum_bytes, 1),
-            queue_spec(1 << 20, quantum_bytes),
-        ];
+        let queues =
+            vec![dscp_queue(1 << 20, quantum_bytes, 1), queue_spec(1 << 20, quantum_bytes)];
         port(Scheduler::Drr, queues)
     }
 
@@ -512,9 +456,7 @@ mod tests {
     }
 
     fn drain_queues(q: &mut PortQueues, pool: &mut PacketPool, n: usize) -> Vec<usize> {
-        (0..n)
-            .map(|_| q.dequeue(pool).expect("backlogged").queue)
-            .collect()
+        (0..n).map(|_| q.dequeue(pool).expect("backlogged").queue).collect()
     }
 
     /// Empties the port; for each packet: (marked at departure, codepoint after departure).
@@ -532,38 +474,20 @@ mod tests {
     fn fifo_tail_drop_at_exact_limit() {
         let mut pool = PacketPool::default();
         let mut q = PortQueues::fifo(3000);
-        assert!(matches!(
-            offer(&mut q, &mut pool, 1500, 0),
-            Verdict::Enqueued { .. }
-        ));
+        assert!(matches!(offer(&mut q, &mut pool, 1500, 0), Verdict::Enqueued { .. }));
         // Exactly full (3000 + 0 > 3000 is false) is still accepted.
-        assert!(matches!(
-            offer(&mut q, &mut pool, 1500, 0),
-            Verdict::Enqueued { .. }
-        ));
+        assert!(matches!(offer(&mut q, &mut pool, 1500, 0), Verdict::Enqueued { .. }));
         assert_eq!(q.bytes(), 3000);
         // One byte over the limit is dropped.
         let v = offer(&mut q, &mut pool, 1, 0);
-        assert_eq!(
-            v,
-            Verdict::Dropped {
-                queue: 0,
-                reason: DropReason::QueueFull
-            }
-        );
+        assert_eq!(v, Verdict::Dropped { queue: 0, reason: DropReason::QueueFull });
         assert_eq!((q.total().drops, q.total().dropped_bytes), (1, 1));
         assert_eq!(q.counters(0).drops, 1);
         q.dequeue(&mut pool).unwrap();
-        assert!(matches!(
-            offer(&mut q, &mut pool, 1500, 0),
-            Verdict::Enqueued { .. }
-        ));
+        assert!(matches!(offer(&mut q, &mut pool, 1500, 0), Verdict::Enqueued { .. }));
         // A packet larger than an empty buffer never fits.
         let mut small = PortQueues::fifo(1499);
-        assert!(matches!(
-            offer(&mut small, &mut pool, 1500, 0),
-            Verdict::Dropped { .. }
-        ));
+        assert!(matches!(offer(&mut small, &mut pool, 1500, 0), Verdict::Dropped { .. }));
         q.audit(&pool).unwrap();
     }
 
@@ -571,15 +495,11 @@ mod tests {
     fn fifo_preserves_arrival_order() {
         let mut pool = PacketPool::default();
         let mut q = PortQueues::fifo(1 << 20);
-        let ids: Vec<_> = (0..50)
-            .map(|i| packet(&mut pool, 100 + i, 0, i, Ecn::NotEct))
-            .collect();
+        let ids: Vec<_> = (0..50).map(|i| packet(&mut pool, 100 + i, 0, i, Ecn::NotEct)).collect();
         for &id in &ids {
             q.enqueue(&mut pool, id);
         }
-        let out: Vec<_> = std::iter::from_fn(|| q.dequeue(&mut pool))
-            .map(|d| d.id)
-            .collect();
+        let out: Vec<_> = std::iter::from_fn(|| q.dequeue(&mut pool)).map(|d| d.id).collect();
         assert_eq!(out, ids);
         assert!(q.is_empty());
         assert_eq!(q.bytes(), 0);
@@ -591,13 +511,7 @@ mod tests {
         let high = dscp_queue(10_000, 0, 46);
         let mut q = port(Scheduler::Fifo, vec![queue_spec(10_000, 0), high]);
         let v = offer(&mut q, &mut pool, 100, 46);
-        assert_eq!(
-            v,
-            Verdict::Enqueued {
-                queue: 0,
-                ce_marked: false
-            }
-        );
+        assert_eq!(v, Verdict::Enqueued { queue: 0, ce_marked: false });
     }
 
     // ---- Strict priority ----
@@ -711,13 +625,7 @@ mod tests {
         last.flows = vec![3];
         let q = port(
             Scheduler::Strict,
-            vec![
-                by_dscp,
-                queue_spec(1 << 20, 1500),
-                by_flow,
-                queue_spec(1 << 20, 1500),
-                last,
-            ],
+            vec![by_dscp, queue_spec(1 << 20, 1500), by_flow, queue_spec(1 << 20, 1500), last],
         );
         let cls = |dscp, flow| {
             let mut p = Packet::new(Kind::Data, flow, 0, 1, 1500);
@@ -750,10 +658,7 @@ mod tests {
 
     fn ecn_port(threshold_bytes: u64, mode: EcnMode) -> PortQueues {
         let mut s = queue_spec(1 << 20, 1500);
-        s.ecn = Some(EcnSpec {
-            threshold_bytes,
-            mode,
-        });
+        s.ecn = Some(EcnSpec { threshold_bytes, mode });
         port(Scheduler::Fifo, vec![s])
     }
 
@@ -783,24 +688,15 @@ mod tests {
         for _ in 0..5 {
             offer(&mut q, &mut pool, 1500, 0);
         }
-        drain_ecn(&mut q, &mut pool)
-            .into_iter()
-            .map(|(_, ecn)| ecn == Ecn::Ce)
-            .collect()
+        drain_ecn(&mut q, &mut pool).into_iter().map(|(_, ecn)| ecn == Ecn::Ce).collect()
     }
 
     #[test]
     fn ecn_enqueue_and_dequeue_modes_differ() {
         // Enqueue mode: arrivals see 0, 1500, 3000, 4500, 6000 ⇒ the last two are marked.
-        assert_eq!(
-            ecn_marks(EcnMode::Enqueue),
-            [false, false, false, true, true]
-        );
+        assert_eq!(ecn_marks(EcnMode::Enqueue), [false, false, false, true, true]);
         // Dequeue mode: departures leave 6000, 4500, 3000, 1500, 0 behind ⇒ the first two.
-        assert_eq!(
-            ecn_marks(EcnMode::Dequeue),
-            [true, true, false, false, false]
-        );
+        assert_eq!(ecn_marks(EcnMode::Dequeue), [true, true, false, false, false]);
     }
 
     #[test]
@@ -824,14 +720,7 @@ mod tests {
             let mut pool = PacketPool::default();
             let mut q = ecn_port(0, mode);
             let mut ids = vec![];
-            for ecn in [
-                Ecn::NotEct,
-                Ecn::NotEct,
-                Ecn::Ce,
-                Ecn::Ce,
-                Ecn::Ect1,
-                Ecn::Ect1,
-            ] {
+            for ecn in [Ecn::NotEct, Ecn::NotEct, Ecn::Ce, Ecn::Ce, Ecn::Ect1, Ecn::Ect1] {
                 let id = packet(&mut pool, 1500, 0, 0, ecn);
                 assert!(matches!(q.enqueue(&mut pool, id), Verdict::Enqueued { .. }));
                 ids.push(id);
@@ -839,15 +728,8 @@ mod tests {
             while q.dequeue(&mut pool).is_some() {}
             let ecns: Vec<_> = ids.iter().map(|&id| pool.get(id).ecn).collect();
             // The last Ect1 leaves an empty queue behind (dequeue) or joined a non-empty one.
-            let last = if mode == EcnMode::Enqueue {
-                Ecn::Ce
-            } else {
-                Ecn::Ect1
-            };
-            assert_eq!(
-                ecns,
-                [Ecn::NotEct, Ecn::NotEct, Ecn::Ce, Ecn::Ce, Ecn::Ce, last]
-            );
+            let last = if mode == EcnMode::Enqueue { Ecn::Ce } else { Ecn::Ect1 };
+            assert_eq!(ecns, [Ecn::NotEct, Ecn::NotEct, Ecn::Ce, Ecn::Ce, Ecn::Ce, last]);
             // Already-CE packets are not newly marked.
             let expected = if mode == EcnMode::Enqueue { 2 } else { 1 };
             assert_eq!(q.total().ce_marks, expected, "{mode:?}");
@@ -873,10 +755,7 @@ mod tests {
         assert_eq!(q.counters(1).max_bytes, 2000);
         // Port maximum is of the sum (1500 + 2000), not the largest single queue (3000).
         assert_eq!(q.total().max_bytes, 3500);
-        assert_eq!(
-            (q.queue_packets(0), q.queue_packets(1), q.packets()),
-            (1, 2, 3)
-        );
+        assert_eq!((q.queue_packets(0), q.queue_packets(1), q.packets()), (1, 2, 3));
         assert_eq!(q.bytes(), 3500);
     }
 
@@ -894,9 +773,7 @@ mod tests {
     fn strict_serves_all_max_queues() {
         assert_eq!(MAX_QUEUES, u64::BITS as usize);
         let mut pool = PacketPool::default();
-        let specs = (0..MAX_QUEUES)
-            .map(|i| dscp_queue(1 << 20, 1500, i as u8))
-            .collect();
+        let specs = (0..MAX_QUEUES).map(|i| dscp_queue(1 << 20, 1500, i as u8)).collect();
         let mut q = port(Scheduler::Strict, specs);
         for dscp in (0..MAX_QUEUES as u8).rev() {
             offer(&mut q, &mut pool, 100, dscp);
@@ -908,31 +785,20 @@ mod tests {
     #[test]
     #[should_panic(expected = "at most 64")]
     fn spec_with_too_many_queues_rejected() {
-        port(
-            Scheduler::Strict,
-            vec![queue_spec(1500, 1500); MAX_QUEUES + 1],
-        );
+        port(Scheduler::Strict, vec![queue_spec(1500, 1500); MAX_QUEUES + 1]);
     }
 
     #[test]
     #[should_panic(expected = "quantum_bytes = 0")]
     fn drr_spec_with_zero_quantum_rejected() {
-        port(
-            Scheduler::Drr,
-            vec![queue_spec(1500, 1500), queue_spec(1500, 0)],
-        );
+        port(Scheduler::Drr, vec![queue_spec(1500, 1500), queue_spec(1500, 0)]);
     }
 
     // ---- Properties ----
 
     #[derive(Clone, Debug)]
     enum Op {
-        Offer {
-            bytes: u32,
-            dscp: u8,
-            flow: u32,
-            ecn: u8,
-        },
+        Offer { bytes: u32, dscp: u8, flow: u32, ecn: u8 },
         Serve,
     }
 
@@ -945,11 +811,7 @@ mod tests {
     }
 
     fn scheduler() -> impl Strategy<Value = Scheduler> {
-        prop_oneof![
-            Just(Scheduler::Fifo),
-            Just(Scheduler::Strict),
-            Just(Scheduler::Drr)
-        ]
+        prop_oneof![Just(Scheduler::Fifo), Just(Scheduler::Strict), Just(Scheduler::Drr)]
     }
 
     proptest! {

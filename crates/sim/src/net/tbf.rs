@@ -186,7 +186,13 @@ impl Tbf {
         let skb = if !cut && segs > 1 && index == 0 {
             // `bfifo_enqueue()` of the whole skb: all its segments or none.
             let ok = frame_bytes(p.gso_bytes, segs) <= room;
-            Skb { flow: p.flow, left: segs, admit_below: if ok { segs } else { 0 }, admit_last: ok, reserved: 0 }
+            Skb {
+                flow: p.flow,
+                left: segs,
+                admit_below: if ok { segs } else { 0 },
+                admit_last: ok,
+                reserved: 0,
+            }
         } else if cut && index == 0 {
             // `tbf_segment()`: each segment in turn, while the limit has room for it.
             let full = (segs - 1).min((room / size).min(u16::MAX as u64) as u16);
@@ -247,7 +253,13 @@ impl Tbf {
         }
         if self.whole(p) && p.gso_index == 0 {
             self.bucket.consume_frames(now, frame_bytes(p.gso_bytes, p.gso_segs));
-            self.leaving.push(Skb { flow: p.flow, left: p.gso_segs - 1, admit_below: p.gso_segs, admit_last: true, reserved: 0 });
+            self.leaving.push(Skb {
+                flow: p.flow,
+                left: p.gso_segs - 1,
+                admit_below: p.gso_segs,
+                admit_last: true,
+                reserved: 0,
+            });
         } else {
             self.bucket.consume(now, p.ip_bytes);
         }
@@ -259,7 +271,11 @@ mod tests {
     use super::*;
 
     fn bucket(rate_mbps: u64, burst: u64) -> TokenBucket {
-        TokenBucket::new(&TbfSpec { rate: Rate::from_mbps(rate_mbps), burst_bytes: burst, limit_bytes: 100_000 })
+        TokenBucket::new(&TbfSpec {
+            rate: Rate::from_mbps(rate_mbps),
+            burst_bytes: burst,
+            limit_bytes: 100_000,
+        })
     }
 
     #[test]

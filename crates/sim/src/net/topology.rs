@@ -1,9 +1,9 @@
 //! Topology presets: nodes, ports (one per direction of each link) and static routes.
 
 use crate::net::clock::PortClock;
+use crate::net::fq::{Fq, FqSpec};
 use crate::net::port::{Port, PortId};
 use crate::net::queue::PortQueues;
-use crate::net::fq::{Fq, FqSpec};
 use crate::net::tbf::Tbf;
 use crate::packet::NodeId;
 use crate::scenario::{FlowSpec, HostQdisc, Preset, Scenario, Topology};
@@ -59,13 +59,28 @@ impl Builder {
 
     /// A full-duplex link: one egress port at each end, each on its own clock. Returns
     /// (a→b, b→a).
-    fn link(&mut self, a: NodeId, b: NodeId, rate: Rate, delay: Time, qa: PortQueues, qb: PortQueues) -> (PortId, PortId) {
+    fn link(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        rate: Rate,
+        delay: Time,
+        qa: PortQueues,
+        qb: PortQueues,
+    ) -> (PortId, PortId) {
         let ab = self.port(a, b, rate, delay, qa);
         let ba = self.port(b, a, rate, delay, qb);
         (ab, ba)
     }
 
-    fn port(&mut self, from: NodeId, to: NodeId, rate: Rate, delay: Time, queues: PortQueues) -> PortId {
+    fn port(
+        &mut self,
+        from: NodeId,
+        to: NodeId,
+        rate: Rate,
+        delay: Time,
+        queues: PortQueues,
+    ) -> PortId {
         let id = self.ports.len() as PortId;
         let name = format!("{}->{}", self.nodes[from as usize].name, self.nodes[to as usize].name);
         let clock = PortClock::seeded(rate, self.seed, id as u64, self.clock_ppm);
@@ -97,17 +112,36 @@ impl Ends {
     /// A receiving host behind switch B; returns it and its port back towards B.
     fn receiver(&self, b: &mut Builder, name: String, t: &Topology) -> (NodeId, PortId) {
         let rcv = b.node(name, NodeKind::Host);
-        let (to_rcv, from_rcv) =
-            b.link(self.sw_b, rcv, t.host_rate, Time::ZERO, PortQueues::fifo(self.side_buffer), PortQueues::fifo(HOST_QUEUE_BYTES));
+        let (to_rcv, from_rcv) = b.link(
+            self.sw_b,
+            rcv,
+            t.host_rate,
+            Time::ZERO,
+            PortQueues::fifo(self.side_buffer),
+            PortQueues::fifo(HOST_QUEUE_BYTES),
+        );
         b.route(self.sw_a, rcv, self.bottleneck);
         b.route(self.sw_b, rcv, to_rcv);
         (rcv, from_rcv)
     }
 
     /// A sending host on switch A, talking to `rcv`, with its own qdisc.
-    fn sender(&self, b: &mut Builder, snd: NodeId, (rcv, from_rcv): (NodeId, PortId), spec: &FlowSpec, t: &Topology) {
-        let (up, down) =
-            b.link(snd, self.sw_a, t.host_rate, Time::ZERO, PortQueues::fifo(HOST_QUEUE_BYTES), PortQueues::fifo(self.side_buffer));
+    fn sender(
+        &self,
+        b: &mut Builder,
+        snd: NodeId,
+        (rcv, from_rcv): (NodeId, PortId),
+        spec: &FlowSpec,
+        t: &Topology,
+    ) {
+        let (up, down) = b.link(
+            snd,
+            self.sw_a,
+            t.host_rate,
+            Time::ZERO,
+            PortQueues::fifo(HOST_QUEUE_BYTES),
+            PortQueues::fifo(self.side_buffer),
+        );
         if let HostQdisc::Fq(p) = &spec.qdisc {
             let mut fq = FqSpec::linux_default(t.mtu);
             fq.flow_limit = p.flow_limit;
@@ -135,13 +169,25 @@ pub fn build(s: &Scenario) -> Network {
 /// on their own ports of switch A and send to a sink behind switch B.
 fn dumbbell(s: &Scenario) -> Network {
     let t = &s.topology;
-    let mut b = Builder { nodes: Vec::new(), ports: Vec::new(), seed: s.seed, clock_ppm: t.clock_ppm, veth: t.veth };
+    let mut b = Builder {
+        nodes: Vec::new(),
+        ports: Vec::new(),
+        seed: s.seed,
+        clock_ppm: t.clock_ppm,
+        veth: t.veth,
+    };
     let sw_a = b.node("swA".into(), NodeKind::Switch);
     let sw_b = b.node("swB".into(), NodeKind::Switch);
     let side_buffer = t.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
     let one_way = t.rtt / 2;
-    let (bottleneck, reverse) =
-        b.link(sw_a, sw_b, t.bottleneck_rate, one_way, PortQueues::new(&t.bottleneck), PortQueues::fifo(side_buffer));
+    let (bottleneck, reverse) = b.link(
+        sw_a,
+        sw_b,
+        t.bottleneck_rate,
+        one_way,
+        PortQueues::new(&t.bottleneck),
+        PortQueues::fifo(side_buffer),
+    );
     b.ports[bottleneck as usize].shaper = t.bottleneck.shaper.as_ref().map(Tbf::new);
     b.ports[bottleneck as usize].pauses = t.bottleneck.pauses.clone();
 
@@ -174,14 +220,28 @@ fn dumbbell(s: &Scenario) -> Network {
     let mut burst_hosts = Vec::new();
     if !s.bursts.is_empty() {
         let sink = b.node("sink".into(), NodeKind::Host);
-        let (to_sink, _) = b.link(sw_b, sink, t.bottleneck_rate, Time::ZERO, PortQueues::fifo(side_buffer), PortQueues::fifo(HOST_QUEUE_BYTES));
+        let (to_sink, _) = b.link(
+            sw_b,
+            sink,
+            t.bottleneck_rate,
+            Time::ZERO,
+            PortQueues::fifo(side_buffer),
+            PortQueues::fifo(HOST_QUEUE_BYTES),
+        );
         b.route(sw_a, sink, bottleneck);
         b.route(sw_b, sink, to_sink);
         let mut k = 0;
         for burst in &s.bursts {
             for _ in 0..burst.sources {
                 let src = b.node(format!("b{k}"), NodeKind::Host);
-                let (up, _) = b.link(src, sw_a, t.burst_link_rate, Time::ZERO, PortQueues::fifo(HOST_QUEUE_BYTES), PortQueues::fifo(side_buffer));
+                let (up, _) = b.link(
+                    src,
+                    sw_a,
+                    t.burst_link_rate,
+                    Time::ZERO,
+                    PortQueues::fifo(HOST_QUEUE_BYTES),
+                    PortQueues::fifo(side_buffer),
+                );
                 b.route(src, sink, up);
                 burst_hosts.push((src, up, sink));
                 k += 1;

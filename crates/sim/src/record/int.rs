@@ -94,7 +94,9 @@ impl IntRecorder {
                 .ports
                 .iter()
                 .position(|p| p.name == want.port && net.nodes[p.node as usize].name == want.node)
-                .unwrap_or_else(|| panic!("INT port {want:?} not in the topology (the parser checks names)"));
+                .unwrap_or_else(|| {
+                    panic!("INT port {want:?} not in the topology (the parser checks names)")
+                });
             enabled[pid] = true;
         }
         let mut per_node = vec![0u32; net.nodes.len()];
@@ -115,7 +117,8 @@ impl IntRecorder {
         }
         let mut switch = DictBuilder::default();
         let mut names = DictBuilder::default();
-        let node_code = net.ports.iter().map(|p| switch.intern(&net.nodes[p.node as usize].name)).collect();
+        let node_code =
+            net.ports.iter().map(|p| switch.intern(&net.nodes[p.node as usize].name)).collect();
         let name_code = net.ports.iter().map(|p| names.intern(&p.name)).collect();
         Some(IntRecorder {
             enabled,

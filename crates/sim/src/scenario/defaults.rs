@@ -16,7 +16,6 @@ pub const DEFAULT_TCP_WMEM: [u64; 3] = [4096, 16_384, 4_194_304];
 /// `SKB_TRUESIZE(256)` = 832 bytes on x86-64.
 pub const DEFAULT_RMEM_MAX: u64 = 212_992;
 
-
 /// Smallest element of `tcp_rmem`/`tcp_wmem`: the sysctl table (`net/ipv4/sysctl_net_ipv4.c`)
 /// has `.extra1 = SYSCTL_ONE` for both.
 pub const TCP_MEM_MIN: u64 = 1;
@@ -60,7 +59,9 @@ pub const MAX_MTU: u32 = 65_535;
 pub const DEFAULT_MTU: u32 = 1500;
 
 /// Burst sources' clock offset bound (ppm): the default and the largest accepted.
-pub use crate::app::burst::{DEFAULT_CLOCK_PPM as DEFAULT_BURST_CLOCK_PPM, MAX_CLOCK_PPM as MAX_BURST_CLOCK_PPM};
+pub use crate::app::burst::{
+    DEFAULT_CLOCK_PPM as DEFAULT_BURST_CLOCK_PPM, MAX_CLOCK_PPM as MAX_BURST_CLOCK_PPM,
+};
 
 /// Ports' (host NICs and switch egress) clock offset bound (ppm): the default and the largest
 /// accepted.

@@ -16,25 +16,14 @@ pub enum ScenarioError {
     },
     /// The text is not TOML. Line and column are 1-based; the column counts characters.
     #[error("scenario is not valid TOML at line {line}, column {column}: {message}")]
-    Syntax {
-        line: usize,
-        column: usize,
-        message: String,
-    },
+    Syntax { line: usize, column: usize, message: String },
     /// A field is missing, of the wrong type, or out of range. `value` is the TOML spelling of
     /// what was given (`None` when the field is missing).
     #[error("{path}{}: expected {expected}", shown(.value))]
-    Field {
-        path: String,
-        value: Option<String>,
-        expected: String,
-    },
+    Field { path: String, value: Option<String>, expected: String },
     /// A key the schema does not have, with the closest known key if one is near.
     #[error("{path}: unknown key{}", did_you_mean(.suggestion))]
-    UnknownKey {
-        path: String,
-        suggestion: Option<String>,
-    },
+    UnknownKey { path: String, suggestion: Option<String> },
     /// A `--set path=value` argument that cannot be applied.
     #[error("--set {arg}: {message}")]
     Override { arg: String, message: String },
@@ -63,11 +52,7 @@ impl ScenarioError {
 
     /// A field error for a required value that was not given.
     pub(crate) fn missing(path: &str, expected: impl Into<String>) -> ScenarioError {
-        ScenarioError::Field {
-            path: path.to_owned(),
-            value: None,
-            expected: expected.into(),
-        }
+        ScenarioError::Field { path: path.to_owned(), value: None, expected: expected.into() }
     }
 
     /// Locates a TOML parser error in `text`.
@@ -76,18 +61,8 @@ impl ScenarioError {
         let before = text.get(..offset).unwrap_or(text);
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        let message = err
-            .message()
-            .trim()
-            .lines()
-            .map(str::trim)
-            .collect::<Vec<_>>()
-            .join("; ");
-        ScenarioError::Syntax {
-            line,
-            column,
-            message,
-        }
+        let message = err.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        ScenarioError::Syntax { line, column, message }
     }
 }
 
@@ -138,15 +113,9 @@ mod tests {
             path: "scenario.topology.bufer".into(),
             suggestion: Some("buffer".into()),
         };
-        assert_eq!(
-            e.to_string(),
-            "scenario.topology.bufer: unknown key; did you mean \"buffer\"?"
-        );
+        assert_eq!(e.to_string(), "scenario.topology.bufer: unknown key; did you mean \"buffer\"?");
         assert_eq!(e.kind(), "unknown_key");
-        let e = ScenarioError::UnknownKey {
-            path: "scenario.zzz".into(),
-            suggestion: None,
-        };
+        let e = ScenarioError::UnknownKey { path: "scenario.zzz".into(), suggestion: None };
         assert_eq!(e.to_string(), "scenario.zzz: unknown key");
     }
 
@@ -174,10 +143,7 @@ mod tests {
         };
         assert_eq!(io.kind(), "io");
         assert!(io.to_string().starts_with("cannot read scenario x.toml: "));
-        let o = ScenarioError::Override {
-            arg: "a=b".into(),
-            message: "m".into(),
-        };
+        let o = ScenarioError::Override { arg: "a=b".into(), message: "m".into() };
         assert_eq!(o.kind(), "override");
         assert_eq!(o.to_string(), "--set a=b: m");
     }

@@ -14,11 +14,9 @@ use crate::units::Rate;
 pub(crate) const RATE_EXPECTED: &str = "a rate such as \"10Gbps\" or \"500Mbps\"";
 pub(crate) const SIZE_EXPECTED: &str = "a size such as \"13GiB\" or \"500MB\"";
 pub(crate) const TIME_EXPECTED: &str = "a time such as \"8ms\" or \"1.5s\"";
-pub(crate) const LATENCY_EXPECTED: &str =
-    "a time such as \"400us\", or a non-empty array of times to draw from such as [\"20us\", \"1ms\"]";
+pub(crate) const LATENCY_EXPECTED: &str = "a time such as \"400us\", or a non-empty array of times to draw from such as [\"20us\", \"1ms\"]";
 
-pub(crate) const PAUSES_EXPECTED: &str =
-    "an array of [start, length] pairs of times, such as [[\"12ms\", \"2.5ms\"], [\"40ms\", \"1ms\"]]";
+pub(crate) const PAUSES_EXPECTED: &str = "an array of [start, length] pairs of times, such as [[\"12ms\", \"2.5ms\"], [\"40ms\", \"1ms\"]]";
 const PAUSE_EXPECTED: &str = "a [start, length] pair of times, such as [\"12ms\", \"2.5ms\"]";
 
 type Result<T> = std::result::Result<T, ScenarioError>;
@@ -31,10 +29,7 @@ pub(crate) struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     pub(crate) fn new(table: &'a Table, path: impl Into<String>) -> Fields<'a> {
-        Fields {
-            table,
-            path: path.into(),
-        }
+        Fields { table, path: path.into() }
     }
 
     /// Whether the table sets `key` at all.
@@ -61,11 +56,7 @@ impl<'a> Fields<'a> {
         ok: bool,
         expected: impl FnOnce() -> String,
     ) -> Result<()> {
-        if ok {
-            Ok(())
-        } else {
-            Err(self.error(key, expected()))
-        }
+        if ok { Ok(()) } else { Err(self.error(key, expected())) }
     }
 
     /// `value`, or the missing-field error.
@@ -82,9 +73,9 @@ impl<'a> Fields<'a> {
     ) -> Result<Option<T>> {
         match self.table.get(key) {
             None => Ok(None),
-            Some(v) => read(v)
-                .map(Some)
-                .ok_or_else(|| ScenarioError::field(&self.path(key), v, expected)),
+            Some(v) => {
+                read(v).map(Some).ok_or_else(|| ScenarioError::field(&self.path(key), v, expected))
+            }
         }
     }
 
@@ -99,9 +90,7 @@ impl<'a> Fields<'a> {
     /// An integer within `range`.
     pub(crate) fn integer(&self, key: &str, range: RangeInclusive<i64>) -> Result<Option<i64>> {
         let expected = format!("an integer from {} to {}", range.start(), range.end());
-        self.read(key, &expected, |v| {
-            v.as_integer().filter(|i| range.contains(i))
-        })
+        self.read(key, &expected, |v| v.as_integer().filter(|i| range.contains(i)))
     }
 
     /// A clock offset bound in ppm (integer or not) from 0 to `max`: the `clock_ppm` of
@@ -118,9 +107,7 @@ impl<'a> Fields<'a> {
     pub(crate) fn integer_of(&self, key: &str, allowed: &[i64]) -> Result<Option<i64>> {
         let list: Vec<String> = allowed.iter().map(i64::to_string).collect();
         let expected = format!("one of {}", list.join(", "));
-        self.read(key, &expected, |v| {
-            v.as_integer().filter(|i| allowed.contains(i))
-        })
+        self.read(key, &expected, |v| v.as_integer().filter(|i| allowed.contains(i)))
     }
 
     /// A string naming one of `options`.
@@ -139,16 +126,9 @@ impl<'a> Fields<'a> {
         key: &str,
         range: RangeInclusive<i64>,
     ) -> Result<Option<Vec<i64>>> {
-        let expected = format!(
-            "an array of integers from {} to {}",
-            range.start(),
-            range.end()
-        );
+        let expected = format!("an array of integers from {} to {}", range.start(), range.end());
         self.read(key, &expected, |v| {
-            v.as_array()?
-                .iter()
-                .map(|x| x.as_integer().filter(|i| range.contains(i)))
-                .collect()
+            v.as_array()?.iter().map(|x| x.as_integer().filter(|i| range.contains(i))).collect()
         })
     }
 
@@ -157,15 +137,16 @@ impl<'a> Fields<'a> {
         let Some(v) = self.table.get(key) else {
             return Ok(None);
         };
-        let items = v
-            .as_array()
-            .ok_or_else(|| ScenarioError::field(&self.path(key), v, format!("an array of {expected}")))?;
+        let items = v.as_array().ok_or_else(|| {
+            ScenarioError::field(&self.path(key), v, format!("an array of {expected}"))
+        })?;
         items
             .iter()
             .enumerate()
             .map(|(i, x)| {
-                x.as_str()
-                    .ok_or_else(|| ScenarioError::field(&format!("{}[{i}]", self.path(key)), x, expected))
+                x.as_str().ok_or_else(|| {
+                    ScenarioError::field(&format!("{}[{i}]", self.path(key)), x, expected)
+                })
             })
             .collect::<Result<Vec<_>>>()
             .map(Some)
@@ -248,10 +229,9 @@ impl<'a> Fields<'a> {
             .iter()
             .enumerate()
             .map(|(i, x)| {
-                x.as_str()
-                    .ok_or(UnitError::Syntax)
-                    .and_then(units::parse_time)
-                    .map_err(|_| ScenarioError::field(&format!("{}[{i}]", self.path(key)), x, TIME_EXPECTED))
+                x.as_str().ok_or(UnitError::Syntax).and_then(units::parse_time).map_err(|_| {
+                    ScenarioError::field(&format!("{}[{i}]", self.path(key)), x, TIME_EXPECTED)
+                })
             })
             .collect::<Result<Vec<_>>>()
             .map(|v| Some(Latency::Samples(v)))
@@ -281,7 +261,11 @@ impl<'a> Fields<'a> {
             };
             let (start, length) = (t[0], t[1]);
             if length == Time::ZERO {
-                return Err(ScenarioError::field(&at, x, "a pause longer than 0, such as [\"12ms\", \"2.5ms\"]"));
+                return Err(ScenarioError::field(
+                    &at,
+                    x,
+                    "a pause longer than 0, such as [\"12ms\", \"2.5ms\"]",
+                ));
             }
             if let Some(prev) = pauses.last().filter(|p| start < p.end) {
                 let expected = format!(
@@ -297,19 +281,12 @@ impl<'a> Fields<'a> {
 
     /// The tables of an array of tables (its shape was checked by `schema::check_keys`).
     pub(crate) fn tables(&self, key: &str) -> Vec<Fields<'a>> {
-        let items = self
-            .table
-            .get(key)
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
+        let items = self.table.get(key).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
         items
             .iter()
             .enumerate()
             .filter_map(|(i, v)| {
-                Some(Fields::new(
-                    v.as_table()?,
-                    format!("{}[{i}]", self.path(key)),
-                ))
+                Some(Fields::new(v.as_table()?, format!("{}[{i}]", self.path(key))))
             })
             .collect()
     }
@@ -382,16 +359,8 @@ mod tests {
             "s.a = 256: expected an integer from 1 to 255"
         );
         let e = f.choice("b", &[("fifo", 0), ("drr", 1)]).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "s.b = \"wfq\": expected one of \"fifo\", \"drr\""
-        );
-        assert!(
-            f.integers("c", 0..=63)
-                .unwrap_err()
-                .to_string()
-                .contains("from 0 to 63")
-        );
+        assert_eq!(e.to_string(), "s.b = \"wfq\": expected one of \"fifo\", \"drr\"");
+        assert!(f.integers("c", 0..=63).unwrap_err().to_string().contains("from 0 to 63"));
     }
 
     #[test]

@@ -33,9 +33,7 @@ pub fn load(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError>
 
 /// Reads and parses the scenario file at `path`; see [`load`].
 pub fn load_file(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| ScenarioError::Io { path: path.to_owned(), source })?;
     load(&text, overrides)
 }

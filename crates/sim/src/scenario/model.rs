@@ -287,7 +287,9 @@ impl Latency {
     pub fn draw(&self, rng: &mut crate::rng::Stream) -> Time {
         match self {
             Latency::Fixed(t) => *t,
-            Latency::Exponential(mean) => Time((mean.ps() as f64 * rng.exponential()).round() as u64),
+            Latency::Exponential(mean) => {
+                Time((mean.ps() as f64 * rng.exponential()).round() as u64)
+            }
             Latency::Samples(v) => v[rng.below(v.len() as u64) as usize],
         }
     }

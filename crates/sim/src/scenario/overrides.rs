@@ -19,10 +19,7 @@ enum Segment {
 
 /// Applies one `--set` argument to `root`.
 pub(crate) fn apply(root: &mut Table, arg: &str) -> Result<(), ScenarioError> {
-    let fail = |message: String| ScenarioError::Override {
-        arg: arg.to_owned(),
-        message,
-    };
+    let fail = |message: String| ScenarioError::Override { arg: arg.to_owned(), message };
     let (path, raw) = arg
         .split_once('=')
         .ok_or_else(|| fail("expected path=value, such as topology.buffer=32MiB".to_owned()))?;
@@ -34,8 +31,7 @@ pub(crate) fn apply(root: &mut Table, arg: &str) -> Result<(), ScenarioError> {
 /// A TOML value if `raw` is one, else the text as a string.
 fn parse_value(raw: &str) -> Value {
     let raw = raw.trim();
-    raw.parse::<Value>()
-        .unwrap_or_else(|_| Value::String(raw.to_owned()))
+    raw.parse::<Value>().unwrap_or_else(|_| Value::String(raw.to_owned()))
 }
 
 fn parse_path(path: &str) -> Result<Vec<Segment>, String> {
@@ -52,10 +48,7 @@ fn parse_path(path: &str) -> Result<Vec<Segment>, String> {
         }
         segments.push(Segment::Key(key.to_owned()));
         while !rest.is_empty() {
-            let inner = rest
-                .strip_prefix('[')
-                .and_then(|r| r.split_once(']'))
-                .ok_or_else(bad)?;
+            let inner = rest.strip_prefix('[').and_then(|r| r.split_once(']')).ok_or_else(bad)?;
             segments.push(Segment::Index(inner.0.trim().parse().map_err(|_| bad())?));
             rest = inner.1;
         }
@@ -72,15 +65,10 @@ fn set(root: &mut Table, segments: &[Segment], value: Value) -> Result<(), Strin
     let mut i = 0;
     loop {
         let Some(Segment::Key(key)) = segments.get(i) else {
-            let what = if shown.is_empty() {
-                "the scenario".to_owned()
-            } else {
-                format!("\"{shown}\"")
-            };
+            let what =
+                if shown.is_empty() { "the scenario".to_owned() } else { format!("\"{shown}\"") };
             let hint = example(&shown, fields);
-            return Err(format!(
-                "{what} is a table: name one of its keys, such as {hint}"
-            ));
+            return Err(format!("{what} is a table: name one of its keys, such as {hint}"));
         };
         let here = join(&shown, key);
         let Some(&(_, node)) = fields.iter().find(|(name, _)| name == key) else {
@@ -97,9 +85,7 @@ fn set(root: &mut Table, segments: &[Segment], value: Value) -> Result<(), Strin
             }
             Node::Leaf => return Err(format!("\"{here}\" is a single value, not a table")),
             Node::Table(sub) => {
-                let entry = table
-                    .entry(key.clone())
-                    .or_insert_with(|| Value::Table(Table::new()));
+                let entry = table.entry(key.clone()).or_insert_with(|| Value::Table(Table::new()));
                 let Value::Table(t) = entry else {
                     return Err(format!("\"{here}\" is not a table in the scenario"));
                 };
@@ -122,9 +108,7 @@ fn set(root: &mut Table, segments: &[Segment], value: Value) -> Result<(), Strin
                 };
                 let len = items.len();
                 let Some(Value::Table(t)) = items.get_mut(index) else {
-                    return Err(format!(
-                        "index {index} is past the end of {here} (length {len})"
-                    ));
+                    return Err(format!("index {index} is past the end of {here} (length {len})"));
                 };
                 (table, fields, shown, i) = (t, sub, format!("{here}[{index}]"), i + 2);
             }
@@ -133,19 +117,12 @@ fn set(root: &mut Table, segments: &[Segment], value: Value) -> Result<(), Strin
 }
 
 fn join(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{prefix}.{key}")
-    }
+    if prefix.is_empty() { key.to_owned() } else { format!("{prefix}.{key}") }
 }
 
 /// `prefix.key` for the first leaf key of `fields`, to show how to name a key inside a table.
 fn example(prefix: &str, fields: &[(&str, Node)]) -> String {
-    let first = fields
-        .iter()
-        .find(|(_, n)| matches!(n, Node::Leaf))
-        .map_or("name", |(k, _)| *k);
+    let first = fields.iter().find(|(_, n)| matches!(n, Node::Leaf)).map_or("name", |(k, _)| *k);
     join(prefix, first)
 }
 
@@ -154,9 +131,7 @@ mod tests {
     use super::*;
 
     fn tree() -> Table {
-        "name = \"t\"\n[topology]\nrtt = \"8ms\"\n[[flow]]\ncca = \"cubic\"\n"
-            .parse()
-            .unwrap()
+        "name = \"t\"\n[topology]\nrtt = \"8ms\"\n[[flow]]\ncca = \"cubic\"\n".parse().unwrap()
     }
 
     fn message(t: &mut Table, arg: &str) -> String {

@@ -20,29 +20,19 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
     schema::check_keys(root, schema::ROOT, "scenario")?;
     let f = Fields::new(root, "scenario");
     let name = f.required("name", f.string("name")?, "a name such as \"grnet-8ms\"")?;
-    f.ensure("name", !name.trim().is_empty(), || {
-        "a non-empty name such as \"grnet-8ms\"".into()
-    })?;
+    f.ensure("name", !name.trim().is_empty(), || "a non-empty name such as \"grnet-8ms\"".into())?;
     let seed = f.integer("seed", 0..=i64::MAX)?.map_or(1, |s| s as u64);
     let stop = f.time("stop")?.unwrap_or(DEFAULT_STOP);
-    f.ensure("stop", stop > Time::ZERO, || {
-        "a time above 0, such as \"60s\"".into()
-    })?;
+    f.ensure("stop", stop > Time::ZERO, || "a time above 0, such as \"60s\"".into())?;
     let interval = f.time("interval")?.unwrap_or(DEFAULT_INTERVAL);
     f.ensure("interval", interval >= MIN_INTERVAL, || {
         "an interval of at least 1ms, such as \"1s\"".into()
     })?;
 
-    let flows = f
-        .tables("flow")
-        .iter()
-        .map(|q| traffic::flow(q, stop))
-        .collect::<Result<Vec<_>>>()?;
-    let incasts = f
-        .tables("incast")
-        .iter()
-        .map(|q| traffic::incast(q, stop))
-        .collect::<Result<Vec<_>>>()?;
+    let flows =
+        f.tables("flow").iter().map(|q| traffic::flow(q, stop)).collect::<Result<Vec<_>>>()?;
+    let incasts =
+        f.tables("incast").iter().map(|q| traffic::incast(q, stop)).collect::<Result<Vec<_>>>()?;
     let tcp_flows = flows.len() + incasts.iter().map(|i| i.senders as usize).sum::<usize>();
     let topology = topology(&f.table("topology"), tcp_flows)?;
     let bursts = f
@@ -72,11 +62,8 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
     Ok(scn)
 }
 
-const SCHEDULERS: &[(&str, Scheduler)] = &[
-    ("fifo", Scheduler::Fifo),
-    ("strict", Scheduler::Strict),
-    ("drr", Scheduler::Drr),
-];
+const SCHEDULERS: &[(&str, Scheduler)] =
+    &[("fifo", Scheduler::Fifo), ("strict", Scheduler::Strict), ("drr", Scheduler::Drr)];
 const ECN_MODES: &[(&str, EcnMode)] =
     &[("enqueue", EcnMode::Enqueue), ("dequeue", EcnMode::Dequeue)];
 
@@ -100,23 +87,17 @@ fn tbf(t: &Fields, mtu: u32) -> Result<Option<TbfSpec>> {
 }
 
 fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
-    let preset = t
-        .choice("preset", &[("dumbbell", Preset::Dumbbell)])?
-        .unwrap_or(Preset::Dumbbell);
+    let preset = t.choice("preset", &[("dumbbell", Preset::Dumbbell)])?.unwrap_or(Preset::Dumbbell);
     let bottleneck_rate =
         t.required("bottleneck_rate", t.rate("bottleneck_rate")?, RATE_EXPECTED)?;
     let host_rate = t.rate("host_rate")?.unwrap_or(bottleneck_rate);
     let burst_link_rate = t.rate("burst_link_rate")?.unwrap_or(host_rate);
     let rtt = t.required("rtt", t.time("rtt")?, TIME_EXPECTED)?;
-    t.ensure("rtt", rtt > Time::ZERO, || {
-        "a time above 0, such as \"8ms\"".into()
-    })?;
+    t.ensure("rtt", rtt > Time::ZERO, || "a time above 0, such as \"8ms\"".into())?;
     let mtu = t.size("mtu")?.unwrap_or(u64::from(DEFAULT_MTU));
-    t.ensure(
-        "mtu",
-        (u64::from(MIN_MTU)..=u64::from(MAX_MTU)).contains(&mtu),
-        || format!("an MTU from {MIN_MTU} (the RFC 791 minimum) to {MAX_MTU} bytes"),
-    )?;
+    t.ensure("mtu", (u64::from(MIN_MTU)..=u64::from(MAX_MTU)).contains(&mtu), || {
+        format!("an MTU from {MIN_MTU} (the RFC 791 minimum) to {MAX_MTU} bytes")
+    })?;
     let mtu = mtu as u32;
     let clock_ppm = t.ppm("clock_ppm", MAX_PORT_CLOCK_PPM)?.unwrap_or(DEFAULT_PORT_CLOCK_PPM);
     let veth = t.boolean("veth")?.unwrap_or(false);
@@ -128,9 +109,7 @@ fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
     };
     check_buffer(t, buffer, mtu)?;
     let ecn = ecn(t, None, buffer)?;
-    let scheduler = t
-        .choice("scheduler", SCHEDULERS)?
-        .unwrap_or(Scheduler::Fifo);
+    let scheduler = t.choice("scheduler", SCHEDULERS)?.unwrap_or(Scheduler::Fifo);
 
     let entries = t.tables("queue");
     let queues = if entries.is_empty() {
@@ -193,24 +172,17 @@ fn ecn(t: &Fields, parent: Option<EcnSpec>, buffer: u64) -> Result<Option<EcnSpe
         (Some(k), _) => k,
         (None, Some(p)) => p.threshold_bytes,
         (None, None) if mode.is_some() => {
-            return Err(t.error(
-                "ecn_mode",
-                "no ecn_mode without an ecn_threshold such as \"100KB\"",
-            ));
+            return Err(
+                t.error("ecn_mode", "no ecn_mode without an ecn_threshold such as \"100KB\"")
+            );
         }
         (None, None) => return Ok(None),
     };
     t.ensure("ecn_threshold", threshold_bytes <= buffer, || {
-        format!(
-            "a threshold no larger than the queue's buffer ({})",
-            format_size(buffer)
-        )
+        format!("a threshold no larger than the queue's buffer ({})", format_size(buffer))
     })?;
     let mode = mode.or(parent.map(|p| p.mode)).unwrap_or(EcnMode::Enqueue);
-    Ok(Some(EcnSpec {
-        threshold_bytes,
-        mode,
-    }))
+    Ok(Some(EcnSpec { threshold_bytes, mode }))
 }
 
 fn queue(
@@ -224,43 +196,25 @@ fn queue(
     let buffer_bytes = q.size("buffer")?.unwrap_or(buffer);
     check_buffer(q, buffer_bytes, mtu)?;
     let quantum = q.size("quantum")?.unwrap_or(u64::from(mtu));
-    q.ensure(
-        "quantum",
-        (1..=u64::from(u32::MAX)).contains(&quantum),
-        || "a DRR quantum from 1 byte to 4GiB, such as \"9000B\"".into(),
-    )?;
-    let dscp: Vec<u8> = q
-        .integers("dscp", DSCP_RANGE)?
-        .unwrap_or_default()
-        .into_iter()
-        .map(|d| d as u8)
-        .collect();
+    q.ensure("quantum", (1..=u64::from(u32::MAX)).contains(&quantum), || {
+        "a DRR quantum from 1 byte to 4GiB, such as \"9000B\"".into()
+    })?;
+    let dscp: Vec<u8> =
+        q.integers("dscp", DSCP_RANGE)?.unwrap_or_default().into_iter().map(|d| d as u8).collect();
     let flows_expected =
         format!("an array of flow indices below {flow_count} (the number of [[flow]] entries)");
     let flows = q
         .integers("flows", 0..=flow_count as i64 - 1)
         .map_err(|_| q.error("flows", &flows_expected))?;
-    let flows: Vec<u32> = flows
-        .unwrap_or_default()
-        .into_iter()
-        .map(|i| i as u32)
-        .collect();
+    let flows: Vec<u32> = flows.unwrap_or_default().into_iter().map(|i| i as u32).collect();
     for (j, other) in earlier.iter().enumerate() {
         q.ensure("dscp", !dscp.iter().any(|d| other.dscp.contains(d)), || {
             format!("DSCP values not already given to topology.queue[{j}]")
         })?;
-        q.ensure(
-            "flows",
-            !flows.iter().any(|f| other.flows.contains(f)),
-            || format!("flow indices not already given to topology.queue[{j}]"),
-        )?;
+        q.ensure("flows", !flows.iter().any(|f| other.flows.contains(f)), || {
+            format!("flow indices not already given to topology.queue[{j}]")
+        })?;
     }
     let ecn = ecn(q, parent, buffer_bytes)?;
-    Ok(QueueSpec {
-        buffer_bytes,
-        quantum_bytes: quantum as u32,
-        dscp,
-        flows,
-        ecn,
-    })
+    Ok(QueueSpec { buffer_bytes, quantum_bytes: quantum as u32, dscp, flows, ecn })
 }

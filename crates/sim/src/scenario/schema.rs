@@ -121,20 +121,13 @@ pub(crate) fn check_keys(
         let here = format!("{path}.{key}");
         let Some(&(_, node)) = fields.iter().find(|(name, _)| name == key) else {
             let suggestion = suggest(key, fields.iter().map(|(name, _)| *name)).map(str::to_owned);
-            return Err(ScenarioError::UnknownKey {
-                path: here,
-                suggestion,
-            });
+            return Err(ScenarioError::UnknownKey { path: here, suggestion });
         };
         match (node, value) {
             (Node::Leaf, _) => {}
             (Node::Table(sub), Value::Table(t)) => check_keys(t, sub, &here)?,
             (Node::Table(_), v) => {
-                return Err(ScenarioError::field(
-                    &here,
-                    v,
-                    format!("a table written [{key}]"),
-                ));
+                return Err(ScenarioError::field(&here, v, format!("a table written [{key}]")));
             }
             (Node::Tables(sub), Value::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
@@ -207,10 +200,7 @@ mod tests {
     fn suggest_typo_but_not_unrelated_words() {
         let keys = TOPOLOGY.iter().map(|(k, _)| *k);
         assert_eq!(suggest("bufer", keys.clone()), Some("buffer"));
-        assert_eq!(
-            suggest("bottleneck_rat", keys.clone()),
-            Some("bottleneck_rate")
-        );
+        assert_eq!(suggest("bottleneck_rat", keys.clone()), Some("bottleneck_rate"));
         assert_eq!(suggest("colour", keys), None);
     }
 
@@ -218,10 +208,7 @@ mod tests {
     fn check_keys_unknown_nested_key_gets_suggestion() {
         let t: Table = "[topology]\nbufer = \"1MiB\"\n".parse().unwrap();
         let e = check_keys(&t, ROOT, "scenario").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "scenario.topology.bufer: unknown key; did you mean \"buffer\"?"
-        );
+        assert_eq!(e.to_string(), "scenario.topology.bufer: unknown key; did you mean \"buffer\"?");
     }
 
     #[test]
@@ -234,9 +221,8 @@ mod tests {
 
     #[test]
     fn check_keys_inside_array_of_tables_names_the_index() {
-        let t: Table = "[[flow]]\ncca = \"reno\"\n[[flow]]\ncca = \"reno\"\nintcwnd = 3\n"
-            .parse()
-            .unwrap();
+        let t: Table =
+            "[[flow]]\ncca = \"reno\"\n[[flow]]\ncca = \"reno\"\nintcwnd = 3\n".parse().unwrap();
         let e = check_keys(&t, ROOT, "scenario").unwrap_err();
         assert_eq!(
             e.to_string(),

@@ -52,7 +52,11 @@ pub(crate) fn telemetry(t: &Fields, scn: &Scenario) -> Result<Telemetry> {
 /// "a switch port: one of "a", "b", … (N in all)".
 fn one_of(names: &[String]) -> String {
     let shown: Vec<String> = names.iter().take(LISTED_NAMES).map(|n| format!("\"{n}\"")).collect();
-    let more = if names.len() > LISTED_NAMES { format!(", … ({} in all)", names.len()) } else { String::new() };
+    let more = if names.len() > LISTED_NAMES {
+        format!(", … ({} in all)", names.len())
+    } else {
+        String::new()
+    };
     format!("a switch port \"node:port\": one of {}{more}", shown.join(", "))
 }
 
@@ -77,7 +81,8 @@ mod tests {
     #[test]
     fn telemetry_bottleneck_and_sample_are_read() {
         let s = with("int_ports = [\"swA:swA->swB\", \"swB:swB->r0\"]\nint_sample = 8").unwrap();
-        let names: Vec<_> = s.telemetry.int_ports.iter().map(|p| (p.node.as_str(), p.port.as_str())).collect();
+        let names: Vec<_> =
+            s.telemetry.int_ports.iter().map(|p| (p.node.as_str(), p.port.as_str())).collect();
         assert_eq!(names, [("swA", "swA->swB"), ("swB", "swB->r0")]);
         assert_eq!(s.telemetry.int_sample, 8);
     }
@@ -87,7 +92,9 @@ mod tests {
         let e = with("int_ports = [\"swA:bottleneck\"]").unwrap_err();
         let msg = e.to_string();
         assert!(
-            msg.starts_with("scenario.telemetry.int_ports[0] = \"swA:bottleneck\": expected a switch port"),
+            msg.starts_with(
+                "scenario.telemetry.int_ports[0] = \"swA:bottleneck\": expected a switch port"
+            ),
             "{msg}"
         );
         assert!(msg.contains("\"swA:swA->swB\""), "{msg}");
@@ -98,7 +105,10 @@ mod tests {
     fn telemetry_host_port_is_refused() {
         // s0 is a host: its NIC queue is not a switch port and has no INT.
         let e = with("int_ports = [\"s0:s0->swA\"]").unwrap_err();
-        assert!(e.to_string().starts_with("scenario.telemetry.int_ports[0] = \"s0:s0->swA\""), "{e}");
+        assert!(
+            e.to_string().starts_with("scenario.telemetry.int_ports[0] = \"s0:s0->swA\""),
+            "{e}"
+        );
     }
 
     #[test]
@@ -113,15 +123,26 @@ mod tests {
     #[test]
     fn telemetry_sample_zero_is_refused() {
         let e = with("int_sample = 0").unwrap_err();
-        assert_eq!(e.to_string(), "scenario.telemetry.int_sample = 0: expected an integer from 1 to 4294967295");
+        assert_eq!(
+            e.to_string(),
+            "scenario.telemetry.int_sample = 0: expected an integer from 1 to 4294967295"
+        );
     }
 
     #[test]
     fn telemetry_ports_must_be_strings() {
         let e = with("int_ports = \"swA:swA->swB\"").unwrap_err();
-        assert!(e.to_string().starts_with("scenario.telemetry.int_ports = \"swA:swA->swB\": expected an array of"), "{e}");
+        assert!(
+            e.to_string().starts_with(
+                "scenario.telemetry.int_ports = \"swA:swA->swB\": expected an array of"
+            ),
+            "{e}"
+        );
         let e = with("int_ports = [3]").unwrap_err();
-        assert!(e.to_string().starts_with("scenario.telemetry.int_ports[0] = 3: expected strings"), "{e}");
+        assert!(
+            e.to_string().starts_with("scenario.telemetry.int_ports[0] = 3: expected strings"),
+            "{e}"
+        );
     }
 
     #[test]

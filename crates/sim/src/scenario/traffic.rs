@@ -33,17 +33,13 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         format!("net.core.rmem_max from 1 to {SYSCTL_INT_MAX} bytes")
     })?;
     let window_model = window_model(q)?;
-    let initcwnd = q
-        .integer("initcwnd", 1..=U32_MAX)?
-        .map_or(TCP_INIT_CWND, |v| v as u32);
+    let initcwnd = q.integer("initcwnd", 1..=U32_MAX)?.map_or(TCP_INIT_CWND, |v| v as u32);
     let initrwnd = q.integer("initrwnd", 0..=U32_MAX)?.map_or(0, |v| v as u32);
     let comp_sack_nr = q
         .integer("tcp_comp_sack_nr", 0..=255)?
         .map_or(crate::tcp::receiver::TCP_COMP_SACK_NR, |v| v as u32);
     let rto_min = q.time("rto_min")?.unwrap_or(TCP_RTO_MIN);
-    q.ensure("rto_min", rto_min > Time::ZERO, || {
-        "a time above 0, such as \"200ms\"".into()
-    })?;
+    q.ensure("rto_min", rto_min > Time::ZERO, || "a time above 0, such as \"200ms\"".into())?;
     let read_latency = read_latency(q)?;
     let handshake_latency = q.latency("handshake_latency")?.unwrap_or(Latency::ZERO);
     let rx_coalesce = q.latency("rx_coalesce")?.unwrap_or(Latency::ZERO);
@@ -61,9 +57,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         rto_min,
         quickack: q.boolean("quickack")?.unwrap_or(false),
         ecn: q.boolean("ecn")?.unwrap_or(false),
-        hz: q
-            .integer_of("hz", HZ_CHOICES)?
-            .map_or(DEFAULT_HZ, |v| v as u32),
+        hz: q.integer_of("hz", HZ_CHOICES)?.map_or(DEFAULT_HZ, |v| v as u32),
         timers: q
             .choice("timers", &[("exact", Timers::Exact), ("jiffies", Timers::Jiffies)])?
             .unwrap_or(Timers::Exact),
@@ -81,9 +75,8 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
 /// single time the mean of an exponential.
 fn read_latency(q: &Fields) -> Result<Latency> {
     let latency = q.latency("read_latency")?.unwrap_or(Latency::ZERO);
-    let exponential = q
-        .choice("read_latency_dist", &[("fixed", false), ("exponential", true)])?
-        .unwrap_or(false);
+    let exponential =
+        q.choice("read_latency_dist", &[("fixed", false), ("exponential", true)])?.unwrap_or(false);
     if !exponential {
         return Ok(latency);
     }
@@ -162,11 +155,8 @@ fn mem_triple(q: &Fields, key: &str, example: &str) -> Result<Option<[u64; 3]>> 
     );
     let Some(parsed) = q.read(key, &form, |v| match v {
         Value::String(s) => {
-            let parts: Vec<u64> = s
-                .split_whitespace()
-                .map(str::parse)
-                .collect::<std::result::Result<_, _>>()
-                .ok()?;
+            let parts: Vec<u64> =
+                s.split_whitespace().map(str::parse).collect::<std::result::Result<_, _>>().ok()?;
             parts.try_into().ok()
         }
         Value::Array(items) => {
@@ -205,7 +195,11 @@ fn check_start(q: &Fields, start: Time, stop: Time) -> Result<()> {
 /// `[[incast]]`: senders, query size and count, timing, and the senders' `[incast.tcp]`
 /// settings (the keys of a `[[flow]]` but `size` and `start`).
 pub(crate) fn incast(q: &Fields, stop: Time) -> Result<IncastSpec> {
-    let senders = q.required("senders", q.integer("senders", 1..=4096)?, "a number of senders from 1 to 4096")? as u32;
+    let senders = q.required(
+        "senders",
+        q.integer("senders", 1..=4096)?,
+        "a number of senders from 1 to 4096",
+    )? as u32;
     let query_bytes = q.required("query_size", q.size("query_size")?, "a size such as \"1MB\"")?;
     q.ensure("query_size", query_bytes >= senders as u64, || {
         format!("at least one byte per sender ({senders})")
@@ -218,7 +212,9 @@ pub(crate) fn incast(q: &Fields, stop: Time) -> Result<IncastSpec> {
     let t = q.table("tcp");
     for key in ["size", "start"] {
         if t.has(key) {
-            return Err(t.error(key, format!("no {key} here: the incast's query_size and start set it")));
+            return Err(
+                t.error(key, format!("no {key} here: the incast's query_size and start set it"))
+            );
         }
     }
     let tcp = flow(&t, stop)?;
@@ -238,9 +234,7 @@ pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<Burst
     let start = b.required("start", b.time("start")?, TIME_EXPECTED)?;
     check_start(b, start, stop)?;
     let duration = b.required("duration", b.time("duration")?, TIME_EXPECTED)?;
-    b.ensure("duration", duration > Time::ZERO, || {
-        "a time above 0, such as \"100ms\"".into()
-    })?;
+    b.ensure("duration", duration > Time::ZERO, || "a time above 0, such as \"100ms\"".into())?;
     let mtu = topology.mtu;
     let packet_size = b.size("packet_size")?.unwrap_or(u64::from(mtu));
     b.ensure("packet_size", (u64::from(MIN_BURST_PACKET)..=u64::from(mtu)).contains(&packet_size), || {

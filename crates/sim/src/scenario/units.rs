@@ -32,12 +32,8 @@ const RATE_UNITS: &[(&str, u64)] = &[
 ];
 /// The all-lowercase spelling is common in tools (`tc`, iperf3 docs); a mixed case such as
 /// `"MBps"` is refused because it usually means megabytes.
-const RATE_ALIASES: &[(&str, &str)] = &[
-    ("kbps", "Kbps"),
-    ("mbps", "Mbps"),
-    ("gbps", "Gbps"),
-    ("tbps", "Tbps"),
-];
+const RATE_ALIASES: &[(&str, &str)] =
+    &[("kbps", "Kbps"), ("mbps", "Mbps"), ("gbps", "Gbps"), ("tbps", "Tbps")];
 
 /// Size units: SI (1000) and IEC binary (1024) prefixes. Case matters: `"Gb"` would be bits.
 const SIZE_UNITS: &[(&str, u64)] = &[
@@ -92,19 +88,11 @@ fn parse_with(s: &str, units: &[(&str, u64)], aliases: &[(&str, &str)]) -> Resul
         return Err(UnitError::Negative);
     }
     let s = s.strip_prefix('+').unwrap_or(s);
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
     let unit = unit.trim_start();
-    let unit = aliases
-        .iter()
-        .find(|(a, _)| *a == unit)
-        .map_or(unit, |(_, canonical)| canonical);
-    let &(_, scale) = units
-        .iter()
-        .find(|(name, _)| *name == unit)
-        .ok_or(UnitError::Syntax)?;
+    let unit = aliases.iter().find(|(a, _)| *a == unit).map_or(unit, |(_, canonical)| canonical);
+    let &(_, scale) = units.iter().find(|(name, _)| *name == unit).ok_or(UnitError::Syntax)?;
     let (int, frac) = match number.split_once('.') {
         Some((i, f)) => (i, f),
         None => (number, ""),
@@ -124,9 +112,7 @@ fn scaled(int: &str, frac: &str, scale: u64) -> Result<u64, UnitError> {
             .and_then(|w| w.checked_add(u128::from(d - b'0')))
             .ok_or(UnitError::TooLarge)?;
     }
-    let whole = whole
-        .checked_mul(u128::from(scale))
-        .ok_or(UnitError::TooLarge)?;
+    let whole = whole.checked_mul(u128::from(scale)).ok_or(UnitError::TooLarge)?;
     let mut num: u128 = 0;
     let mut den: u128 = 1;
     for d in frac.bytes().take(MAX_FRACTION_DIGITS as usize) {
@@ -278,10 +264,7 @@ mod tests {
         assert_eq!(parse_time("8"), Err(UnitError::Syntax));
         assert_eq!(parse_time("8 min"), Err(UnitError::Syntax));
         // u64 picoseconds end after ≈ 213 days = 18 446 744 s.
-        assert_eq!(
-            parse_time("18446744s"),
-            Ok(Time(18_446_744 * Time::PS_PER_S))
-        );
+        assert_eq!(parse_time("18446744s"), Ok(Time(18_446_744 * Time::PS_PER_S)));
         assert_eq!(parse_time("18446745s"), Err(UnitError::TooLarge));
     }
 

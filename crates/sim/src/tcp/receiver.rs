@@ -8,8 +8,8 @@
 use crate::packet::{Ecn, FlowId, Kind, MAX_SACK_BLOCKS, NodeId, Packet, SeqRange};
 use crate::scenario::FlowSpec;
 use crate::tcp::rtt::TCP_RTO_MIN;
-use crate::tcp::sender::TCP_FASTRETRANS_THRESH;
 use crate::tcp::rwnd::{RcvWindow, RcvWindowConfig};
+use crate::tcp::sender::TCP_FASTRETRANS_THRESH;
 use crate::tcp::{SYN_BYTES, ack_bytes, mss_from_mtu, timer_wheel};
 use crate::time::Time;
 
@@ -139,7 +139,10 @@ impl TcpReceiver {
             ts_recent: Time::ZERO,
             rcv_rtt: None,
             size: spec.size_bytes,
-            ecn: if !spec.ecn && !crate::tcp::cc::by_name(&spec.cca).is_some_and(|c| crate::tcp::cc::CongestionOps::needs_ecn(&c)) {
+            ecn: if !spec.ecn
+                && !crate::tcp::cc::by_name(&spec.cca)
+                    .is_some_and(|c| crate::tcp::cc::CongestionOps::needs_ecn(&c))
+            {
                 EcnEcho::Off
             } else if spec.cca == "dctcp" {
                 EcnEcho::Dctcp { ce: false, prior_rcv_nxt: 0 }
@@ -414,7 +417,8 @@ impl TcpReceiver {
         }
         let scheduled = self.delack.is_some();
         let mut time_to_ack = scheduled
-            && (self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64 || std::mem::take(&mut self.pushed));
+            && (self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64
+                || std::mem::take(&mut self.pushed));
         if !time_to_ack {
             let offered = (self.win.rcv_wup() + self.win.rcv_wnd()).saturating_sub(self.rcv_nxt);
             if 2 * offered <= self.win.window_clamp() {
@@ -432,7 +436,8 @@ impl TcpReceiver {
     /// starts a block of its own, or if no block is remembered yet (Linux then goes no
     /// further: a first block flushes nothing).
     fn sack_block_index(&self, start: u64, end: u64) -> Option<usize> {
-        let blocks = self.recent.iter().take(4).filter_map(|s| self.ofo.iter().find(|r| r.start == *s));
+        let blocks =
+            self.recent.iter().take(4).filter_map(|s| self.ofo.iter().find(|r| r.start == *s));
         let mut n = 0;
         for (i, r) in blocks.enumerate() {
             if r.start <= end && start <= r.end {
@@ -495,7 +500,8 @@ impl TcpReceiver {
         a.rwnd = self.win.advertise(self.held_bytes(), ack);
         a.ts_val = now;
         a.ts_ecr = self.ts_recent;
-        let acked_segs = ((ack.saturating_sub(self.rcv_wup)) / self.rcv_mss.max(1) as u64).max(1) as u32;
+        let acked_segs =
+            ((ack.saturating_sub(self.rcv_wup)) / self.rcv_mss.max(1) as u64).max(1) as u32;
         // `tcp_dec_quickack_mode()`.
         self.quick = self.quick.saturating_sub(acked_segs);
         self.rcv_wup = ack;
@@ -575,7 +581,10 @@ mod tests {
         assert_eq!(TCP_DELACK_MIN, Time::from_ms(40));
         assert_eq!(TCP_DELACK_MAX, Time::from_ms(200));
         assert_eq!(TCP_MAX_QUICKACKS, 16);
-        assert_eq!((TCP_COMP_SACK_NR, TCP_COMP_SACK_DELAY, TCP_COMP_SACK_SLACK), (44, Time::from_ms(1), Time::from_us(100)));
+        assert_eq!(
+            (TCP_COMP_SACK_NR, TCP_COMP_SACK_DELAY, TCP_COMP_SACK_SLACK),
+            (44, Time::from_ms(1), Time::from_us(100))
+        );
     }
 
     /// A receiver past its quick-ACK phase with segment 16 lost: `n` segments behind the hole
@@ -587,7 +596,11 @@ mod tests {
         feed(&mut r, 0..16, Time::from_ms(1));
         let mut out = Vec::new();
         for k in 0..n {
-            r.on_packet(Time::from_ms(2) + Time::from_us(10 * k), &data((17 + k) * MSS as u64, MSS), &mut out);
+            r.on_packet(
+                Time::from_ms(2) + Time::from_us(10 * k),
+                &data((17 + k) * MSS as u64, MSS),
+                &mut out,
+            );
         }
         (r, out)
     }
@@ -847,7 +860,10 @@ mod tests {
         // Filling 2 merges with 3; the ACK is immediate and reports only block 6.
         let fill = feed(&mut r, [2], Time::from_ms(3));
         assert_eq!(fill[0].ack, 4 * MSS as u64);
-        assert_eq!(fill[0].sack_blocks(), &[SeqRange { start: 6 * MSS as u64, end: 7 * MSS as u64 }]);
+        assert_eq!(
+            fill[0].sack_blocks(),
+            &[SeqRange { start: 6 * MSS as u64, end: 7 * MSS as u64 }]
+        );
     }
 
     #[test]

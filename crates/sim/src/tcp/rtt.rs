@@ -324,10 +324,7 @@ mod tests {
             assert_eq!(e.rttvar(), ms(200));
         }
         e.on_sample(ms(100), 21 * MSS, 30 * MSS);
-        assert_eq!(
-            e.rttvar(),
-            Time::from_us((200_000 - (200_000 - peak) / 4) as u64)
-        );
+        assert_eq!(e.rttvar(), Time::from_us((200_000 - (200_000 - peak) / 4) as u64));
     }
 
     #[test]

@@ -183,10 +183,7 @@ impl RcvWindow {
         let drs_space = rcv_ssthresh.min(rcv_wnd).min(TCP_INIT_CWND as u64 * mss);
 
         // tcp_initialize_rcv_mss: a deliberate under-estimate, corrected by the first segments.
-        let rcv_mss = mss
-            .min(rcv_wnd / 2)
-            .min(TCP_MSS_DEFAULT as u64)
-            .max(TCP_MIN_MSS as u64);
+        let rcv_mss = mss.min(rcv_wnd / 2).min(TCP_MSS_DEFAULT as u64).max(TCP_MIN_MSS as u64);
 
         RcvWindow {
             model,
@@ -409,11 +406,7 @@ impl RcvWindow {
 
 /// `ilog2`, with 0 for 0 (Linux never calls it on 0 here).
 fn ilog2(v: u64) -> i32 {
-    if v == 0 {
-        0
-    } else {
-        63 - v.leading_zeros() as i32
-    }
+    if v == 0 { 0 } else { 63 - v.leading_zeros() as i32 }
 }
 
 #[cfg(test)]
@@ -534,23 +527,11 @@ mod tests {
         assert_eq!(TCP_SCALING_RATIO_V6_6_0, 65);
         assert_eq!(win_from_space(WindowModel::AdvWinScale(1), 131_072), 65_536);
         assert_eq!(win_from_space(WindowModel::AdvWinScale(2), 131_072), 98_304);
-        assert_eq!(
-            win_from_space(WindowModel::AdvWinScale(0), 131_072),
-            131_072
-        );
-        assert_eq!(
-            win_from_space(WindowModel::AdvWinScale(-2), 131_072),
-            32_768
-        );
-        assert_eq!(
-            win_from_space(WindowModel::ScalingRatio(128), 131_072),
-            65_536
-        );
+        assert_eq!(win_from_space(WindowModel::AdvWinScale(0), 131_072), 131_072);
+        assert_eq!(win_from_space(WindowModel::AdvWinScale(-2), 131_072), 32_768);
+        assert_eq!(win_from_space(WindowModel::ScalingRatio(128), 131_072), 65_536);
         // The 6.6.0 default: a quarter of the buffer.
-        assert_eq!(
-            win_from_space(WindowModel::ScalingRatio(65), 131_072),
-            33_280
-        );
+        assert_eq!(win_from_space(WindowModel::ScalingRatio(65), 131_072), 33_280);
         let w = RcvWindow::new(&cfg(6 * MIB, WindowModel::ScalingRatio(65)));
         assert_eq!(w.initial_rcv_wnd(), 22 * 1448);
     }
@@ -694,10 +675,7 @@ mod tests {
         // The buffer is full and the window closed. Keeping an old edge rounds it up to the
         // scale unit, so the edge may creep past the 64 KiB the buffer holds by < 128 B per ACK.
         assert_eq!(w.advertise(rcv_nxt, rcv_nxt), 0);
-        assert!(
-            rcv_nxt > 65_536 && rcv_nxt < 65_536 + acks * 128,
-            "{rcv_nxt} after {acks}"
-        );
+        assert!(rcv_nxt > 65_536 && rcv_nxt < 65_536 + acks * 128, "{rcv_nxt} after {acks}");
     }
 
     #[test]

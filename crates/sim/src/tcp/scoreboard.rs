@@ -260,7 +260,8 @@ impl Scoreboard {
                     d.first_sackt.get_or_insert(seg.sent_at);
                     d.last_sackt = Some(seg.sent_at);
                     if seg.start < prior_fack {
-                        d.reord_sacked = Some(d.reord_sacked.map_or(seg.start, |x| x.min(seg.start)));
+                        d.reord_sacked =
+                            Some(d.reord_sacked.map_or(seg.start, |x| x.min(seg.start)));
                     }
                 }
                 d.delivered(&seg);
@@ -390,7 +391,8 @@ impl Scoreboard {
                 self.drop_tsorted(k);
                 continue;
             }
-            let sent_after = rack_xmit > seg.sent_at || (rack_xmit == seg.sent_at && rack_end > seg.end());
+            let sent_after =
+                rack_xmit > seg.sent_at || (rack_xmit == seg.sent_at && rack_end > seg.end());
             if !sent_after {
                 break;
             }
@@ -475,7 +477,8 @@ mod tests {
         assert_eq!((d.sacked, b.sacked_out, b.in_flight()), (4, 4, 6));
         let (xmit, end) = (d.rack_candidate.unwrap().2, d.rack_candidate.unwrap().1);
         // Segment 0 was sent before the delivered segment 4: with reo_wnd 0 it is lost at once.
-        let (lost, wait) = b.rack_detect_loss(Time::from_ms(10), xmit, end, Time::from_ms(1), Time::ZERO);
+        let (lost, wait) =
+            b.rack_detect_loss(Time::from_ms(10), xmit, end, Time::from_ms(1), Time::ZERO);
         assert_eq!((lost, wait), (1, None));
         assert_eq!(b.next_lost(), Some(0));
         b.check();

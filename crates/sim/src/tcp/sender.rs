@@ -9,7 +9,10 @@
 
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, SeqRange};
 use crate::scenario::{FlowSpec, HostQdisc};
-use crate::tcp::cc::{self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock, TCP_INFINITE_SSTHRESH};
+use crate::tcp::cc::{
+    self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock,
+    TCP_INFINITE_SSTHRESH,
+};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{AckDelta, EVER_RETRANS, Scoreboard, Segment, TxInfo};
 use crate::tcp::{SYN_BYTES, header_bytes, mss_from_mtu, timer_wheel};
@@ -437,7 +440,8 @@ impl TcpSender {
         } else {
             if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
                 self.cwnd_reduction(acked_sacked, newly_lost, snd_una_advanced);
-            } else if snd_una_advanced || (self.reordering > TCP_FASTRETRANS_THRESH && d.sacked > 0) {
+            } else if snd_una_advanced || (self.reordering > TCP_FASTRETRANS_THRESH && d.sacked > 0)
+            {
                 // `tcp_may_raise_cwnd()`: an ACK of new data grows cwnd (`FLAG_DATA_ACKED`), and
                 // once `tp->reordering` is above its default a SACK of new data does too
                 // (`FLAG_FORWARD_PROGRESS`).
@@ -548,14 +552,33 @@ impl TcpSender {
     /// `tcp_rate_skb_delivered()` + `tcp_rate_gen()`: the rate over the longer of the send
     /// phase and the ACK phase of the most recently sent segment this ACK delivered; a sample
     /// shorter than min RTT is discarded (it would overestimate bandwidth).
-    fn rate_sample(&mut self, now: Time, d: &AckDelta, acked_sacked: u32, losses: u32, prior_in_flight: u32, ca_rtt: Option<Time>) -> RateSample {
+    fn rate_sample(
+        &mut self,
+        now: Time,
+        d: &AckDelta,
+        acked_sacked: u32,
+        losses: u32,
+        prior_in_flight: u32,
+        ca_rtt: Option<Time>,
+    ) -> RateSample {
         if self.app_limited_until > 0 && self.tp.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
         let rtt_us = ca_rtt.map_or(-1, |t| t.as_us() as i64);
-        let mut rs = RateSample { delivered: -1, interval_us: -1, rtt_us, losses, acked_sacked, prior_in_flight, ..Default::default() };
+        let mut rs = RateSample {
+            delivered: -1,
+            interval_us: -1,
+            rtt_us,
+            losses,
+            acked_sacked,
+            prior_in_flight,
+            ..Default::default()
+        };
         let Some(seg) = d.rate_from else { return rs };
-        if seg.tx.delivered_mstamp == Time::ZERO && seg.tx.delivered == 0 && seg.tx.first_tx == Time::ZERO {
+        if seg.tx.delivered_mstamp == Time::ZERO
+            && seg.tx.delivered == 0
+            && seg.tx.first_tx == Time::ZERO
+        {
             return rs;
         }
         let snd = seg.sent_at.saturating_sub(seg.tx.first_tx);
@@ -635,7 +658,8 @@ impl TcpSender {
     /// `tcp_rack_mark_lost()`; returns the segments newly marked lost.
     fn rack_mark_lost(&mut self, now: Time) -> u32 {
         let reo = self.rack_reo_wnd();
-        let (lost, wait) = self.board.rack_detect_loss(now, self.rack.xmit, self.rack.end, self.rack.rtt, reo);
+        let (lost, wait) =
+            self.board.rack_detect_loss(now, self.rack.xmit, self.rack.end, self.rack.rtt, reo);
         self.tp.lost += lost as u64;
         if let Some(w) = wait {
             self.timer = Some((TimerKind::Reo, self.fires_at(now, w + TCP_TIMEOUT_MIN)));
@@ -700,7 +724,11 @@ impl TcpSender {
                 self.init_cwnd_reduction();
                 self.set_ca_state(CaState::Cwr);
             } else if self.tp.ca_state != CaState::Cwr {
-                let s = if self.board.sacked_out > 0 || self.board.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
+                let s = if self.board.sacked_out > 0 || self.board.retrans_out > 0 {
+                    CaState::Disorder
+                } else {
+                    CaState::Open
+                };
                 if s != self.tp.ca_state {
                     self.set_ca_state(s);
                 }
@@ -758,11 +786,13 @@ impl TcpSender {
         self.prr_delivered += newly_acked_sacked;
         let mut sndcnt: i64 = if delta < 0 {
             // Proportional rate reduction.
-            let dividend = ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
+            let dividend =
+                ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
             (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64
         } else {
             // Slow-start reduction bound.
-            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            let mut s =
+                (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
             if una_advanced && newly_lost == 0 {
                 s += 1;
             }
@@ -785,7 +815,10 @@ impl TcpSender {
         if matches!(self.timer, Some((TimerKind::Reo, _))) {
             return;
         }
-        if self.tp.ca_state == CaState::Open && self.tlp_high_seq.is_none() && self.board.sacked_out == 0 {
+        if self.tp.ca_state == CaState::Open
+            && self.tlp_high_seq.is_none()
+            && self.board.sacked_out == 0
+        {
             self.schedule_tlp(now);
         } else if una_advanced || !matches!(self.timer, Some((TimerKind::Rto, _))) {
             self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
@@ -797,7 +830,9 @@ impl TcpSender {
     fn schedule_tlp(&mut self, now: Time) {
         let srtt = self.rtt.srtt();
         let mut pto = match srtt {
-            Some(s) => s * 2 + if self.board.packets_out() == 1 { self.rto_min } else { TCP_TIMEOUT_MIN },
+            Some(s) => {
+                s * 2 + if self.board.packets_out() == 1 { self.rto_min } else { TCP_TIMEOUT_MIN }
+            }
             None => self.rtt.rto(),
         };
         pto = pto.min(self.rtt.rto());
@@ -856,9 +891,10 @@ impl TcpSender {
         }
         self.tlp_retrans = self.snd_nxt == before;
         if self.tlp_retrans
-            && let Some(i) = self.board.len().checked_sub(1) {
-                self.retransmit(i, now, out);
-            }
+            && let Some(i) = self.board.len().checked_sub(1)
+        {
+            self.retransmit(i, now, out);
+        }
         self.tlp_high_seq = Some(self.snd_nxt);
         self.stats.loss_probes += 1;
         self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
@@ -876,7 +912,8 @@ impl TcpSender {
             || self.snd_una >= self.high_seq
             || (self.tp.ca_state == CaState::Loss && self.rto_retransmits == 0);
         // A timeout after many duplicate ACKs says the reordering degree was over-estimated.
-        if self.tp.ca_state <= CaState::Disorder && self.board.sacked_out >= TCP_FASTRETRANS_THRESH {
+        if self.tp.ca_state <= CaState::Disorder && self.board.sacked_out >= TCP_FASTRETRANS_THRESH
+        {
             self.reordering = self.reordering.min(TCP_FASTRETRANS_THRESH);
         }
         if fresh {
@@ -903,8 +940,10 @@ impl TcpSender {
 
     /// `tcp_sndbuf_expand()`: room for twice the window of full-size skbs, within `tcp_wmem`.
     fn sndbuf_expand(&mut self) {
-        let per_mss = (self.tp.mss as u64 + MAX_TCP_HEADER + SKB_SHINFO_BYTES).next_power_of_two() + SKB_STRUCT_BYTES;
-        let segs = (self.tp.snd_cwnd.max(self.initcwnd).max(10)).max(TCP_FASTRETRANS_THRESH + 1) as u64;
+        let per_mss = (self.tp.mss as u64 + MAX_TCP_HEADER + SKB_SHINFO_BYTES).next_power_of_two()
+            + SKB_STRUCT_BYTES;
+        let segs =
+            (self.tp.snd_cwnd.max(self.initcwnd).max(10)).max(TCP_FASTRETRANS_THRESH + 1) as u64;
         let want = (self.cc.sndbuf_expand() as u64 * segs * per_mss).min(self.wmem[2]);
         self.sndbuf = self.sndbuf.max(want);
     }
@@ -962,7 +1001,9 @@ impl TcpSender {
             }
             // One skb of at most `tcp_tso_autosize()` segments and half of cwnd (`tcp_cwnd_test()`).
             let goal = if paced {
-                self.tp.tso_autosize(self.cc.min_tso_segs(&self.tp)).min((self.tp.snd_cwnd / 2).max(1))
+                self.tp
+                    .tso_autosize(self.cc.min_tso_segs(&self.tp))
+                    .min((self.tp.snd_cwnd / 2).max(1))
             } else {
                 u32::MAX
             };
@@ -981,7 +1022,8 @@ impl TcpSender {
             self.after_train(now, bytes);
         }
         self.check_app_limited();
-        let cwnd_limited = self.board.in_flight() >= self.tp.snd_cwnd || std::mem::take(&mut self.defer_cwnd_limited);
+        let cwnd_limited = self.board.in_flight() >= self.tp.snd_cwnd
+            || std::mem::take(&mut self.defer_cwnd_limited);
         if sent > 0 || cwnd_limited {
             self.cwnd_validate(cwnd_limited);
         }
@@ -1007,7 +1049,8 @@ impl TcpSender {
         // `tcp_limit_output_bytes` caps only a socket nobody paces (`SK_PACING_NONE`): with
         // internal pacing or fq the pacing rate already bounds what waits below TCP.
         let paced = self.fq_host || self.internal_pacing();
-        let limit = if paced { two.max(rate_ms) } else { two.max(rate_ms).min(TCP_LIMIT_OUTPUT_BYTES) };
+        let limit =
+            if paced { two.max(rate_ms) } else { two.max(rate_ms).min(TCP_LIMIT_OUTPUT_BYTES) };
         // A full fq flow refuses the next skb (`flows_plimit`); Linux keeps it unsent and tries
         // again later (`tcp_transmit_skb()` fails, CWR). We stop before it, as TSQ does.
         let fq_full = self.fq_flow_limit > 0 && self.nic_skbs >= self.fq_flow_limit;
@@ -1124,7 +1167,9 @@ impl TcpSender {
     /// = 3) is open, nothing was sent for 1 ms, or the next ACK is due later than
     /// min(srtt/2, 1 ms). Not in recovery. Sets `defer_cwnd_limited` when the wait is for cwnd.
     fn tso_should_defer(&mut self, now: Time) -> bool {
-        if self.tp.ca_state >= CaState::Recovery || now.saturating_sub(self.tp.lsndtime) > TSO_DEFER_MAX {
+        if self.tp.ca_state >= CaState::Recovery
+            || now.saturating_sub(self.tp.lsndtime) > TSO_DEFER_MAX
+        {
             return false;
         }
         let mss = self.tp.mss as u64;
@@ -1215,16 +1260,24 @@ impl TcpSender {
         if self.tp.srtt_us == 0 {
             return;
         }
-        let ratio = if self.tp.snd_cwnd < self.tp.snd_ssthresh / 2 { TCP_PACING_SS_RATIO } else { TCP_PACING_CA_RATIO };
+        let ratio = if self.tp.snd_cwnd < self.tp.snd_ssthresh / 2 {
+            TCP_PACING_SS_RATIO
+        } else {
+            TCP_PACING_CA_RATIO
+        };
         let pkts = self.tp.snd_cwnd.max(self.board.packets_out()) as u128;
-        let rate = self.tp.mss as u128 * pkts * ratio as u128 * 1_000_000 / 100 / self.tp.srtt_us as u128;
+        let rate =
+            self.tp.mss as u128 * pkts * ratio as u128 * 1_000_000 / 100 / self.tp.srtt_us as u128;
         self.tp.pacing_rate = (rate.min(u64::MAX as u128) as u64).min(self.tp.max_pacing_rate);
     }
 
     /// `tcp_cwnd_validate()`: track whether the last window was cwnd-limited.
     fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
         let packets_out = self.board.packets_out();
-        if self.snd_una >= self.cwnd_usage_seq || is_cwnd_limited || (!self.tp.is_cwnd_limited && packets_out > self.tp.max_packets_out) {
+        if self.snd_una >= self.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!self.tp.is_cwnd_limited && packets_out > self.tp.max_packets_out)
+        {
             self.tp.is_cwnd_limited = is_cwnd_limited;
             self.tp.max_packets_out = packets_out;
             self.cwnd_usage_seq = self.snd_nxt;
@@ -1260,13 +1313,7 @@ impl TcpSender {
             self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         }
         let tx = self.tx_info(now);
-        self.board.push(Segment {
-            start: seq,
-            len,
-            sent_at: now,
-            flags: 0,
-            tx,
-        });
+        self.board.push(Segment { start: seq, len, sent_at: now, flags: 0, tx });
         self.snd_nxt += len as u64;
         self.tp.lsndtime = now;
         self.data_segs_out += 1;
@@ -1462,9 +1509,12 @@ mod tests {
         s.tp.pacing_rate = 0;
         for (cwnd, skbs) in [(15u32, vec![7u16, 7, 1]), (10, vec![5, 5]), (1, vec![1])] {
             s.tp.snd_cwnd = cwnd;
-            let mut train: Vec<Packet> = (0..cwnd).map(|k| s.data_packet(Time::ZERO, k as u64 * MSS, MSS as u32, false)).collect();
+            let mut train: Vec<Packet> = (0..cwnd)
+                .map(|k| s.data_packet(Time::ZERO, k as u64 * MSS, MSS as u32, false))
+                .collect();
             s.group_skbs(&mut train);
-            let sizes: Vec<u16> = train.iter().filter(|p| p.gso_index == 0).map(|p| p.gso_segs).collect();
+            let sizes: Vec<u16> =
+                train.iter().filter(|p| p.gso_index == 0).map(|p| p.gso_segs).collect();
             assert_eq!(sizes, skbs, "cwnd {cwnd}");
         }
     }
@@ -1514,7 +1564,10 @@ mod tests {
     fn established_tlp_is_armed_at_two_srtt_plus_2ms() {
         let (s, _) = established("reno", 10);
         assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
-        assert_eq!(s.timer_deadline(), Some(Time::from_ms(10) + Time::from_ms(20) + TCP_TIMEOUT_MIN));
+        assert_eq!(
+            s.timer_deadline(),
+            Some(Time::from_ms(10) + Time::from_ms(20) + TCP_TIMEOUT_MIN)
+        );
     }
 
     fn sacked(start: u64, end: u64) -> SeqRange {
@@ -1533,7 +1586,11 @@ mod tests {
         assert!(out.iter().all(|p| p.seq >= 10 * MSS), "no retransmission yet");
         assert_eq!(s.timer_kind(), Some(TimerKind::Reo));
         assert_eq!((s.reord_seen, s.reordering), (0, TCP_FASTRETRANS_THRESH));
-        s.on_packet(Time::from_us(20_001), &ack(0, &[sacked(3, 4), sacked(8, 10)], 1 << 20), &mut out);
+        s.on_packet(
+            Time::from_us(20_001),
+            &ack(0, &[sacked(3, 4), sacked(8, 10)], 1 << 20),
+            &mut out,
+        );
         assert_eq!((s.reord_seen, s.reordering, s.stats.reorder_events), (1, 7, 1));
     }
 
@@ -1579,7 +1636,12 @@ mod tests {
     fn a_route_rto_min_counts_in_whole_jiffies_on_the_wheel() {
         // `ip route ... rto_min 5ms` at HZ = 250 floors the RTO at msecs_to_jiffies(5) = 2
         // jiffies = 8 ms, in the RTT estimator and in a lone packet's loss probe alike.
-        let sp = FlowSpec { hz: 250, timers: crate::scenario::Timers::Jiffies, rto_min: Time::from_ms(5), ..spec("reno", 10) };
+        let sp = FlowSpec {
+            hz: 250,
+            timers: crate::scenario::Timers::Jiffies,
+            rto_min: Time::from_ms(5),
+            ..spec("reno", 10)
+        };
         let (s, _) = established_with(&sp);
         assert_eq!(s.rto_min, Time::from_ms(8));
         let exact = FlowSpec { rto_min: Time::from_ms(5), ..spec("reno", 10) };
@@ -1592,7 +1654,11 @@ mod tests {
         let (mut s, _) = established("reno", 10);
         let mut out = Vec::new();
         // Segment 0 lost; 1, 2, 3 SACKed.
-        s.on_packet(Time::from_ms(20), &ack(0, &[SeqRange { start: MSS, end: 4 * MSS }], 1 << 20), &mut out);
+        s.on_packet(
+            Time::from_ms(20),
+            &ack(0, &[SeqRange { start: MSS, end: 4 * MSS }], 1 << 20),
+            &mut out,
+        );
         assert_eq!(s.tp.ca_state, CaState::Recovery);
         assert_eq!(s.tp.snd_ssthresh, 5);
         assert_eq!(out.first().map(|p| (p.seq, p.retrans)), Some((0, true)));
@@ -1615,10 +1681,15 @@ mod tests {
         // Segment 0 is lost; the rest of the window is SACKed one ACK at a time.
         for k in 1..40u64 {
             let mut o = Vec::new();
-            s.on_packet(Time::from_ms(20) + Time::from_us(k), &ack(0, &[SeqRange { start: MSS, end: (k + 1) * MSS }], rwnd), &mut o);
+            s.on_packet(
+                Time::from_ms(20) + Time::from_us(k),
+                &ack(0, &[SeqRange { start: MSS, end: (k + 1) * MSS }], rwnd),
+                &mut o,
+            );
             if s.tp.ca_state == CaState::Recovery && s.in_flight_packets() > s.tp.snd_ssthresh {
                 // RFC 6937 proportional part: prr_out = ceil(prr_delivered · ssthresh / RecoverFS).
-                let want = (s.prr_delivered as u64 * s.tp.snd_ssthresh as u64).div_ceil(s.tp.prior_cwnd as u64);
+                let want = (s.prr_delivered as u64 * s.tp.snd_ssthresh as u64)
+                    .div_ceil(s.tp.prior_cwnd as u64);
                 assert_eq!(s.prr_out as u64, want.max(1), "after ACK {k}");
                 checked += 1;
             }
@@ -1633,7 +1704,11 @@ mod tests {
         let rwnd = 1 << 20;
         let mut o = Vec::new();
         for k in 1..=sacked {
-            s.on_packet(Time::from_ms(20) + Time::from_us(k), &ack(0, &[SeqRange { start: MSS, end: (k + 1) * MSS }], rwnd), &mut o);
+            s.on_packet(
+                Time::from_ms(20) + Time::from_us(k),
+                &ack(0, &[SeqRange { start: MSS, end: (k + 1) * MSS }], rwnd),
+                &mut o,
+            );
         }
         (s, o, rwnd)
     }
@@ -1660,7 +1735,8 @@ mod tests {
         // BBR's min RTT stays the path's 10 ms (it was 50 µs, and BBR's BDP with it).
         let (mut s, mut o, rwnd) = bbr_missing_its_first_segment(9);
         // RACK marks it lost a reordering window after its RTT; BBR then paces the resend.
-        let next = |s: &TcpSender| [s.timer_deadline(), s.pace_deadline()].into_iter().flatten().min();
+        let next =
+            |s: &TcpSender| [s.timer_deadline(), s.pace_deadline()].into_iter().flatten().min();
         let mut resent_at = None;
         while resent_at.is_none() {
             let t = next(&s).expect("a timer is armed");
@@ -1751,7 +1827,8 @@ mod tests {
             let tlp = s.timer_deadline().unwrap();
             s.on_timer(tlp, &mut out);
             assert!(s.tlp_retrans && s.tlp_high_seq == Some(10 * MSS));
-            let blocks = if with_dsack { vec![SeqRange { start: 9 * MSS, end: 10 * MSS }] } else { vec![] };
+            let blocks =
+                if with_dsack { vec![SeqRange { start: 9 * MSS, end: 10 * MSS }] } else { vec![] };
             s.on_packet(tlp + Time::from_ms(10), &ack(10 * MSS, &blocks, MSS), &mut out);
             assert_eq!(s.tlp_high_seq.is_none(), with_dsack, "with D-SACK: {with_dsack}");
         }
@@ -1829,7 +1906,11 @@ mod tests {
     fn recovery_karn_rule_skips_rtt_from_a_cumulative_ack_over_a_retransmission() {
         let (mut s, _) = established("reno", 10);
         let mut out = Vec::new();
-        s.on_packet(Time::from_ms(20), &ack(0, &[SeqRange { start: MSS, end: 4 * MSS }], 1 << 20), &mut out);
+        s.on_packet(
+            Time::from_ms(20),
+            &ack(0, &[SeqRange { start: MSS, end: 4 * MSS }], 1 << 20),
+            &mut out,
+        );
         let srtt = s.rtt.srtt();
         // Much later the retransmission of 0 is acked together with 4..9 (never SACKed):
         // the 500 ms since their first send must not become an RTT sample.
@@ -1881,11 +1962,14 @@ mod tests {
         sp.max_pacing_rate = Some(crate::units::Rate::from_mbps(100));
         let (mut s, _) = established_with(&sp);
         let mut out = Vec::new();
-        let sacks = [SeqRange { start: 2 * MSS, end: 4 * MSS }, SeqRange { start: 6 * MSS, end: 10 * MSS }];
+        let sacks =
+            [SeqRange { start: 2 * MSS, end: 4 * MSS }, SeqRange { start: 6 * MSS, end: 10 * MSS }];
         let now = Time::from_ms(20);
         s.on_packet(now, &ack(0, &sacks, 1 << 20), &mut out);
         assert_eq!(s.tp.ca_state, CaState::Recovery);
-        let seqs = |out: &[Packet]| out.iter().map(|p| (p.seq / MSS, p.retrans, p.gso_segs)).collect::<Vec<_>>();
+        let seqs = |out: &[Packet]| {
+            out.iter().map(|p| (p.seq / MSS, p.retrans, p.gso_segs)).collect::<Vec<_>>()
+        };
         assert_eq!(seqs(&out), [(0, true, 2), (1, true, 2)], "the first hole only");
         let next = s.pace_at.expect("the second hole waits for the pacing timer");
         assert!(next > now);

@@ -48,7 +48,9 @@ fn parse_args() -> Result<Args, String> {
             "--repeat" => a.repeat = num("--repeat")?.max(1) as u32,
             "--json" => a.json = true,
             "-h" | "--help" => {
-                println!("usage: burstlab-telemetry-bench [--reports N] [--plain-mb M] [--repeat R] [--json]");
+                println!(
+                    "usage: burstlab-telemetry-bench [--reports N] [--plain-mb M] [--repeat R] [--json]"
+                );
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument {other:?} (try --help)")),
@@ -132,11 +134,18 @@ fn main() {
     let int_path = dir.join(format!("burstlab-bench-int-{}.pcap", std::process::id()));
     let plain_path = dir.join(format!("burstlab-bench-plain-{}.pcap", std::process::id()));
     let written = File::create(&int_path)
-        .and_then(|f| write_int_pcap(int_rows(args.reports), ExportFormat::NoviFlowV1_0, BufWriter::new(f)))
+        .and_then(|f| {
+            write_int_pcap(int_rows(args.reports), ExportFormat::NoviFlowV1_0, BufWriter::new(f))
+        })
         .expect("write the INT capture");
     let int_bytes = std::fs::metadata(&int_path).map(|m| m.len()).unwrap_or(0);
     let opts = DetectOptions {
-        hysteresis: HysteresisParams { rise_bytes: 1_000_000, fall_bytes: 500_000, min_duration_ns: 0, merge_gap_ns: 0 },
+        hysteresis: HysteresisParams {
+            rise_bytes: 1_000_000,
+            fall_bytes: 500_000,
+            min_duration_ns: 0,
+            merge_gap_ns: 0,
+        },
         rate: None,
         top_k: 10,
         ports: DEFAULT_REPORT_PORTS.to_vec(),
@@ -152,8 +161,7 @@ fn main() {
     let frames = plain_capture(&plain_path, args.plain_mb << 20).expect("write the plain capture");
     let plain_bytes = std::fs::metadata(&plain_path).map(|m| m.len()).unwrap_or(0);
     let (plain_s, parsed) = best(args.repeat, || {
-        let mut r = CaptureReader::new(File::open(&plain_path).expect("open"))
-            .expect("a pcap");
+        let mut r = CaptureReader::new(File::open(&plain_path).expect("open")).expect("a pcap");
         let mut n = 0u64;
         while let Some(f) = r.next() {
             n += u64::from(parse_packet(&f.expect("a frame")).is_ok());
@@ -175,9 +183,18 @@ fn main() {
             })
         );
     } else {
-        println!("decode + detect: {written} TR v1.0 reports ({:.0} MB), {} bursts, {:.3} s → {:.2} M reports/s (target ≥ 5)",
-            int_bytes as f64 / 1e6, detection.bursts.len(), int_s, reports_per_s / 1e6);
-        println!("plain scan:      {frames} frames ({:.2} GB), {:.3} s → {:.2} GB/s (target ≥ 1)",
-            plain_bytes as f64 / 1e9, plain_s, gb_per_s);
+        println!(
+            "decode + detect: {written} TR v1.0 reports ({:.0} MB), {} bursts, {:.3} s → {:.2} M reports/s (target ≥ 5)",
+            int_bytes as f64 / 1e6,
+            detection.bursts.len(),
+            int_s,
+            reports_per_s / 1e6
+        );
+        println!(
+            "plain scan:      {frames} frames ({:.2} GB), {:.3} s → {:.2} GB/s (target ≥ 1)",
+            plain_bytes as f64 / 1e9,
+            plain_s,
+            gb_per_s
+        );
     }
 }

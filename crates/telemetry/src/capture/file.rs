@@ -163,13 +163,7 @@ impl<R: Read> CaptureReader<R> {
         let linktype = Linktype((r.u32_at(20, big_endian) & 0xffff) as u16);
         r.consume(24);
         let max_caplen = snaplen.clamp(MAXIMUM_SNAPLEN, MAX_BLOCK_BYTES as u32 - 24);
-        r.legacy = Some(Legacy {
-            big_endian,
-            nanos,
-            modified,
-            linktype,
-            max_caplen,
-        });
+        r.legacy = Some(Legacy { big_endian, nanos, modified, linktype, max_caplen });
         Ok(r)
     }
 
@@ -202,13 +196,7 @@ impl<R: Read> CaptureReader<R> {
     }
 
     fn next_legacy(&mut self, legacy: Legacy) -> Result<Option<Pending>, DecodeError> {
-        let Legacy {
-            big_endian,
-            nanos,
-            modified,
-            linktype,
-            max_caplen,
-        } = legacy;
+        let Legacy { big_endian, nanos, modified, linktype, max_caplen } = legacy;
         if !self.fill_to(1)? {
             return Ok(None);
         }
@@ -233,29 +221,14 @@ impl<R: Read> CaptureReader<R> {
         };
         let b: LegacyPcapBlock = parsed
             .map_err(|_| {
-                DecodeError::new(
-                    self.file_off,
-                    "pcap record",
-                    u64::from(caplen),
-                    "a record header",
-                )
+                DecodeError::new(self.file_off, "pcap record", u64::from(caplen), "a record header")
             })?
             .1;
-        let frac_ns = if nanos {
-            u64::from(b.ts_usec)
-        } else {
-            u64::from(b.ts_usec) * 1000
-        };
+        let frac_ns = if nanos { u64::from(b.ts_usec) } else { u64::from(b.ts_usec) * 1000 };
         let ts_ns = u64::from(b.ts_sec) * 1_000_000_000 + frac_ns;
         let data = self.range_of(b.data);
         self.last_len = total;
-        Ok(Some(Pending {
-            ts_ns,
-            interface: 0,
-            linktype,
-            orig_len: b.origlen,
-            data,
-        }))
+        Ok(Some(Pending { ts_ns, interface: 0, linktype, orig_len: b.origlen, data }))
     }
 
     fn next_ng(&mut self) -> Result<Option<Pending>, DecodeError> {
@@ -303,11 +276,7 @@ impl<R: Read> CaptureReader<R> {
             }
             let off = self.file_off;
             let bytes = &self.buf[self.start..self.start + len];
-            let parsed = if big_endian {
-                parse_block_be(bytes)
-            } else {
-                parse_block_le(bytes)
-            };
+            let parsed = if big_endian { parse_block_be(bytes) } else { parse_block_le(bytes) };
             let block = match parsed {
                 Ok((_, b)) => b,
                 Err(_) => {
@@ -319,11 +288,7 @@ impl<R: Read> CaptureReader<R> {
                     ));
                 }
             };
-            let Section {
-                interfaces,
-                last_ts_ns,
-                big_endian: order,
-            } = &mut self.section;
+            let Section { interfaces, last_ts_ns, big_endian: order } = &mut self.section;
             match block {
                 Block::SectionHeader(_) => {
                     *order = big_endian;
@@ -339,11 +304,7 @@ impl<R: Read> CaptureReader<R> {
                         )
                     })?;
                     let linktype = Linktype(idb.linktype.0 as u16);
-                    interfaces.push(Interface {
-                        linktype,
-                        units_per_s,
-                        offset_s: idb.if_tsoffset,
-                    });
+                    interfaces.push(Interface { linktype, units_per_s, offset_s: idb.if_tsoffset });
                 }
                 Block::EnhancedPacket(epb) => {
                     let Some(iface) = interfaces.get(epb.if_id as usize).copied() else {
@@ -400,11 +361,7 @@ impl<R: Read> CaptureReader<R> {
     fn u32_at(&self, at: usize, big_endian: bool) -> u32 {
         let mut b = [0u8; 4];
         b.copy_from_slice(&self.buf[self.start + at..self.start + at + 4]);
-        if big_endian {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        }
+        if big_endian { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }
     }
 
     fn range_of(&self, sub: &[u8]) -> Range<usize> {
@@ -421,12 +378,7 @@ impl<R: Read> CaptureReader<R> {
         if self.fill_to(n)? {
             Ok(())
         } else {
-            Err(DecodeError::truncated(
-                self.file_off,
-                field,
-                self.end - self.start,
-                n,
-            ))
+            Err(DecodeError::truncated(self.file_off, field, self.end - self.start, n))
         }
     }
 
@@ -476,11 +428,7 @@ fn range_in(buf: &[u8], sub: &[u8]) -> Range<usize> {
 /// with 63 and so refuses every 2^-n resolution; we decode it here.)
 fn units_per_second(tsresol: u8) -> Option<u64> {
     let n = u32::from(tsresol & 0x7f);
-    if tsresol & 0x80 == 0 {
-        10u64.checked_pow(n)
-    } else {
-        1u64.checked_shl(n).filter(|_| n < 64)
-    }
+    if tsresol & 0x80 == 0 { 10u64.checked_pow(n) } else { 1u64.checked_shl(n).filter(|_| n < 64) }
 }
 
 /// pcapng ticks to Unix nanoseconds: exact for 10^-n and 2^-n units, saturating at the ends of
@@ -506,13 +454,7 @@ mod tests {
         let mut out = Vec::new();
         while let Some(f) = r.next() {
             let f = f?;
-            out.push((
-                f.ts_ns,
-                f.interface,
-                f.linktype.0,
-                f.orig_len,
-                f.data.to_vec(),
-            ));
+            out.push((f.ts_ns, f.interface, f.linktype.0, f.orig_len, f.data.to_vec()));
         }
         Ok(out)
     }
@@ -553,10 +495,7 @@ mod tests {
     fn pcap_big_endian_nanoseconds_read_back_exactly() {
         let mut f = pcap_header(true, true, 276, 262_144);
         pcap_record(&mut f, true, 7, 123_456_789, &[9, 8, 7, 6], 1514);
-        assert_eq!(
-            read_all(&f).unwrap(),
-            vec![(7_123_456_789, 0, 276, 1514, vec![9, 8, 7, 6])]
-        );
+        assert_eq!(read_all(&f).unwrap(), vec![(7_123_456_789, 0, 276, 1514, vec![9, 8, 7, 6])]);
     }
 
     #[test]
@@ -582,20 +521,9 @@ mod tests {
             assert!(fr.data.iter().all(|&b| b == fr.data[0]) || fr.data.len() == 2);
             lens.push((fr.ts_ns, fr.data.len()));
         }
-        assert_eq!(
-            lens,
-            vec![
-                (1_000_002_000, 1),
-                (3_000_004_000, big.len()),
-                (5_000_006_000, 2)
-            ]
-        );
+        assert_eq!(lens, vec![(1_000_002_000, 1), (3_000_004_000, big.len()), (5_000_006_000, 2)]);
         // 7919 bytes per read: records straddle refills at every alignment.
-        let mut r = CaptureReader::new(Trickle {
-            rest: &f,
-            step: 7919,
-        })
-        .unwrap();
+        let mut r = CaptureReader::new(Trickle { rest: &f, step: 7919 }).unwrap();
         let mut n = 0;
         while let Some(fr) = r.next() {
             fr.unwrap();
@@ -615,9 +543,7 @@ mod tests {
 
     #[test]
     fn pcap_bad_magic_is_named() {
-        let e = CaptureReader::new(&[0xde, 0xad, 0xbe, 0xef, 0, 0][..])
-            .err()
-            .unwrap();
+        let e = CaptureReader::new(&[0xde, 0xad, 0xbe, 0xef, 0, 0][..]).err().unwrap();
         assert_eq!((e.offset, e.field, e.value), (0, "magic", 0xefbe_adde));
     }
 
@@ -629,16 +555,10 @@ mod tests {
         pcap_record(&mut f, false, 0, 0, &[2; 10], 10);
         // Header cut: 24 + 26 + 7 bytes.
         let e = read_all(&f[..second + 7]).unwrap_err();
-        assert_eq!(
-            (e.offset, e.field, e.value),
-            (second, "pcap record header", 7)
-        );
+        assert_eq!((e.offset, e.field, e.value), (second, "pcap record header", 7));
         // Data cut: the header is whole, 3 of 10 data bytes are there.
         let e = read_all(&f[..second + 19]).unwrap_err();
-        assert_eq!(
-            (e.offset, e.field, e.value),
-            (second, "pcap record data", 19)
-        );
+        assert_eq!((e.offset, e.field, e.value), (second, "pcap record data", 19));
         assert_eq!(
             e.to_string(),
             format!("byte {second}: pcap record data = 19, expected 26 bytes, but only 19 remain")
@@ -668,14 +588,7 @@ mod tests {
         ng_idb(&mut f, false, 1, None, None); // µs by default
         ng_idb(&mut f, false, 276, Some(9), None); // ns
         ng_idb(&mut f, false, 101, Some(0x80 | 20), Some(10)); // 2^-20 s, +10 s
-        ng_epb(
-            &mut f,
-            false,
-            0,
-            1_700_000_000_123_456,
-            &[1, 2, 3, 4, 5],
-            64,
-        );
+        ng_epb(&mut f, false, 0, 1_700_000_000_123_456, &[1, 2, 3, 4, 5], 64);
         ng_block(&mut f, false, 5, &[0; 16]); // interface statistics: skipped
         ng_epb(&mut f, false, 1, 1_700_000_000_123_456_789, &[6; 7], 7);
         ng_epb(&mut f, false, 2, 3 << 19, &[7], 1); // 1.5 s
@@ -728,10 +641,7 @@ mod tests {
         let mut bad = f.clone();
         bad[at + 4..at + 8].copy_from_slice(&13u32.to_le_bytes());
         let e = read_all(&bad).unwrap_err();
-        assert_eq!(
-            (e.offset, e.field, e.value),
-            (at + 4, "block_total_length", 13)
-        );
+        assert_eq!((e.offset, e.field, e.value), (at + 4, "block_total_length", 13));
         let mut bad = f.clone();
         bad[8..12].copy_from_slice(&[1, 2, 3, 4]);
         let e = read_all(&bad).unwrap_err();

@@ -30,17 +30,9 @@ mod tests {
     #[test]
     fn linktype_numbers_are_tcpdumps() {
         assert_eq!(
-            [
-                Linktype::ETHERNET,
-                Linktype::RAW,
-                Linktype::LINUX_SLL,
-                Linktype::IPV4
-            ],
+            [Linktype::ETHERNET, Linktype::RAW, Linktype::LINUX_SLL, Linktype::IPV4],
             [Linktype(1), Linktype(101), Linktype(113), Linktype(228)]
         );
-        assert_eq!(
-            [Linktype::IPV6, Linktype::LINUX_SLL2],
-            [Linktype(229), Linktype(276)]
-        );
+        assert_eq!([Linktype::IPV6, Linktype::LINUX_SLL2], [Linktype(229), Linktype(276)]);
     }
 }

@@ -99,29 +99,16 @@ pub fn parse_packet(frame: &Frame) -> Result<PacketRecord, DecodeError> {
         Linktype::LINUX_SLL => {
             let proto = be16(data, SLL_PROTOCOL_AT, "sll.protocol")?;
             let rest = data.get(SLL_LEN..).unwrap_or_default();
-            (
-                LaxSlicedPacket::from_ether_type(EtherType(proto), rest),
-                SLL_LEN,
-                0,
-            )
+            (LaxSlicedPacket::from_ether_type(EtherType(proto), rest), SLL_LEN, 0)
         }
         Linktype::LINUX_SLL2 => {
             let proto = be16(data, SLL2_PROTOCOL_AT, "sll2.protocol")?;
             interface = be32(data, SLL2_IFINDEX_AT, "sll2.interface_index")?;
             if data.len() < SLL2_LEN {
-                return Err(DecodeError::truncated(
-                    0,
-                    "sll2 header",
-                    data.len(),
-                    SLL2_LEN,
-                ));
+                return Err(DecodeError::truncated(0, "sll2 header", data.len(), SLL2_LEN));
             }
             let rest = data.get(SLL2_LEN..).unwrap_or_default();
-            (
-                LaxSlicedPacket::from_ether_type(EtherType(proto), rest),
-                SLL2_LEN,
-                0,
-            )
+            (LaxSlicedPacket::from_ether_type(EtherType(proto), rest), SLL2_LEN, 0)
         }
         Linktype::RAW | Linktype::IPV4 | Linktype::IPV6 => {
             let p = LaxSlicedPacket::from_ip(data).map_err(|e| match e {
@@ -179,13 +166,7 @@ pub fn parse_packet(frame: &Frame) -> Result<PacketRecord, DecodeError> {
             let len = (v6.payload().len_source != LenSource::Slice)
                 .then(|| usize::from(h.payload_length()) + 40);
             let proto = v6.payload().ip_number;
-            (
-                h.source_addr().into(),
-                h.destination_addr().into(),
-                proto,
-                h.slice(),
-                len,
-            )
+            (h.source_addr().into(), h.destination_addr().into(), proto, h.slice(), len)
         }
         LaxNetSlice::Arp(_) => return Ok(rec),
     };
@@ -203,23 +184,14 @@ pub fn parse_packet(frame: &Frame) -> Result<PacketRecord, DecodeError> {
             let flags = TcpFlags(t.header_slice().get(13).copied().unwrap_or(0));
             let payload_start = offset_in(data, t.payload());
             let payload_len = u32::try_from(ip_end.saturating_sub(payload_start)).unwrap_or(0);
-            let (seq, ack, window) = (
-                t.sequence_number(),
-                t.acknowledgment_number(),
-                t.window_size(),
-            );
+            let (seq, ack, window) =
+                (t.sequence_number(), t.acknowledgment_number(), t.window_size());
             h.write_u32(seq);
             h.write_u32(ack);
             h.write_u8(flags.0);
             h.write_u16(window);
             h.write_u32(payload_len);
-            rec.l4 = L4::Tcp {
-                seq,
-                ack,
-                flags,
-                window,
-                payload_len,
-            };
+            rec.l4 = L4::Tcp { seq, ack, flags, window, payload_len };
             (t.source_port(), t.destination_port())
         }
         Some(TransportSlice::Udp(u)) => {
@@ -227,20 +199,12 @@ pub fn parse_packet(frame: &Frame) -> Result<PacketRecord, DecodeError> {
             let start = offset_in(data, payload);
             h.write_u16(u.length());
             h.write(payload.get(..FINGERPRINT_PAYLOAD_BYTES).unwrap_or(payload));
-            rec.l4 = L4::Udp {
-                payload: start..start + payload.len(),
-            };
+            rec.l4 = L4::Udp { payload: start..start + payload.len() };
             (u.source_port(), u.destination_port())
         }
         _ => (0, 0),
     };
-    rec.flow = Some(FlowKey {
-        src,
-        dst,
-        sport,
-        dport,
-        proto: proto.0,
-    });
+    rec.flow = Some(FlowKey { src, dst, sport, dport, proto: proto.0 });
     rec.fingerprint = h.finish();
     Ok(rec)
 }
@@ -253,34 +217,19 @@ fn offset_in(data: &[u8], sub: &[u8]) -> usize {
 fn be16(data: &[u8], at: usize, field: &'static str) -> Result<u16, DecodeError> {
     match data.get(at..at + 2) {
         Some(&[a, b]) => Ok(u16::from_be_bytes([a, b])),
-        _ => Err(DecodeError::truncated(
-            at,
-            field,
-            data.len().saturating_sub(at),
-            2,
-        )),
+        _ => Err(DecodeError::truncated(at, field, data.len().saturating_sub(at), 2)),
     }
 }
 
 fn be32(data: &[u8], at: usize, field: &'static str) -> Result<u32, DecodeError> {
     match data.get(at..at + 4) {
         Some(&[a, b, c, d]) => Ok(u32::from_be_bytes([a, b, c, d])),
-        _ => Err(DecodeError::truncated(
-            at,
-            field,
-            data.len().saturating_sub(at),
-            4,
-        )),
+        _ => Err(DecodeError::truncated(at, field, data.len().saturating_sub(at), 4)),
     }
 }
 
 fn len_error(e: &LenError, base: usize) -> DecodeError {
-    DecodeError::truncated(
-        base + e.layer_start_offset,
-        layer_field(e.layer),
-        e.len,
-        e.required_len,
-    )
+    DecodeError::truncated(base + e.layer_start_offset, layer_field(e.layer), e.len, e.required_len)
 }
 
 fn layer_field(layer: etherparse::err::Layer) -> &'static str {
@@ -347,13 +296,7 @@ mod tests {
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
     fn frame(linktype: Linktype, data: &[u8]) -> Frame<'_> {
-        Frame {
-            ts_ns: 5,
-            interface: 2,
-            linktype,
-            orig_len: data.len() as u32,
-            data,
-        }
+        Frame { ts_ns: 5, interface: 2, linktype, orig_len: data.len() as u32, data }
     }
 
     fn v4(a: [u8; 4]) -> IpAddr {
@@ -412,44 +355,14 @@ mod tests {
 
     #[test]
     fn ethernet_snaplen_cut_keeps_the_ip_payload_length() {
-        let f = tcp_frame(
-            [10, 0, 0, 1],
-            [10, 0, 0, 2],
-            1,
-            2,
-            0,
-            0,
-            0,
-            TcpFlags::ACK,
-            0,
-            &[7; 1400],
-        );
-        let cut = Frame {
-            orig_len: f.len() as u32,
-            ..frame(Linktype::ETHERNET, &f[..96])
-        };
+        let f =
+            tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, 0, 0, TcpFlags::ACK, 0, &[7; 1400]);
+        let cut = Frame { orig_len: f.len() as u32, ..frame(Linktype::ETHERNET, &f[..96]) };
         let r = parse_packet(&cut).unwrap();
-        assert!(matches!(
-            r.l4,
-            L4::Tcp {
-                payload_len: 1400,
-                ..
-            }
-        ));
+        assert!(matches!(r.l4, L4::Tcp { payload_len: 1400, .. }));
         assert_eq!(r.wire_len, 14 + 20 + 20 + 1400);
         // Ethernet pads a bare ACK to 60 bytes: the padding is not TCP payload.
-        let mut ack = tcp_frame(
-            [10, 0, 0, 1],
-            [10, 0, 0, 2],
-            1,
-            2,
-            0,
-            0,
-            0,
-            TcpFlags::ACK,
-            0,
-            &[],
-        );
+        let mut ack = tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, 0, 0, TcpFlags::ACK, 0, &[]);
         ack.resize(60, 0);
         let r = parse_packet(&frame(Linktype::ETHERNET, &ack)).unwrap();
         assert!(matches!(r.l4, L4::Tcp { payload_len: 0, .. }));
@@ -458,10 +371,7 @@ mod tests {
     #[test]
     fn ethernet_vlan_and_qinq_parse_to_the_same_five_tuple() {
         let b = || PacketBuilder::ethernet2([1; 6], [2; 6]);
-        let plain = udp_v4(
-            b().ipv4([1, 1, 1, 1], [2, 2, 2, 2], 9).udp(4000, 5900),
-            &[1, 2, 3],
-        );
+        let plain = udp_v4(b().ipv4([1, 1, 1, 1], [2, 2, 2, 2], 9).udp(4000, 5900), &[1, 2, 3]);
         let vlan = udp_v4(
             b().single_vlan(VlanId::try_new(100).unwrap())
                 .ipv4([1, 1, 1, 1], [2, 2, 2, 2], 9)
@@ -484,40 +394,21 @@ mod tests {
         for (f, payload_at) in [(&plain, 42), (&vlan, 46), (&qinq, 50)] {
             let r = parse_packet(&frame(Linktype::ETHERNET, f)).unwrap();
             assert_eq!(r.flow, Some(want));
-            assert_eq!(
-                r.l4,
-                L4::Udp {
-                    payload: payload_at..payload_at + 3
-                }
-            );
+            assert_eq!(r.l4, L4::Udp { payload: payload_at..payload_at + 3 });
             assert_eq!(&f[payload_at..payload_at + 3], &[1, 2, 3]);
         }
         // The router may add a tag and rewrite the TTL: the fingerprint stays.
-        let fp = |f: &[u8]| {
-            parse_packet(&frame(Linktype::ETHERNET, f))
-                .unwrap()
-                .fingerprint
-        };
+        let fp = |f: &[u8]| parse_packet(&frame(Linktype::ETHERNET, f)).unwrap().fingerprint;
         assert_eq!(fp(&plain), fp(&qinq));
-        let other = udp_v4(
-            b().ipv4([1, 1, 1, 1], [2, 2, 2, 2], 9).udp(4000, 5900),
-            &[1, 2, 4],
-        );
+        let other = udp_v4(b().ipv4([1, 1, 1, 1], [2, 2, 2, 2], 9).udp(4000, 5900), &[1, 2, 4]);
         assert_ne!(fp(&plain), fp(&other));
     }
 
     #[test]
     fn ethernet_ipv6_udp_gives_addresses_and_payload() {
-        let (s, d) = (
-            [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
-            [0xfe; 16],
-        );
-        let f = udp_v4(
-            PacketBuilder::ethernet2([1; 6], [2; 6])
-                .ipv6(s, d, 64)
-                .udp(53, 5353),
-            &[9; 10],
-        );
+        let (s, d) = ([0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0xfe; 16]);
+        let f =
+            udp_v4(PacketBuilder::ethernet2([1; 6], [2; 6]).ipv6(s, d, 64).udp(53, 5353), &[9; 10]);
         let r = parse_packet(&frame(Linktype::ETHERNET, &f)).unwrap();
         let flow = r.flow.unwrap();
         assert_eq!(
@@ -541,23 +432,9 @@ mod tests {
 
     #[test]
     fn ethernet_truncated_tcp_header_names_its_offset() {
-        let f = tcp_frame(
-            [10, 0, 0, 1],
-            [10, 0, 0, 2],
-            1,
-            2,
-            0,
-            0,
-            0,
-            TcpFlags::ACK,
-            0,
-            &[],
-        );
-        let e = parse_packet(&Frame {
-            orig_len: 54,
-            ..frame(Linktype::ETHERNET, &f[..44])
-        })
-        .unwrap_err();
+        let f = tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, 0, 0, TcpFlags::ACK, 0, &[]);
+        let e = parse_packet(&Frame { orig_len: 54, ..frame(Linktype::ETHERNET, &f[..44]) })
+            .unwrap_err();
         assert_eq!((e.offset, e.field, e.value), (34, "tcp header", 10));
         let e = parse_packet(&frame(Linktype::ETHERNET, &f[..10])).unwrap_err();
         assert_eq!((e.offset, e.field), (0, "ethernet header"));
@@ -565,18 +442,8 @@ mod tests {
 
     #[test]
     fn ethernet_bad_tcp_data_offset_is_a_tcp_error_at_the_tcp_header() {
-        let mut f = tcp_frame(
-            [10, 0, 0, 1],
-            [10, 0, 0, 2],
-            1,
-            2,
-            0,
-            0,
-            0,
-            TcpFlags::ACK,
-            0,
-            &[0; 8],
-        );
+        let mut f =
+            tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, 0, 0, TcpFlags::ACK, 0, &[0; 8]);
         f[34 + 12] = 0x30; // data offset 3 words < 5
         let e = parse_packet(&frame(Linktype::ETHERNET, &f)).unwrap_err();
         assert_eq!((e.offset, e.field), (34, "tcp header"));
@@ -618,14 +485,7 @@ mod tests {
             (flow.src, flow.sport, flow.dport, flow.proto),
             (v4([192, 168, 0, 1]), 443, 50000, 6)
         );
-        assert!(matches!(
-            r.l4,
-            L4::Tcp {
-                payload_len: 4,
-                seq: 5,
-                ..
-            }
-        ));
+        assert!(matches!(r.l4, L4::Tcp { payload_len: 4, seq: 5, .. }));
         let e = parse_packet(&frame(Linktype::LINUX_SLL2, &f[..19])).unwrap_err();
         assert_eq!((e.offset, e.field), (0, "sll2 header"));
         // A truncated IP header is reported from the frame's start, past the 20-byte header.
@@ -641,10 +501,7 @@ mod tests {
         let a = parse_packet(&frame(Linktype::LINUX_SLL, &sll)).unwrap();
         let b = parse_packet(&frame(Linktype::RAW, &ip)).unwrap();
         let c = parse_packet(&frame(Linktype::IPV4, &ip)).unwrap();
-        assert_eq!(
-            (a.flow, a.fingerprint, a.interface),
-            (b.flow, b.fingerprint, 2)
-        );
+        assert_eq!((a.flow, a.fingerprint, a.interface), (b.flow, b.fingerprint, 2));
         assert_eq!(b, c);
     }
 
@@ -669,10 +526,7 @@ mod tests {
             ],
             [1, 2, 4, 8, 16, 32, 64, 128]
         );
-        assert_eq!(
-            (SLL_LEN, SLL2_LEN, SLL2_IFINDEX_AT, SLL_PROTOCOL_AT),
-            (16, 20, 4, 14)
-        );
+        assert_eq!((SLL_LEN, SLL2_LEN, SLL2_IFINDEX_AT, SLL_PROTOCOL_AT), (16, 20, 4, 14));
     }
 
     proptest! {

@@ -58,15 +58,10 @@ pub fn reconstruct_queue(
     key: QueueKey,
     drop_horizon_ns: u64,
 ) -> QueueTrace {
-    let mut ins: Vec<(u64, u64, u32, Option<FlowKey>)> = entering
-        .into_iter()
-        .map(|r| (r.ts_ns, identity(&r), r.wire_len, r.flow))
-        .collect();
+    let mut ins: Vec<(u64, u64, u32, Option<FlowKey>)> =
+        entering.into_iter().map(|r| (r.ts_ns, identity(&r), r.wire_len, r.flow)).collect();
     ins.sort_by_key(|a| a.0);
-    let mut outs: Vec<(u64, u64)> = leaving
-        .into_iter()
-        .map(|r| (r.ts_ns, identity(&r)))
-        .collect();
+    let mut outs: Vec<(u64, u64)> = leaving.into_iter().map(|r| (r.ts_ns, identity(&r))).collect();
     outs.sort_by_key(|d| d.0);
 
     // Chains of same-identity arrivals in entry order: (first unmatched, last).
@@ -74,13 +69,7 @@ pub fn reconstruct_queue(
     let mut arrivals = Vec::with_capacity(ins.len().min(END as usize));
     for (i, &(ts_ns, id, bytes, flow)) in ins.iter().enumerate().take(END as usize) {
         let i = i as u32;
-        arrivals.push(Arrival {
-            ts_ns,
-            bytes,
-            flow,
-            next: END,
-            fate: Fate::Queued,
-        });
+        arrivals.push(Arrival { ts_ns, bytes, flow, next: END, fate: Fate::Queued });
         match chains.get_mut(&id) {
             Some((_, tail)) => {
                 arrivals[*tail as usize].next = i;
@@ -99,12 +88,7 @@ pub fn reconstruct_queue(
             continue;
         };
         // Arrivals older than the horizon stay queued: they are the drops.
-        while *head != END
-            && arrivals[*head as usize]
-                .ts_ns
-                .saturating_add(drop_horizon_ns)
-                < t
-        {
+        while *head != END && arrivals[*head as usize].ts_ns.saturating_add(drop_horizon_ns) < t {
             *head = arrivals[*head as usize].next;
         }
         match arrivals.get_mut(*head as usize) {
@@ -117,13 +101,8 @@ pub fn reconstruct_queue(
     }
 
     let last_departure = outs.last().map_or(0, |d| d.0);
-    trace.observations = sweep(
-        &arrivals,
-        last_departure,
-        drop_horizon_ns,
-        key,
-        &mut trace.undecided,
-    );
+    trace.observations =
+        sweep(&arrivals, last_departure, drop_horizon_ns, key, &mut trace.undecided);
     trace
 }
 
@@ -191,11 +170,7 @@ mod tests {
     use crate::capture::packet::L4;
     use std::net::{IpAddr, Ipv4Addr};
 
-    const KEY: QueueKey = QueueKey {
-        switch_id: 1,
-        port: 2,
-        queue_id: 0,
-    };
+    const KEY: QueueKey = QueueKey { switch_id: 1, port: 2, queue_id: 0 };
     const BYTES: u32 = 1000;
 
     fn flow() -> FlowKey {
@@ -225,16 +200,10 @@ mod tests {
     /// departures at 2, 4, …, 18 µs carry p0–p6, p8, p10; p7, p9, p11 find 4 packets and
     /// are dropped; p12 enters an empty queue at 30 µs and leaves at 32 µs.
     fn two_to_one() -> (Vec<PacketRecord>, Vec<PacketRecord>) {
-        let entering: Vec<_> = (0..12)
-            .map(|i| pkt(i * 1000, i))
-            .chain([pkt(30_000, 12)])
-            .collect();
+        let entering: Vec<_> = (0..12).map(|i| pkt(i * 1000, i)).chain([pkt(30_000, 12)]).collect();
         let served = [0, 1, 2, 3, 4, 5, 6, 8, 10];
-        let mut leaving: Vec<_> = served
-            .iter()
-            .enumerate()
-            .map(|(k, &i)| pkt(2000 * (k as u64 + 1), i))
-            .collect();
+        let mut leaving: Vec<_> =
+            served.iter().enumerate().map(|(k, &i)| pkt(2000 * (k as u64 + 1), i)).collect();
         leaving.push(pkt(32_000, 12));
         (entering, leaving)
     }
@@ -293,10 +262,7 @@ mod tests {
                 .filter(|p| p.ts_ns <= o.t_ns && !dropped.contains(&p.ts_ns))
                 .count();
             let left = leaving.iter().filter(|p| p.ts_ns <= o.t_ns).count();
-            assert_eq!(
-                o.occupancy_bytes,
-                (entered - left) as u64 * u64::from(BYTES)
-            );
+            assert_eq!(o.occupancy_bytes, (entered - left) as u64 * u64::from(BYTES));
         }
     }
 
@@ -330,11 +296,8 @@ mod tests {
         let entering = vec![pkt(0, 3), pkt(50_000, 3)];
         let leaving = vec![pkt(52_000, 3)];
         let t = reconstruct_queue(entering, leaving, KEY, 10_000);
-        let o: Vec<_> = t
-            .observations
-            .iter()
-            .map(|o| (o.t_ns, o.dropped, o.hop_latency_ns))
-            .collect();
+        let o: Vec<_> =
+            t.observations.iter().map(|o| (o.t_ns, o.dropped, o.hop_latency_ns)).collect();
         assert_eq!(o, vec![(0, true, None), (52_000, false, Some(2000))]);
     }
 }

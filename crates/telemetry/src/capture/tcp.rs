@@ -45,13 +45,7 @@ fn before(a: u32, b: u32) -> bool {
 }
 
 fn reverse(f: &FlowKey) -> FlowKey {
-    FlowKey {
-        src: f.dst,
-        dst: f.src,
-        sport: f.dport,
-        dport: f.sport,
-        proto: f.proto,
-    }
+    FlowKey { src: f.dst, dst: f.src, sport: f.dport, dport: f.sport, proto: f.proto }
 }
 
 impl TcpMarker {
@@ -61,16 +55,7 @@ impl TcpMarker {
 
     /// Classifies `rec` and updates its direction's state. Non-TCP records are `None`.
     pub fn observe(&mut self, rec: &PacketRecord) -> TcpMark {
-        let (
-            Some(flow),
-            L4::Tcp {
-                seq,
-                ack,
-                flags,
-                window,
-                payload_len,
-            },
-        ) = (&rec.flow, &rec.l4)
+        let (Some(flow), L4::Tcp { seq, ack, flags, window, payload_len }) = (&rec.flow, &rec.l4)
         else {
             return TcpMark::None;
         };
@@ -81,10 +66,8 @@ impl TcpMarker {
         let seg_end = seq.wrapping_add(seg_len);
         // (a): unknown when the other direction was never seen (a one-sided capture); then
         // the ACK stream alone decides.
-        let peer_outstanding = self
-            .dirs
-            .get(&reverse(flow))
-            .is_none_or(|p| before(ack, p.high_end));
+        let peer_outstanding =
+            self.dirs.get(&reverse(flow)).is_none_or(|p| before(ack, p.high_end));
         let d = self.dirs.entry(*flow).or_insert(Direction {
             high_end: seq,
             last_ack: None,
@@ -152,13 +135,7 @@ mod tests {
                 proto: 6,
             }),
             ip_id: None,
-            l4: L4::Tcp {
-                seq,
-                ack,
-                flags: TcpFlags(flags),
-                window,
-                payload_len,
-            },
+            l4: L4::Tcp { seq, ack, flags: TcpFlags(flags), window, payload_len },
             fingerprint: 0,
         }
     }
@@ -188,14 +165,8 @@ mod tests {
     #[test]
     fn syn_sent_repeated_syn_is_a_retransmission() {
         let mut m = TcpMarker::new();
-        assert_eq!(
-            m.observe(&seg(A, 7, 0, TcpFlags::SYN, 100, 0)),
-            TcpMark::None
-        );
-        assert_eq!(
-            m.observe(&seg(A, 7, 0, TcpFlags::SYN, 100, 0)),
-            TcpMark::Retransmission
-        );
+        assert_eq!(m.observe(&seg(A, 7, 0, TcpFlags::SYN, 100, 0)), TcpMark::None);
+        assert_eq!(m.observe(&seg(A, 7, 0, TcpFlags::SYN, 100, 0)), TcpMark::Retransmission);
         // The first data byte follows the SYN's sequence number: new data.
         assert_eq!(m.observe(&seg(A, 8, 1, ACK, 100, 10)), TcpMark::None);
     }
@@ -205,10 +176,7 @@ mod tests {
         let mut m = TcpMarker::new();
         let start = u32::MAX - 1499;
         assert_eq!(m.observe(&seg(A, start, 1, ACK, 100, 1000)), TcpMark::None);
-        assert_eq!(
-            m.observe(&seg(A, start.wrapping_add(1000), 1, ACK, 100, 1000)),
-            TcpMark::None
-        );
+        assert_eq!(m.observe(&seg(A, start.wrapping_add(1000), 1, ACK, 100, 1000)), TcpMark::None);
         assert_eq!(m.observe(&seg(A, 500, 1, ACK, 100, 1000)), TcpMark::None);
         assert_eq!(
             m.observe(&seg(A, start.wrapping_add(1000), 1, ACK, 100, 1000)),
@@ -227,9 +195,7 @@ mod tests {
         m.observe(&seg(A, 3000, 1, ACK, 100, 1000));
         m.observe(&seg(A, 4000, 1, ACK, 100, 1000));
         assert_eq!(m.observe(&seg(B, 1, 2000, ACK, 500, 0)), TcpMark::None);
-        let dups: Vec<_> = (0..3)
-            .map(|_| m.observe(&seg(B, 1, 2000, ACK, 500, 0)))
-            .collect();
+        let dups: Vec<_> = (0..3).map(|_| m.observe(&seg(B, 1, 2000, ACK, 500, 0))).collect();
         assert_eq!(
             dups,
             vec![
@@ -238,10 +204,7 @@ mod tests {
                 TcpMark::DupAck { nth: 3 }
             ]
         );
-        assert_eq!(
-            m.observe(&seg(A, 2000, 1, ACK, 100, 1000)),
-            TcpMark::Retransmission
-        );
+        assert_eq!(m.observe(&seg(A, 2000, 1, ACK, 100, 1000)), TcpMark::Retransmission);
         // The ACK advances: the count starts again.
         assert_eq!(m.observe(&seg(B, 1, 5000, ACK, 500, 0)), TcpMark::None);
         assert_eq!(m.directions(), 2);
@@ -256,10 +219,7 @@ mod tests {
         assert_eq!(m.observe(&seg(B, 1, 2000, ACK, 600, 0)), TcpMark::None);
         // (b): data with the same ACK is not a duplicate ACK.
         assert_eq!(m.observe(&seg(B, 1, 2000, ACK, 600, 10)), TcpMark::None);
-        assert_eq!(
-            m.observe(&seg(B, 11, 2000, ACK, 600, 0)),
-            TcpMark::DupAck { nth: 1 }
-        );
+        assert_eq!(m.observe(&seg(B, 11, 2000, ACK, 600, 0)), TcpMark::DupAck { nth: 1 });
     }
 
     #[test]
@@ -275,10 +235,7 @@ mod tests {
     fn one_sided_capture_still_counts_dup_acks() {
         let mut m = TcpMarker::new();
         m.observe(&seg(B, 1, 2000, ACK, 500, 0));
-        assert_eq!(
-            m.observe(&seg(B, 1, 2000, ACK, 500, 0)),
-            TcpMark::DupAck { nth: 1 }
-        );
+        assert_eq!(m.observe(&seg(B, 1, 2000, ACK, 500, 0)), TcpMark::DupAck { nth: 1 });
         let mut rst = seg(B, 1, 2000, ACK | TcpFlags::RST, 500, 0);
         assert_eq!(m.observe(&rst), TcpMark::None);
         rst.l4 = L4::Other;

@@ -70,7 +70,8 @@ pub fn udp_to_ports<'a>(frame: &Frame<'a>, ports: &[u16]) -> UdpFast<'a> {
             (ip + ihl, ip + usize::from(total))
         }
         ETHERTYPE_IPV6 => {
-            let (Some(&v), Some(&next), Some(len)) = (d.get(ip), d.get(ip + 6), be16(d, ip + 4)) else {
+            let (Some(&v), Some(&next), Some(len)) = (d.get(ip), d.get(ip + 6), be16(d, ip + 4))
+            else {
                 return UdpFast::Unknown;
             };
             if v >> 4 != 6 || next != PROTO_UDP {
@@ -101,7 +102,13 @@ mod tests {
     use proptest::prelude::*;
 
     fn frame(data: &[u8]) -> Frame<'_> {
-        Frame { ts_ns: 0, interface: 0, linktype: Linktype::ETHERNET, orig_len: data.len() as u32, data }
+        Frame {
+            ts_ns: 0,
+            interface: 0,
+            linktype: Linktype::ETHERNET,
+            orig_len: data.len() as u32,
+            data,
+        }
     }
 
     /// Ethernet (+ `vlans` tags) / IPv4 / UDP to `dport` with `payload`.
@@ -112,7 +119,9 @@ mod tests {
         }
         f.extend_from_slice(&[0x08, 0x00]);
         let total = (20 + 8 + payload.len()) as u16;
-        f.extend_from_slice(&[0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+        f.extend_from_slice(&[
+            0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ]);
         f[16 + 4 * vlans..18 + 4 * vlans].copy_from_slice(&total.to_be_bytes());
         f.extend_from_slice(&[0x30, 0x39]);
         f.extend_from_slice(&dport.to_be_bytes());

@@ -132,7 +132,13 @@ mod tests {
             definition,
             resolution_ns: 5_000,
             culprits: vec![Culprit { flow: flow(1), bytes: 90_000, share: 0.75 }],
-            victims: vec![Victim { flow: flow(2), delay_ns: 40_000, drops: 2, retransmits: 0, dup_acks: 0 }],
+            victims: vec![Victim {
+                flow: flow(2),
+                delay_ns: 40_000,
+                drops: 2,
+                retransmits: 0,
+                dup_acks: 0,
+            }],
         }
     }
 

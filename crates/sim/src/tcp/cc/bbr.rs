@@ -27,16 +27,16 @@
 //!   becomes a plain comparison.
 
 pub(super) mod aggregation;
-pub(super) mod probe_rtt;
 mod minmax;
+pub(super) mod probe_rtt;
 
 use minmax::Minmax;
 
-use aggregation::AckAggregation;
-use probe_rtt::{Hold, ProbeRttHold};
 use super::{CaEvent, CaState, CongestionOps, RateSample, Sock, after};
 use crate::rng::{self, Stream};
 use crate::tcp::sender::MAX_TCP_HEADER;
+use aggregation::AckAggregation;
+use probe_rtt::{Hold, ProbeRttHold};
 
 /// `BW_SCALE` (`tcp_bbr.c`): bandwidth is packets/µs << 24 (one unit ≈ 715 bit/s at 1500 B).
 pub const BW_SCALE: u32 = 24;
@@ -362,7 +362,11 @@ impl Bbr {
     /// `bbr_packets_in_net_at_edt()` with the EDT at `now` (no departure-time queue is
     /// modelled): inflight, plus the next burst when raising inflight.
     fn packets_in_net_at_edt(&self, tp: &Sock, inflight_now: u32) -> u32 {
-        if self.pacing_gain > BBR_UNIT { inflight_now + Self::tso_segs_goal(tp) } else { inflight_now }
+        if self.pacing_gain > BBR_UNIT {
+            inflight_now + Self::tso_segs_goal(tp)
+        } else {
+            inflight_now
+        }
     }
 
     /// `bbr_ack_aggregation_cwnd()`: the extra cwnd for ACK aggregation, once the pipe is full.
@@ -437,7 +441,8 @@ impl Bbr {
         let inflight = self.packets_in_net_at_edt(tp, rs.prior_in_flight);
         let bw = self.max_bw();
         if self.pacing_gain > BBR_UNIT {
-            return is_full_length && (rs.losses > 0 || inflight >= self.inflight(tp, bw, self.pacing_gain));
+            return is_full_length
+                && (rs.losses > 0 || inflight >= self.inflight(tp, bw, self.pacing_gain));
         }
         is_full_length || inflight <= self.inflight(tp, bw, BBR_UNIT)
     }
@@ -575,7 +580,8 @@ impl Bbr {
             self.packet_conservation = false;
         }
         self.lt_bw_sampling(tp, rs);
-        let bw = (rs.delivered as u64 * BW_UNIT / rs.interval_us as u64).min(u32::MAX as u64) as u32;
+        let bw =
+            (rs.delivered as u64 * BW_UNIT / rs.interval_us as u64).min(u32::MAX as u64) as u32;
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.bw.running_max(BBR_BW_RTTS, self.rtt_cnt, bw);
         }
@@ -588,7 +594,14 @@ impl Bbr {
         }
         let win_rtts = BBR_EXTRA_ACKED_WIN_RTTS;
         let bw = self.bw();
-        self.aggregation.update(self.round_start, win_rtts, self.delivered_mstamp, bw, rs.acked_sacked, tp.snd_cwnd);
+        self.aggregation.update(
+            self.round_start,
+            win_rtts,
+            self.delivered_mstamp,
+            bw,
+            rs.acked_sacked,
+            tp.snd_cwnd,
+        );
     }
 
     /// `bbr_update_cycle_phase()`.
@@ -621,7 +634,8 @@ impl Bbr {
             tp.snd_ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
         }
         if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(tp, tp.in_flight) <= self.inflight(tp, self.max_bw(), BBR_UNIT)
+            && self.packets_in_net_at_edt(tp, tp.in_flight)
+                <= self.inflight(tp, self.max_bw(), BBR_UNIT)
         {
             self.reset_probe_bw_mode();
         }
@@ -642,13 +656,18 @@ impl Bbr {
     /// restarting from idle) enter PROBE_RTT, hold ≤ 4 packets for max(200 ms, 1 round).
     fn update_min_rtt(&mut self, tp: &mut Sock, rs: &RateSample) {
         let now = tp.jiffies();
-        let filter_expired = after(now, self.min_rtt_stamp.wrapping_add(BBR_MIN_RTT_WIN_SEC * tp.hz));
+        let filter_expired =
+            after(now, self.min_rtt_stamp.wrapping_add(BBR_MIN_RTT_WIN_SEC * tp.hz));
         // Linux also requires `!rs->is_ack_delayed` for the expired case; see the module doc.
         if rs.rtt_us >= 0 && (rs.rtt_us < self.min_rtt_us as i64 || filter_expired) {
             self.min_rtt_us = rs.rtt_us.min(u32::MAX as i64) as u32;
             self.min_rtt_stamp = now;
         }
-        if BBR_PROBE_RTT_MODE_MS > 0 && filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
+        if BBR_PROBE_RTT_MODE_MS > 0
+            && filter_expired
+            && !self.idle_restart
+            && self.mode != Mode::ProbeRtt
+        {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(tp);
             self.probe_rtt.reset();
@@ -656,7 +675,13 @@ impl Bbr {
         if self.mode == Mode::ProbeRtt {
             // Samples taken at 4 packets say nothing about the path rate.
             tp.app_limited = true;
-            match self.probe_rtt.on_ack(now, tp.hz, tp.in_flight, BBR_CWND_MIN_TARGET, self.round_start) {
+            match self.probe_rtt.on_ack(
+                now,
+                tp.hz,
+                tp.in_flight,
+                BBR_CWND_MIN_TARGET,
+                self.round_start,
+            ) {
                 Hold::Started => self.next_rtt_delivered = tp.delivered,
                 Hold::RoundDone => self.check_probe_rtt_done(tp),
                 Hold::Waiting => {}
@@ -674,7 +699,11 @@ impl Bbr {
             Mode::Startup => (BBR_HIGH_GAIN, BBR_HIGH_GAIN),
             Mode::Drain => (BBR_DRAIN_GAIN, BBR_HIGH_GAIN),
             Mode::ProbeBw => {
-                let pacing = if self.lt_use_bw { BBR_UNIT } else { BBR_PACING_GAIN[self.cycle_idx as usize] };
+                let pacing = if self.lt_use_bw {
+                    BBR_UNIT
+                } else {
+                    BBR_PACING_GAIN[self.cycle_idx as usize]
+                };
                 (pacing, BBR_CWND_GAIN)
             }
             Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),

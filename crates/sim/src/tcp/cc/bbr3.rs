@@ -45,7 +45,8 @@ pub use super::bbr::{
     BBR_SCALE, BBR_SNDBUF_EXPAND, BBR_UNIT, BW_SCALE, BW_UNIT, Mode,
 };
 use super::{
-    CaEvent, CaState, CongestionOps, GSO_MAX_SIZE, RateSample, Sock, TCP_MIN_TSO_SEGS, after, msecs_to_jiffies,
+    CaEvent, CaState, CongestionOps, GSO_MAX_SIZE, RateSample, Sock, TCP_MIN_TSO_SEGS, after,
+    msecs_to_jiffies,
 };
 use crate::rng::{self, Stream};
 use crate::tcp::sender::MAX_TCP_HEADER;
@@ -143,10 +144,7 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Params {
-        Params {
-            seed: 0,
-            ecn_low: true,
-        }
+        Params { seed: 0, ecn_low: true }
     }
 }
 
@@ -413,21 +411,13 @@ impl Bbr3 {
             return self.init_cwnd;
         }
         let w = bw as u128 * self.min_rtt_us as u128;
-        ((w * gain as u128) >> BBR_SCALE)
-            .div_ceil(BW_UNIT as u128)
-            .min(u32::MAX as u128) as u32
+        ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128).min(u32::MAX as u128) as u32
     }
 
     /// `bbr_quantization_budget()` v3: at least three TSO bursts and 4 packets, +2 in UP.
     fn quantization_budget(&self, tp: &Sock, cwnd: u32) -> u32 {
-        let cwnd = cwnd
-            .max(3 * self.tso_segs_goal(tp))
-            .max(BBR_CWND_MIN_TARGET);
-        if self.mode == Mode::ProbeBw && self.phase == Phase::Up {
-            cwnd + 2
-        } else {
-            cwnd
-        }
+        let cwnd = cwnd.max(3 * self.tso_segs_goal(tp)).max(BBR_CWND_MIN_TARGET);
+        if self.mode == Mode::ProbeBw && self.phase == Phase::Up { cwnd + 2 } else { cwnd }
     }
 
     /// `bbr_inflight()`.
@@ -451,8 +441,7 @@ impl Bbr3 {
 
     /// `bbr_probe_rtt_cwnd()`: half the BDP, at least 4 packets.
     fn probe_rtt_cwnd(&self) -> u32 {
-        self.bdp(self.bw(), BBR_PROBE_RTT_CWND_GAIN)
-            .max(BBR_CWND_MIN_TARGET)
+        self.bdp(self.bw(), BBR_PROBE_RTT_CWND_GAIN).max(BBR_CWND_MIN_TARGET)
     }
 
     /// `bbr_target_inflight()`: the BDP unless congestion has cut cwnd below it.
@@ -467,9 +456,7 @@ impl Bbr3 {
         }
         let headroom =
             ((self.inflight_hi as u64 * BBR_INFLIGHT_HEADROOM as u64) >> BBR_SCALE).max(1) as u32;
-        self.inflight_hi
-            .saturating_sub(headroom)
-            .max(BBR_CWND_MIN_TARGET)
+        self.inflight_hi.saturating_sub(headroom).max(BBR_CWND_MIN_TARGET)
     }
 
     // ---- cwnd ----
@@ -672,10 +659,9 @@ impl Bbr3 {
     /// loss rate crossed 2 %, rounded up to a packet.
     fn inflight_hi_from_lost_skb(s: &Signals) -> u32 {
         const PCOUNT: u32 = 1;
-        let (Some(inflight_prev), Some(lost_prev)) = (
-            s.tx_in_flight.checked_sub(PCOUNT),
-            s.lost.checked_sub(PCOUNT),
-        ) else {
+        let (Some(inflight_prev), Some(lost_prev)) =
+            (s.tx_in_flight.checked_sub(PCOUNT), s.lost.checked_sub(PCOUNT))
+        else {
             return u32::MAX;
         };
         let loss_budget =
@@ -720,15 +706,9 @@ impl Bbr3 {
         }
         let lost_before = sig.lost.saturating_sub(losses);
         for k in 1..=losses {
-            let s = Signals {
-                lost: lost_before + k,
-                ..*sig
-            };
+            let s = Signals { lost: lost_before + k, ..*sig };
             if self.is_inflight_too_high(&s) {
-                let s = Signals {
-                    tx_in_flight: Self::inflight_hi_from_lost_skb(&s),
-                    ..s
-                };
+                let s = Signals { tx_in_flight: Self::inflight_hi_from_lost_skb(&s), ..s };
                 self.handle_inflight_too_high(tp, &s);
                 return; // bw_probe_samples is now off: later packets return at once
             }
@@ -760,9 +740,7 @@ impl Bbr3 {
         if self.loss_in_round {
             self.init_lower_bounds(tp, true);
             let loss_cut = (BBR_UNIT - BBR_BETA) as u64;
-            self.bw_lo = self
-                .bw_latest
-                .max(((self.bw_lo as u64 * loss_cut) >> BBR_SCALE) as u32);
+            self.bw_lo = self.bw_latest.max(((self.bw_lo as u64 * loss_cut) >> BBR_SCALE) as u32);
             self.inflight_lo = self
                 .inflight_latest
                 .max(((self.inflight_lo as u64 * loss_cut) >> BBR_SCALE) as u32);
@@ -794,9 +772,8 @@ impl Bbr3 {
             return;
         }
         self.bw_latest = self.bw_latest.max(sample_bw);
-        self.inflight_latest = self
-            .inflight_latest
-            .max(rs.delivered.clamp(0, u32::MAX as i64) as u32);
+        self.inflight_latest =
+            self.inflight_latest.max(rs.delivered.clamp(0, u32::MAX as i64) as u32);
         if rs.prior_delivered >= self.loss_round_delivered {
             self.loss_round_delivered = tp.delivered;
             self.loss_round_start = true;
@@ -835,7 +812,14 @@ impl Bbr3 {
         }
         let win_rtts = if self.full_bw_reached { BBR_EXTRA_ACKED_WIN_RTTS } else { 1 };
         let bw = self.bw();
-        self.aggregation.update(self.round_start, win_rtts, self.delivered_mstamp, bw, rs.acked_sacked, tp.snd_cwnd);
+        self.aggregation.update(
+            self.round_start,
+            win_rtts,
+            self.delivered_mstamp,
+            bw,
+            rs.acked_sacked,
+            tp.snd_cwnd,
+        );
     }
 
     // ---- PROBE_BW ----
@@ -1086,17 +1070,14 @@ impl Bbr3 {
         let now = tp.jiffies();
         let probe_rtt_expired = after(
             now,
-            self.probe_rtt_min_stamp
-                .wrapping_add(msecs_to_jiffies(BBR_PROBE_RTT_WIN_MS, tp.hz)),
+            self.probe_rtt_min_stamp.wrapping_add(msecs_to_jiffies(BBR_PROBE_RTT_WIN_MS, tp.hz)),
         );
         if rs.rtt_us >= 0 && (rs.rtt_us < self.probe_rtt_min_us as i64 || probe_rtt_expired) {
             self.probe_rtt_min_us = rs.rtt_us.min(u32::MAX as i64) as u32;
             self.probe_rtt_min_stamp = now;
         }
-        let min_rtt_expired = after(
-            now,
-            self.min_rtt_stamp.wrapping_add(BBR_MIN_RTT_WIN_SEC * tp.hz),
-        );
+        let min_rtt_expired =
+            after(now, self.min_rtt_stamp.wrapping_add(BBR_MIN_RTT_WIN_SEC * tp.hz));
         if self.probe_rtt_min_us <= self.min_rtt_us || min_rtt_expired {
             self.min_rtt_us = self.probe_rtt_min_us;
             self.min_rtt_stamp = self.probe_rtt_min_stamp;
@@ -1114,7 +1095,13 @@ impl Bbr3 {
         }
         if self.mode == Mode::ProbeRtt {
             tp.app_limited = true; // samples at a cut cwnd say nothing about the path rate
-            match self.probe_rtt.on_ack(now, tp.hz, tp.in_flight, self.probe_rtt_cwnd(), self.round_start) {
+            match self.probe_rtt.on_ack(
+                now,
+                tp.hz,
+                tp.in_flight,
+                self.probe_rtt_cwnd(),
+                self.round_start,
+            ) {
                 Hold::Started => self.next_rtt_delivered = tp.delivered,
                 Hold::RoundDone => self.check_probe_rtt_done(tp),
                 Hold::Waiting => {}
@@ -1133,11 +1120,8 @@ impl Bbr3 {
             Mode::Startup => (BBR_STARTUP_PACING_GAIN, BBR_STARTUP_CWND_GAIN),
             Mode::Drain => (BBR_DRAIN_GAIN, BBR_STARTUP_CWND_GAIN),
             Mode::ProbeBw => {
-                let up = if self.phase == Phase::Up {
-                    BBR_UNIT * BBR_BW_PROBE_CWND_GAIN / 4
-                } else {
-                    0
-                };
+                let up =
+                    if self.phase == Phase::Up { BBR_UNIT * BBR_BW_PROBE_CWND_GAIN / 4 } else { 0 };
                 (BBR_PACING_GAIN[self.phase as usize], BBR_CWND_GAIN + up)
             }
             Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
@@ -1158,9 +1142,7 @@ impl Bbr3 {
         if rs.interval_us <= 0 || rs.delivered < 0 {
             return 0;
         }
-        (rs.delivered as u64 * BW_UNIT)
-            .div_ceil(rs.interval_us as u64)
-            .min(u32::MAX as u64) as u32
+        (rs.delivered as u64 * BW_UNIT).div_ceil(rs.interval_us as u64).min(u32::MAX as u64) as u32
     }
 
     /// `bbr_update_model()`.
@@ -1316,20 +1298,12 @@ impl CongestionOps for Bbr3 {
     /// `bbr_init()` v3.
     fn init(&mut self, tp: &mut Sock) {
         let (rng, ecn_low) = (self.rng.clone(), self.ecn_low);
-        *self = Bbr3 {
-            rng,
-            ecn_low,
-            ..Bbr3::new(Params::default())
-        };
+        *self = Bbr3 { rng, ecn_low, ..Bbr3::new(Params::default()) };
         self.init_cwnd = tp.snd_cwnd.min(0x7f);
         self.prior_cwnd = tp.prior_cwnd;
         tp.snd_ssthresh = super::TCP_INFINITE_SSTHRESH;
         self.next_rtt_delivered = tp.delivered;
-        let min_rtt = if tp.min_rtt_us == 0 {
-            u32::MAX
-        } else {
-            tp.min_rtt_us
-        };
+        let min_rtt = if tp.min_rtt_us == 0 { u32::MAX } else { tp.min_rtt_us };
         (self.probe_rtt_min_us, self.min_rtt_us) = (min_rtt, min_rtt);
         (self.probe_rtt_min_stamp, self.min_rtt_stamp) = (tp.jiffies(), tp.jiffies());
         self.init_pacing_rate_from_rtt(tp);

@@ -22,7 +22,8 @@
 //!   agree when that ACK emptied the pipe, which is when `TxStart` fires.
 
 use super::{
-    AckSample, CaEvent, CaState, CongestionOps, Sock, cong_avoid_ai, reno_undo_cwnd, slow_start_then,
+    AckSample, CaEvent, CaState, CongestionOps, Sock, cong_avoid_ai, reno_undo_cwnd,
+    slow_start_then,
 };
 use crate::time::Time;
 
@@ -171,13 +172,7 @@ struct Round {
 
 impl Default for Round {
     fn default() -> Round {
-        Round {
-            round_start: 0,
-            end_delivered: 0,
-            last_ack: 0,
-            curr_rtt: u32::MAX,
-            sample_cnt: 0,
-        }
+        Round { round_start: 0, end_delivered: 0, last_ack: 0, curr_rtt: u32::MAX, sample_cnt: 0 }
     }
 }
 
@@ -197,11 +192,7 @@ pub struct Cubic {
 
 impl Cubic {
     pub fn new(params: Params) -> Cubic {
-        Cubic {
-            scales: Scales::new(&params),
-            params,
-            ..Cubic::default()
-        }
+        Cubic { scales: Scales::new(&params), params, ..Cubic::default() }
     }
 
     pub fn params(&self) -> &Params {
@@ -298,11 +289,7 @@ impl Cubic {
         } else {
             FLAT_CNT_PER_CWND.wrapping_mul(cwnd)
         };
-        if ca.last_max_cwnd == 0 {
-            cnt.min(FIRST_EPOCH_MAX_CNT)
-        } else {
-            cnt
-        }
+        if ca.last_max_cwnd == 0 { cnt.min(FIRST_EPOCH_MAX_CNT) } else { cnt }
     }
 
     /// The "TCP Friendly" part of `bictcp_update()`: grow the Reno estimate by one packet per
@@ -503,14 +490,7 @@ mod tests {
 
     fn ack(c: &mut Cubic, tp: &mut Sock, rtt: Time) {
         tp.delivered += 1;
-        c.pkts_acked(
-            tp,
-            &AckSample {
-                pkts_acked: 1,
-                rtt_us: rtt.as_us() as i64,
-                in_flight: 0,
-            },
-        );
+        c.pkts_acked(tp, &AckSample { pkts_acked: 1, rtt_us: rtt.as_us() as i64, in_flight: 0 });
     }
 
     /// A flow that saw RTT samples at `RTT`, then lost at `w_max` and reduced to ssthresh.
@@ -572,10 +552,7 @@ mod tests {
 
     #[test]
     fn hystart_constants_and_delay_threshold_clamp() {
-        assert_eq!(
-            (HYSTART_ACK_TRAIN, HYSTART_DELAY, HYSTART_MIN_SAMPLES),
-            (1, 2, 8)
-        );
+        assert_eq!((HYSTART_ACK_TRAIN, HYSTART_DELAY, HYSTART_MIN_SAMPLES), (1, 2, 8));
         assert_eq!((HYSTART_DELAY_MIN, HYSTART_DELAY_MAX), (4_000, 16_000));
         assert_eq!(hystart_delay_thresh(100_000), 12_500);
         assert_eq!(hystart_delay_thresh(16_000), 4_000);
@@ -585,10 +562,7 @@ mod tests {
 
     #[test]
     fn cnt_limits_match_bictcp_update() {
-        assert_eq!(
-            (FIRST_EPOCH_MAX_CNT, FLAT_CNT_PER_CWND, MIN_CNT),
-            (20, 100, 2)
-        );
+        assert_eq!((FIRST_EPOCH_MAX_CNT, FLAT_CNT_PER_CWND, MIN_CNT), (20, 100, 2));
     }
 
     #[test]
@@ -611,10 +585,7 @@ mod tests {
         while a < u64::MAX / 3 {
             let r = cubic_root(a) as f64;
             let exact = (a as f64).cbrt();
-            assert!(
-                r <= exact + 1e-9 && exact < r + 1.0,
-                "a={a}: {r} vs {exact}"
-            );
+            assert!(r <= exact + 1e-9 && exact < r + 1.0, "a={a}: {r} vs {exact}");
             a = a * 3 + 1;
         }
         assert_eq!(cubic_root(0), 0);
@@ -724,10 +695,7 @@ mod tests {
         run_rtts_at(&mut c, &mut tp, 100, Time::from_ms(1));
         assert!((119..=126).contains(&tp.snd_cwnd), "cwnd {}", tp.snd_cwnd);
 
-        let mut cubic_only = Cubic::new(Params {
-            tcp_friendliness: false,
-            ..Params::default()
-        });
+        let mut cubic_only = Cubic::new(Params { tcp_friendliness: false, ..Params::default() });
         let mut tp = sock(100);
         cubic_only.init(&mut tp);
         ack(&mut cubic_only, &mut tp, Time::from_ms(1));
@@ -811,10 +779,7 @@ mod tests {
         // 900 · (1024 + 717) / 2048 = 765.08
         assert_eq!(c.ca.last_max_cwnd, 765);
 
-        let mut slow = Cubic::new(Params {
-            fast_convergence: false,
-            ..Params::default()
-        });
+        let mut slow = Cubic::new(Params { fast_convergence: false, ..Params::default() });
         tp.snd_cwnd = 1000;
         slow.ssthresh(&tp);
         tp.snd_cwnd = 900;
@@ -829,10 +794,7 @@ mod tests {
         c.set_state(&mut tp, CaState::Recovery);
         assert_eq!(c.ca.last_max_cwnd, 1000);
         c.set_state(&mut tp, CaState::Loss);
-        assert_eq!(
-            (c.ca.last_max_cwnd, c.ca.delay_min, c.ca.epoch_start),
-            (0, 0, 0)
-        );
+        assert_eq!((c.ca.last_max_cwnd, c.ca.delay_min, c.ca.epoch_start), (0, 0, 0));
         assert_eq!(c.round.curr_rtt, u32::MAX);
     }
 
@@ -960,15 +922,9 @@ mod tests {
 
     #[test]
     fn slow_start_paced_ack_train_threshold_is_full_delay_min() {
-        let paced = Params {
-            paced: true,
-            ..Params::default()
-        };
+        let paced = Params { paced: true, ..Params::default() };
         assert_eq!(ack_train_exit_ms(paced), Some(101));
-        let delay_only = Params {
-            hystart_detect: HYSTART_DELAY,
-            ..Params::default()
-        };
+        let delay_only = Params { hystart_detect: HYSTART_DELAY, ..Params::default() };
         assert_eq!(ack_train_exit_ms(delay_only), None);
     }
 
@@ -985,11 +941,8 @@ mod tests {
 
     #[test]
     fn no_hystart_uses_initial_ssthresh() {
-        let mut c = Cubic::new(Params {
-            hystart: false,
-            initial_ssthresh: 50,
-            ..Params::default()
-        });
+        let mut c =
+            Cubic::new(Params { hystart: false, initial_ssthresh: 50, ..Params::default() });
         let mut tp = sock(10);
         c.init(&mut tp);
         assert_eq!(tp.snd_ssthresh, 50);

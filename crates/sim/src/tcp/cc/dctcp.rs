@@ -55,10 +55,7 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Params {
-        Params {
-            shift_g: 4,
-            alpha_on_init: DCTCP_MAX_ALPHA,
-        }
+        Params { shift_g: 4, alpha_on_init: DCTCP_MAX_ALPHA }
     }
 }
 
@@ -88,11 +85,7 @@ impl Default for Dctcp {
 impl Dctcp {
     /// Panics if `shift_g` exceeds [`MAX_SHIFT_G`] (Linux refuses the setting).
     pub fn new(params: Params) -> Dctcp {
-        assert!(
-            params.shift_g <= MAX_SHIFT_G,
-            "dctcp shift_g {} > {MAX_SHIFT_G}",
-            params.shift_g
-        );
+        assert!(params.shift_g <= MAX_SHIFT_G, "dctcp shift_g {} > {MAX_SHIFT_G}", params.shift_g);
         Dctcp {
             alpha: params.alpha_on_init.min(DCTCP_MAX_ALPHA),
             params,
@@ -162,11 +155,7 @@ impl CongestionOps for Dctcp {
     }
 
     fn name(&self) -> &'static str {
-        if self.reno_fallback {
-            "dctcp-reno"
-        } else {
-            "dctcp"
-        }
+        if self.reno_fallback { "dctcp-reno" } else { "dctcp" }
     }
 
     /// `dctcp_ssthresh()`: `max(cwnd − (cwnd·α >> 11), 2)`; remembers cwnd for undo.
@@ -250,13 +239,7 @@ mod tests {
     }
 
     fn with_alpha(alpha: u32, tp: &mut Sock) -> Dctcp {
-        started(
-            Params {
-                alpha_on_init: alpha,
-                ..Params::default()
-            },
-            tp,
-        )
+        started(Params { alpha_on_init: alpha, ..Params::default() }, tp)
     }
 
     /// One ACK-clocked packet: the ACK delivers the oldest packet (with ECE if `ce`), runs
@@ -274,13 +257,7 @@ mod tests {
         assert_eq!(DCTCP_MAX_ALPHA, 1024);
         assert_eq!(MAX_SHIFT_G, 10);
         assert_eq!(SSTHRESH_ALPHA_SHIFT, 11);
-        assert_eq!(
-            Params::default(),
-            Params {
-                shift_g: 4,
-                alpha_on_init: 1024
-            }
-        );
+        assert_eq!(Params::default(), Params { shift_g: 4, alpha_on_init: 1024 });
         assert_eq!(Dctcp::default().name(), "dctcp");
     }
 
@@ -295,10 +272,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "shift_g")]
     fn params_shift_g_above_ten_is_refused() {
-        Dctcp::new(Params {
-            shift_g: 11,
-            ..Params::default()
-        });
+        Dctcp::new(Params { shift_g: 11, ..Params::default() });
     }
 
     /// An ACK that brings the totals to `pkts` delivered (all cumulatively acked), `ce` marked.
@@ -411,12 +385,7 @@ mod tests {
         tp.snd_ssthresh = cc.ssthresh(&tp);
         cc.cwnd_event(&mut tp, CaEvent::Loss);
         assert_eq!(tp.snd_ssthresh, 50);
-        for ev in [
-            CaEvent::TxStart,
-            CaEvent::CwndRestart,
-            CaEvent::CompleteCwr,
-            CaEvent::EcnIsCe,
-        ] {
+        for ev in [CaEvent::TxStart, CaEvent::CwndRestart, CaEvent::CompleteCwr, CaEvent::EcnIsCe] {
             tp.snd_cwnd = 10;
             cc.cwnd_event(&mut tp, ev);
             assert_eq!(tp.snd_ssthresh, 50, "{ev:?}");
@@ -457,20 +426,14 @@ mod tests {
         let mut a = Sock::new(MSS, 101, 1000);
         let mut cc = Dctcp::default();
         cc.init(&mut a);
-        assert_eq!(
-            (cc.name(), cc.enabled(), cc.needs_ecn()),
-            ("dctcp-reno", false, false)
-        );
+        assert_eq!((cc.name(), cc.enabled(), cc.needs_ecn()), ("dctcp-reno", false, false));
         let mut b = a.clone();
         let mut reno = Reno;
         a.is_cwnd_limited = true;
         b.is_cwnd_limited = true;
         // The same ACKs, losses and undos through both; the sockets must stay equal.
         for step in 0..400u32 {
-            for (cc, tp) in [
-                (&mut cc as &mut dyn CongestionOps, &mut a),
-                (&mut reno, &mut b),
-            ] {
+            for (cc, tp) in [(&mut cc as &mut dyn CongestionOps, &mut a), (&mut reno, &mut b)] {
                 tp.snd_una += MSS as u64;
                 tp.delivered += 1;
                 cc.in_ack_event(tp, 0);

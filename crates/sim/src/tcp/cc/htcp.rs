@@ -64,10 +64,7 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Params {
-        Params {
-            use_rtt_scaling: true,
-            use_bandwidth_switch: true,
-        }
+        Params { use_rtt_scaling: true, use_bandwidth_switch: true }
     }
 }
 
@@ -135,10 +132,7 @@ pub struct Htcp {
 
 impl Htcp {
     pub fn new(params: Params) -> Htcp {
-        Htcp {
-            params,
-            ca: State::default(),
-        }
+        Htcp { params, ca: State::default() }
     }
 
     pub fn params(&self) -> &Params {
@@ -174,10 +168,7 @@ impl Htcp {
         if state == CaState::Open {
             ca.max_rtt = ca.max_rtt.max(ca.min_rtt);
             if ca.max_rtt < rtt
-                && rtt
-                    <= ca
-                        .max_rtt
-                        .wrapping_add(msecs_to_jiffies(MAX_RTT_STEP_MS, hz))
+                && rtt <= ca.max_rtt.wrapping_add(msecs_to_jiffies(MAX_RTT_STEP_MS, hz))
             {
                 ca.max_rtt = rtt;
             }
@@ -276,10 +267,7 @@ fn alpha_factor(diff: u32, hz: u32) -> u32 {
     }
     let d = diff - hz;
     let half = d / 2;
-    1 + 10u32
-        .wrapping_mul(d)
-        .wrapping_add(half.wrapping_mul(half) / hz)
-        / hz
+    1 + 10u32.wrapping_mul(d).wrapping_add(half.wrapping_mul(half) / hz) / hz
 }
 
 /// The RTT scale of `htcp_alpha_update()`: `(HZ<<3)/(10·minRTT)`, clamped to
@@ -322,10 +310,7 @@ impl CongestionOps for Htcp {
 
     /// `htcp_init()`. The initial ssthresh stays infinite; there is no HyStart.
     fn init(&mut self, tp: &mut Sock) {
-        self.ca = State {
-            last_cong: Self::jiffies(tp),
-            ..State::default()
-        };
+        self.ca = State { last_cong: Self::jiffies(tp), ..State::default() };
     }
 
     /// `htcp_recalc_ssthresh()`: update β and α for the event, return cwnd·β (at least 2).
@@ -412,10 +397,7 @@ mod tests {
     const HZ: u32 = 1000;
 
     /// Linux defaults with `use_bandwidth_switch = 0`.
-    const NO_SWITCH: Params = Params {
-        use_rtt_scaling: true,
-        use_bandwidth_switch: false,
-    };
+    const NO_SWITCH: Params = Params { use_rtt_scaling: true, use_bandwidth_switch: false };
 
     fn msec(v: u64) -> Time {
         Time::from_ms(v)
@@ -438,11 +420,7 @@ mod tests {
     }
 
     fn sample(h: &mut Htcp, tp: &mut Sock, pkts: u32, rtt: Time) {
-        let s = AckSample {
-            pkts_acked: pkts,
-            rtt_us: rtt.as_us() as i64,
-            in_flight: 0,
-        };
+        let s = AckSample { pkts_acked: pkts, rtt_us: rtt.as_us() as i64, in_flight: 0 };
         h.pkts_acked(tp, &s);
     }
 
@@ -504,17 +482,11 @@ mod tests {
     #[test]
     fn init_matches_htcp_init() {
         let (h, tp) = flow(10, HZ, Params::default());
-        assert_eq!(
-            (h.ca.alpha, h.ca.beta, h.ca.pkts_acked),
-            (ALPHA_BASE, BETA_MIN, 1)
-        );
+        assert_eq!((h.ca.alpha, h.ca.beta, h.ca.pkts_acked), (ALPHA_BASE, BETA_MIN, 1));
         assert_eq!(h.ca.last_cong, Htcp::jiffies(&tp));
         assert_eq!(h.name(), "htcp");
         // Default (before init) is already a usable α = 1, β = 0.5.
-        assert_eq!(
-            (Htcp::default().ca.alpha, Htcp::default().ca.beta),
-            (128, 64)
-        );
+        assert_eq!((Htcp::default().ca.alpha, Htcp::default().ca.beta), (128, 64));
     }
 
     #[test]
@@ -579,13 +551,7 @@ mod tests {
     fn alpha_rtt_scaling_multiplier_table() {
         // Multiplier 8/scale = minRTT/100 ms, clamped to [0.1, 2.0], integer scale.
         // (minRTT ms, scale at HZ=1000, scaled factor 111)
-        let table = [
-            (50, 16, 55),
-            (100, 8, 111),
-            (160, 5, 177),
-            (209, 4, 222),
-            (301, 4, 222),
-        ];
+        let table = [(50, 16, 55), (100, 8, 111), (160, 5, 177), (209, 4, 222), (301, 4, 222)];
         for (ms, scale, f) in table {
             let rtt = usecs_to_jiffies(ms * 1000, 1000);
             assert_eq!(rtt_scale(rtt, 1000), scale, "{ms} ms");
@@ -620,14 +586,7 @@ mod tests {
 
     #[test]
     fn alpha_without_rtt_scaling_is_the_paper_increase() {
-        let (mut h, mut tp) = flow(
-            10,
-            HZ,
-            Params {
-                use_rtt_scaling: false,
-                ..Params::default()
-            },
-        );
+        let (mut h, mut tp) = flow(10, HZ, Params { use_rtt_scaling: false, ..Params::default() });
         sample(&mut h, &mut tp, 1, msec(209));
         tp.now += Time::from_secs(10);
         h.alpha_update(Htcp::jiffies(&tp), HZ);
@@ -651,21 +610,14 @@ mod tests {
         }
         // One packet per cwnd + 1 ACKs (the first step may come early: α from the event).
         let steps = (tp.snd_cwnd - cwnd) as i64;
-        assert!(
-            (steps - 1000 / (cwnd as i64 + 1)).abs() <= 1,
-            "cwnd {cwnd} grew {steps}"
-        );
+        assert!((steps - 1000 / (cwnd as i64 + 1)).abs() <= 1, "cwnd {cwnd} grew {steps}");
         assert_eq!(alpha_factor(1000 + 99, HZ), 1);
         assert_eq!(alpha_factor(1000 + 100, HZ), 2);
         // At Δ = 2 s: ᾱ = 1 + (10000 + 250)/1000 = 11.
         run(&mut h, &mut tp, Time::from_secs(1), 1000, msec(100));
         assert_eq!(alpha_factor(2000, HZ), 11);
         // α was last recomputed at the last step, less than one cwnd of ACKs ago.
-        assert!(
-            (8 * 128..=11 * 128).contains(&h.ca.alpha),
-            "alpha {}",
-            h.ca.alpha
-        );
+        assert!((8 * 128..=11 * 128).contains(&h.ca.alpha), "alpha {}", h.ca.alpha);
     }
 
     #[test]
@@ -772,22 +724,8 @@ mod tests {
         assert_eq!((h.ca.min_rtt, h.ca.max_rtt), (90, 140));
         // No sample (Karn) or a zero sample: nothing.
         tp.ca_state = CaState::Open;
-        h.pkts_acked(
-            &mut tp,
-            &AckSample {
-                pkts_acked: 1,
-                rtt_us: -1,
-                in_flight: 0,
-            },
-        );
-        h.pkts_acked(
-            &mut tp,
-            &AckSample {
-                pkts_acked: 1,
-                rtt_us: 0,
-                in_flight: 0,
-            },
-        );
+        h.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: -1, in_flight: 0 });
+        h.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 0, in_flight: 0 });
         assert_eq!((h.ca.min_rtt, h.ca.max_rtt), (90, 140));
     }
 
@@ -881,11 +819,7 @@ mod tests {
             sample(&mut h, &mut tp, 1, msec(min_ms * 5 / 4));
             assert_eq!(backoff(&mut h, &mut tp, msec(min_ms)), BETA_MIN);
             sample(&mut h, &mut tp, 1, msec(min_ms * 5 / 4));
-            assert_eq!(
-                backoff(&mut h, &mut tp, msec(min_ms)),
-                expect,
-                "minRTT {min_ms} ms"
-            );
+            assert_eq!(backoff(&mut h, &mut tp, msec(min_ms)), expect, "minRTT {min_ms} ms");
         }
     }
 
@@ -972,10 +906,7 @@ mod tests {
         assert_eq!(h.ca.last_cong, Htcp::jiffies(&tp));
         tp.now += msec(300);
         h.set_state(&mut tp, CaState::Open);
-        assert_eq!(
-            (h.ca.last_cong, h.ca.undo_last_cong),
-            (Htcp::jiffies(&tp), 0)
-        );
+        assert_eq!((h.ca.last_cong, h.ca.undo_last_cong), (Htcp::jiffies(&tp), 0));
         // Open again (e.g. from Disorder) changes nothing.
         tp.now += msec(300);
         h.set_state(&mut tp, CaState::Disorder);
@@ -1006,10 +937,7 @@ mod tests {
         h.ca.max_rtt = 140;
         h.ca.old_max_b = 5;
         assert_eq!(h.undo_cwnd(&tp), cwnd);
-        assert_eq!(
-            (h.ca.last_cong, h.ca.max_rtt, h.ca.old_max_b),
-            (last_cong, max_rtt, old_max_b)
-        );
+        assert_eq!((h.ca.last_cong, h.ca.max_rtt, h.ca.old_max_b), (last_cong, max_rtt, old_max_b));
         // Back in Open the old epoch continues (Δ is not restarted).
         h.set_state(&mut tp, CaState::Open);
         assert_eq!(h.ca.last_cong, last_cong);

@@ -480,7 +480,10 @@ mod tests {
 
     #[test]
     fn tso_autosize_is_about_a_millisecond_at_the_pacing_rate() {
-        assert_eq!((SK_PACING_SHIFT, GSO_MAX_SIZE, TCP_TSO_RTT_LOG, TCP_MIN_TSO_SEGS), (10, 65_536, 9, 2));
+        assert_eq!(
+            (SK_PACING_SHIFT, GSO_MAX_SIZE, TCP_TSO_RTT_LOG, TCP_MIN_TSO_SEGS),
+            (10, 65_536, 9, 2)
+        );
         let mut tp = Sock::new(8948, 10, 1000);
         tp.min_rtt_us = 209_000;
         // 10 Gbit/s = 1.25e9 B/s: >> 10 = 1,220,703 B, capped at 64 KiB = 7 jumbo segments.

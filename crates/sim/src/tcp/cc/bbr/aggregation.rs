@@ -4,7 +4,8 @@
 //! rounds, so cwnd leaves room for receivers and NICs that ACK in batches.
 
 use super::{
-    BBR_ACK_EPOCH_ACKED_RESET_THRESH, BBR_EXTRA_ACKED_GAIN, BBR_EXTRA_ACKED_MAX_US, BBR_SCALE, BW_UNIT,
+    BBR_ACK_EPOCH_ACKED_RESET_THRESH, BBR_EXTRA_ACKED_GAIN, BBR_EXTRA_ACKED_MAX_US, BBR_SCALE,
+    BW_UNIT,
 };
 
 #[derive(Clone, Debug, Default)]
@@ -31,7 +32,15 @@ impl AckAggregation {
     /// One ACK that (S)ACKed `acked` packets at `delivered_mstamp` (µs), with bandwidth `bw`
     /// (packets/µs × `BW_UNIT`); the slot rotates every `win_rtts` rounds (v1: 5; v3: 1 before
     /// the pipe is full).
-    pub fn update(&mut self, round_start: bool, win_rtts: u32, delivered_mstamp: u64, bw: u32, acked: u32, cwnd: u32) {
+    pub fn update(
+        &mut self,
+        round_start: bool,
+        win_rtts: u32,
+        delivered_mstamp: u64,
+        bw: u32,
+        acked: u32,
+        cwnd: u32,
+    ) {
         if round_start {
             self.win_rtts = (self.win_rtts + 1).min(0x1f);
             if self.win_rtts >= win_rtts {
@@ -43,7 +52,9 @@ impl AckAggregation {
         let epoch_us = delivered_mstamp.saturating_sub(self.epoch_mstamp).min(u32::MAX as u64);
         let mut expected = (bw as u64 * epoch_us / BW_UNIT) as u32;
         // ACKs slower than bw, or a very old epoch: start a new epoch.
-        if self.epoch_acked <= expected || self.epoch_acked + acked >= BBR_ACK_EPOCH_ACKED_RESET_THRESH {
+        if self.epoch_acked <= expected
+            || self.epoch_acked + acked >= BBR_ACK_EPOCH_ACKED_RESET_THRESH
+        {
             self.epoch_acked = 0;
             self.epoch_mstamp = delivered_mstamp;
             expected = 0;

@@ -31,7 +31,14 @@ impl ProbeRttHold {
     }
 
     /// One ACK in PROBE_RTT at jiffies `now`.
-    pub fn on_ack(&mut self, now: u32, hz: u32, in_flight: u32, target: u32, round_start: bool) -> Hold {
+    pub fn on_ack(
+        &mut self,
+        now: u32,
+        hz: u32,
+        in_flight: u32,
+        target: u32,
+        round_start: bool,
+    ) -> Hold {
         if self.done_stamp == 0 && in_flight <= target {
             self.done_stamp = now.wrapping_add(msecs_to_jiffies(BBR_PROBE_RTT_MODE_MS, hz));
             self.round_done = false;

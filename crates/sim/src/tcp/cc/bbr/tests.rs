@@ -25,7 +25,13 @@ impl Rig {
     }
 
     /// One ACK that starts a new round: `delivered` packets over `interval_us`, RTT `rtt_us`.
-    fn round(&mut self, delivered: u64, interval_us: u64, rtt_us: i64, edit: impl FnOnce(&mut RateSample)) {
+    fn round(
+        &mut self,
+        delivered: u64,
+        interval_us: u64,
+        rtt_us: i64,
+        edit: impl FnOnce(&mut RateSample),
+    ) {
         self.tp.now += Time::from_us(interval_us);
         let prior_delivered = self.tp.delivered;
         self.tp.delivered += delivered;
@@ -76,7 +82,10 @@ fn constants_are_linux_values() {
     assert_eq!((BBR_LT_BW_DIFF, BBR_LT_BW_MAX_RTTS), (500, 48));
     assert_eq!((BBR_EXTRA_ACKED_GAIN, BBR_EXTRA_ACKED_WIN_RTTS), (256, 5));
     assert_eq!((BBR_ACK_EPOCH_ACKED_RESET_THRESH, BBR_EXTRA_ACKED_MAX_US), (1 << 20, 100_000));
-    assert_eq!((BBR_SNDBUF_EXPAND, TCP_INIT_CWND, BBR_TSO_MAX_BYTES, BBR_TSO_MAX_SEGS), (3, 10, 65_215, 127));
+    assert_eq!(
+        (BBR_SNDBUF_EXPAND, TCP_INIT_CWND, BBR_TSO_MAX_BYTES, BBR_TSO_MAX_SEGS),
+        (3, 10, 65_215, 127)
+    );
     // The real-valued gains the fixed-point ones stand for.
     assert!((BBR_HIGH_GAIN as f64 / 256.0 - 2.0 / 2f64.ln()).abs() < 0.003);
     assert!((BBR_DRAIN_GAIN as f64 / 256.0 - 2f64.ln() / 2.0).abs() < 0.003);
@@ -240,14 +249,27 @@ fn probe_bw_start_phase_is_never_the_drain_phase_and_is_seeded() {
     }
     let phases = |seed| {
         let mut bbr = Bbr::new(Params { seed });
-        (0..16).map(|_| { bbr.reset_probe_bw_mode(); bbr.cycle_idx() }).collect::<Vec<_>>()
+        (0..16)
+            .map(|_| {
+                bbr.reset_probe_bw_mode();
+                bbr.cycle_idx()
+            })
+            .collect::<Vec<_>>()
     };
     assert_eq!(phases(42), phases(42));
     assert_ne!(phases(42), phases(43));
     // init() keeps the stream going rather than replaying it.
     let mut bbr = Bbr::new(Params { seed: 42 });
     bbr.init(&mut Sock::new(MSS, 10, 1000));
-    assert_eq!((0..16).map(|_| { bbr.reset_probe_bw_mode(); bbr.cycle_idx() }).collect::<Vec<_>>(), phases(42));
+    assert_eq!(
+        (0..16)
+            .map(|_| {
+                bbr.reset_probe_bw_mode();
+                bbr.cycle_idx()
+            })
+            .collect::<Vec<_>>(),
+        phases(42)
+    );
 }
 
 #[test]
@@ -482,7 +504,11 @@ impl Path {
     /// Run to `end_ns`, calling `each` after every ACK.
     fn run(&mut self, end_ns: u64, mut each: impl FnMut(&Path)) {
         while self.now < end_ns {
-            let t_send = if (self.flight.len() as u32) < self.tp.snd_cwnd { self.next_send.max(self.now) } else { u64::MAX };
+            let t_send = if (self.flight.len() as u32) < self.tp.snd_cwnd {
+                self.next_send.max(self.now)
+            } else {
+                u64::MAX
+            };
             let t_ack = self.flight.front().map_or(u64::MAX, |p| p.ack_at);
             if t_send < t_ack {
                 self.send(t_send);
@@ -525,7 +551,11 @@ impl Path {
         self.tp.in_flight = self.flight.len() as u32;
         self.tp.packets_out = self.tp.in_flight;
         let rtt_us = (t - p.sent) / 1000;
-        self.tp.srtt_us = if self.tp.srtt_us == 0 { rtt_us as u32 } else { (self.tp.srtt_us * 7 + rtt_us as u32) / 8 };
+        self.tp.srtt_us = if self.tp.srtt_us == 0 {
+            rtt_us as u32
+        } else {
+            (self.tp.srtt_us * 7 + rtt_us as u32) / 8
+        };
         if self.tp.min_rtt_us == 0 || (rtt_us as u32) < self.tp.min_rtt_us {
             self.tp.min_rtt_us = rtt_us as u32;
         }
@@ -592,7 +622,10 @@ fn path_probe_bw_pacing_follows_the_gain_cycle() {
         let idx = p.bbr.cycle_idx() as usize;
         visited[idx] = true;
         assert_eq!(p.bbr.pacing_gain(), BBR_PACING_GAIN[idx]);
-        assert_eq!(p.tp.pacing_rate, Bbr::rate_bytes_per_sec(&p.tp, p.bbr.bw() as u64, p.bbr.pacing_gain()));
+        assert_eq!(
+            p.tp.pacing_rate,
+            Bbr::rate_bytes_per_sec(&p.tp, p.bbr.bw() as u64, p.bbr.pacing_gain())
+        );
         let gain = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0][idx];
         assert!((p.tp.pacing_rate as f64 / rate_f64(p.bbr.bw(), gain) - 1.0).abs() < 1e-3);
     });
@@ -610,8 +643,10 @@ fn path_probe_bw_cwnd_is_two_bdp_plus_quantization() {
             return; // phases 0–2 change the TSO goal or add 2
         }
         // Linux arithmetic written out again: ⌈2·bw·min_rtt⌉ + aggregation + 3 bursts, even.
-        let bdp = ((2 * b.max_bw() as u64 * b.min_rtt_us() as u64) as f64 / BW_UNIT as f64).ceil() as u32;
-        let aggr = (b.aggregation.extra_acked[0].max(b.aggregation.extra_acked[1]) as u32).min(((b.max_bw() as u64 * 100_000) >> 24) as u32);
+        let bdp =
+            ((2 * b.max_bw() as u64 * b.min_rtt_us() as u64) as f64 / BW_UNIT as f64).ceil() as u32;
+        let aggr = (b.aggregation.extra_acked[0].max(b.aggregation.extra_acked[1]) as u32)
+            .min(((b.max_bw() as u64 * 100_000) >> 24) as u32);
         let goal = ((p.tp.pacing_rate >> 10).min(65_215) / MSS as u64).max(2) as u32;
         let target = (bdp + aggr + 3 * goal + 1) & !1;
         assert!(p.tp.snd_cwnd <= target);

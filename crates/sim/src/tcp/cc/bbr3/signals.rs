@@ -48,11 +48,7 @@ struct Entry {
 
 impl Entry {
     fn of(tp: &Sock) -> Entry {
-        Entry {
-            delivered: tp.delivered,
-            lost: tp.lost,
-            delivered_ce: tp.delivered_ce,
-        }
+        Entry { delivered: tp.delivered, lost: tp.lost, delivered_ce: tp.delivered_ce }
     }
 }
 
@@ -76,10 +72,7 @@ impl TxLog {
     /// After an ACK: packets sent until the next ACK carry these counters.
     pub fn record(&mut self, tp: &Sock) {
         let stride = (tp.snd_cwnd / STRIDE_DIV).max(1) as u64;
-        let due = self
-            .entries
-            .back()
-            .is_none_or(|b| tp.delivered >= b.delivered + stride);
+        let due = self.entries.back().is_none_or(|b| tp.delivered >= b.delivered + stride);
         if due {
             self.entries.push_back(Entry::of(tp));
         }
@@ -102,16 +95,10 @@ impl TxLog {
         while self.entries.len() >= 2 && self.entries[1].delivered <= rs.prior_delivered {
             self.entries.pop_front();
         }
-        let at = self
-            .entries
-            .front()
-            .copied()
-            .unwrap_or_else(|| Entry::of(tp));
+        let at = self.entries.front().copied().unwrap_or_else(|| Entry::of(tp));
         s.lost = tp.lost.saturating_sub(at.lost).min(u32::MAX as u64) as u32;
-        s.delivered_ce = tp
-            .delivered_ce
-            .saturating_sub(at.delivered_ce)
-            .min(u32::MAX as u64) as u32;
+        s.delivered_ce =
+            tp.delivered_ce.saturating_sub(at.delivered_ce).min(u32::MAX as u64) as u32;
         s.tx_in_flight = rs.prior_in_flight;
         s
     }
@@ -153,10 +140,7 @@ mod tests {
         // ACK 3 samples a packet sent after ACK 1: the 3 losses and 2 marks are in its flight.
         tp.delivered = 3;
         let s = log.signals(&tp, &rs(1, 17));
-        assert_eq!(
-            (s.lost, s.delivered_ce, s.tx_in_flight, s.is_ece),
-            (3, 2, 17, false)
-        );
+        assert_eq!((s.lost, s.delivered_ce, s.tx_in_flight, s.is_ece), (3, 2, 17, false));
         // A packet sent after ACK 2 saw lost = 3 already.
         tp.lost = 4;
         tp.delivered_ce = 3;
@@ -172,11 +156,7 @@ mod tests {
         tp.lost = 5;
         let s = log.signals(
             &tp,
-            &RateSample {
-                delivered: -1,
-                prior_in_flight: 9,
-                ..RateSample::default()
-            },
+            &RateSample { delivered: -1, prior_in_flight: 9, ..RateSample::default() },
         );
         assert_eq!((s.lost, s.tx_in_flight, s.delivered), (0, 0, -1));
     }

@@ -17,10 +17,7 @@ struct Rig {
 impl Rig {
     fn new(seed: u64) -> Rig {
         let mut tp = Sock::new(MSS, 10, 1000);
-        let mut bbr = Bbr3::new(Params {
-            seed,
-            ecn_low: true,
-        });
+        let mut bbr = Bbr3::new(Params { seed, ecn_low: true });
         bbr.init(&mut tp);
         Rig { bbr, tp }
     }
@@ -81,10 +78,7 @@ impl Rig {
     fn probe_up(&mut self) {
         self.bbr.start_bw_probe_refill(&self.tp, 0);
         self.tick(1000);
-        assert_eq!(
-            (self.bbr.mode(), self.bbr.phase()),
-            (Mode::ProbeBw, Phase::Up)
-        );
+        assert_eq!((self.bbr.mode(), self.bbr.phase()), (Mode::ProbeBw, Phase::Up));
         assert!(self.bbr.bw_probe_samples);
     }
 }
@@ -92,92 +86,43 @@ impl Rig {
 #[test]
 fn constants_are_google_bbr_v3_values() {
     assert_eq!(
-        (
-            BBR_STARTUP_PACING_GAIN,
-            BBR_STARTUP_CWND_GAIN,
-            BBR_DRAIN_GAIN,
-            BBR_CWND_GAIN
-        ),
+        (BBR_STARTUP_PACING_GAIN, BBR_STARTUP_CWND_GAIN, BBR_DRAIN_GAIN, BBR_CWND_GAIN),
         (710, 512, 88, 512)
     );
     assert_eq!(BBR_PACING_GAIN, [320, 232, 256, 256]);
     assert_eq!(
-        (
-            Phase::Up as usize,
-            Phase::Down as usize,
-            Phase::Cruise as usize,
-            Phase::Refill as usize
-        ),
+        (Phase::Up as usize, Phase::Down as usize, Phase::Cruise as usize, Phase::Refill as usize),
         (0, 1, 2, 3)
     );
     assert_eq!(
-        (
-            BBR_PROBE_RTT_WIN_MS,
-            BBR_PROBE_RTT_CWND_GAIN,
-            BBR_PROBE_RTT_MODE_MS,
-            BBR_MIN_RTT_WIN_SEC
-        ),
+        (BBR_PROBE_RTT_WIN_MS, BBR_PROBE_RTT_CWND_GAIN, BBR_PROBE_RTT_MODE_MS, BBR_MIN_RTT_WIN_SEC),
         (5000, 128, 200, 10)
     );
     assert_eq!(
-        (
-            BBR_TSO_RTT_SHIFT,
-            BBR_TSO_MAX_BYTES,
-            BBR_PACING_MARGIN_PERCENT,
-            BBR_CWND_MIN_TARGET
-        ),
+        (BBR_TSO_RTT_SHIFT, BBR_TSO_MAX_BYTES, BBR_PACING_MARGIN_PERCENT, BBR_CWND_MIN_TARGET),
         (9, 65_215, 1, 4)
     );
     assert_eq!(
-        (
-            BBR_ECN_MAX_RTT_US,
-            BBR_ECN_ALPHA_GAIN,
-            BBR_ECN_ALPHA_INIT,
-            BBR_ECN_FACTOR
-        ),
+        (BBR_ECN_MAX_RTT_US, BBR_ECN_ALPHA_GAIN, BBR_ECN_ALPHA_INIT, BBR_ECN_FACTOR),
         (5000, 16, 256, 85)
     );
+    assert_eq!((BBR_ECN_THRESH, BBR_ECN_REPROBE_GAIN, BBR_FULL_ECN_CNT), (128, 128, 2));
     assert_eq!(
-        (BBR_ECN_THRESH, BBR_ECN_REPROBE_GAIN, BBR_FULL_ECN_CNT),
-        (128, 128, 2)
-    );
-    assert_eq!(
-        (
-            BBR_BETA,
-            BBR_LOSS_THRESH,
-            BBR_FULL_LOSS_CNT,
-            BBR_INFLIGHT_HEADROOM
-        ),
+        (BBR_BETA, BBR_LOSS_THRESH, BBR_FULL_LOSS_CNT, BBR_INFLIGHT_HEADROOM),
         (76, 5, 6, 38)
     );
     assert_eq!((BBR_FULL_BW_THRESH, BBR_FULL_BW_CNT), (320, 3));
     assert_eq!(
-        (
-            BBR_BW_PROBE_CWND_GAIN,
-            BBR_BW_PROBE_MAX_ROUNDS,
-            BBR_BW_PROBE_RAND_ROUNDS
-        ),
+        (BBR_BW_PROBE_CWND_GAIN, BBR_BW_PROBE_MAX_ROUNDS, BBR_BW_PROBE_RAND_ROUNDS),
         (1, 63, 2)
     );
+    assert_eq!((BBR_BW_PROBE_BASE_US, BBR_BW_PROBE_RAND_US), (2_000_000, 1_000_000));
     assert_eq!(
-        (BBR_BW_PROBE_BASE_US, BBR_BW_PROBE_RAND_US),
-        (2_000_000, 1_000_000)
-    );
-    assert_eq!(
-        (
-            BBR_EXTRA_ACKED_GAIN,
-            BBR_EXTRA_ACKED_WIN_RTTS,
-            BBR_EXTRA_ACKED_MAX_US
-        ),
+        (BBR_EXTRA_ACKED_GAIN, BBR_EXTRA_ACKED_WIN_RTTS, BBR_EXTRA_ACKED_MAX_US),
         (256, 5, 100_000)
     );
     assert_eq!(
-        (
-            BBR_ACK_EPOCH_ACKED_RESET_THRESH,
-            BBR_SNDBUF_EXPAND,
-            BW_SCALE,
-            BBR_SCALE
-        ),
+        (BBR_ACK_EPOCH_ACKED_RESET_THRESH, BBR_SNDBUF_EXPAND, BW_SCALE, BBR_SCALE),
         (1 << 20, 3, 24, 8)
     );
     // The real values the fixed-point ones stand for.
@@ -197,11 +142,7 @@ fn startup_paces_at_4ln2_with_cwnd_gain_2() {
     let mut rig = Rig::new(0);
     // No RTT yet: 10 packets per nominal ms × 710/256 × 0.99.
     let want = 10.0 * 1448.0 * 1e3 * 710.0 / 256.0 * 0.99;
-    assert!(
-        (rig.tp.pacing_rate as f64 / want - 1.0).abs() < 1e-4,
-        "{}",
-        rig.tp.pacing_rate
-    );
+    assert!((rig.tp.pacing_rate as f64 / want - 1.0).abs() < 1e-4, "{}", rig.tp.pacing_rate);
     rig.tp.in_flight = 5000;
     rig.tp.snd_cwnd = 3000;
     rig.round(1000, 8000, 8000);
@@ -215,10 +156,7 @@ fn startup_paces_at_4ln2_with_cwnd_gain_2() {
     // cwnd grows toward 2 × BDP = 2 × 1/8 × 8000 = 2000 packets, no further.
     assert_eq!(rig.bbr.bdp(rig.bbr.bw(), rig.bbr.cwnd_gain()), 2000);
     rig.round(1000, 8000, 8000);
-    assert_eq!(
-        rig.tp.snd_cwnd, 3000,
-        "above target: held, not cut, before the pipe is full"
-    );
+    assert_eq!(rig.tp.snd_cwnd, 3000, "above target: held, not cut, before the pipe is full");
 }
 
 #[test]
@@ -249,14 +187,8 @@ fn startup_exits_after_three_rounds_without_25_percent_growth() {
     // inflight low enough to CRUISE (check_drain runs before update_cycle_phase).
     rig.tp.in_flight = 10;
     rig.round(flat, 10_000, 10_000);
-    assert_eq!(
-        (rig.bbr.mode(), rig.bbr.phase()),
-        (Mode::ProbeBw, Phase::Cruise)
-    );
-    assert!(
-        rig.bbr.probe_wait_us() >= BBR_BW_PROBE_BASE_US,
-        "DOWN picked the probe wait"
-    );
+    assert_eq!((rig.bbr.mode(), rig.bbr.phase()), (Mode::ProbeBw, Phase::Cruise));
+    assert!(rig.bbr.probe_wait_us() >= BBR_BW_PROBE_BASE_US, "DOWN picked the probe wait");
 }
 
 /// STARTUP in recovery: one round ACK, then `events` lossy ACKs of `per_event` losses each, then
@@ -268,9 +200,7 @@ fn startup_loss_round(events: u32, per_event: u64) -> (Mode, u32) {
     rig.tp.ca_state = CaState::Recovery;
     for _ in 0..events {
         rig.tp.lost += per_event;
-        rig.ack_from(Some(50), 100, 10, 1000, 1000, |rs| {
-            rs.losses = per_event as u32
-        });
+        rig.ack_from(Some(50), 100, 10, 1000, 1000, |rs| rs.losses = per_event as u32);
     }
     // Samples the packet sent just after the first lossy ACK: the round of loss is over.
     rig.ack_from(Some(110), 100, 10, 1000, 1000, |_| {});
@@ -282,16 +212,9 @@ fn startup_exits_on_six_lossy_acks_with_loss_above_2_percent_in_a_round() {
     // 6 events × 5 = 30 lost, 25 of them after the sampled packet was sent: 25 > 19.
     let (mode, inflight_hi) = startup_loss_round(BBR_FULL_LOSS_CNT, 5);
     assert_eq!(mode, Mode::Drain);
-    assert_ne!(
-        inflight_hi,
-        u32::MAX,
-        "inflight_hi is set from the BDP / last round"
-    );
+    assert_ne!(inflight_hi, u32::MAX, "inflight_hi is set from the BDP / last round");
     // One event short of bbr_full_loss_cnt: no exit.
-    assert_eq!(
-        startup_loss_round(BBR_FULL_LOSS_CNT - 1, 8).0,
-        Mode::Startup
-    );
+    assert_eq!(startup_loss_round(BBR_FULL_LOSS_CNT - 1, 8).0, Mode::Startup);
     // Enough events, but 6 × 3 − 3 = 15 ≤ 19 lost: under 2 %, no exit.
     assert_eq!(startup_loss_round(BBR_FULL_LOSS_CNT, 3).0, Mode::Startup);
 }
@@ -332,10 +255,7 @@ fn probe_bw_cycles_down_cruise_refill_up_down() {
     // ...and cruises once it is down to it.
     rig.tp.in_flight = 1000;
     rig.tick(1000);
-    assert_eq!(
-        (rig.bbr.phase(), rig.bbr.pacing_gain()),
-        (Phase::Cruise, 256)
-    );
+    assert_eq!((rig.bbr.phase(), rig.bbr.pacing_gain()), (Phase::Cruise, 256));
     // CRUISE lasts the random 2–3 s wall-clock wait (fewer than 63 rounds pass).
     let start = rig.bbr.cycle_mstamp;
     let wait = rig.bbr.probe_wait_us() as u64;
@@ -346,10 +266,7 @@ fn probe_bw_cycles_down_cruise_refill_up_down() {
     }
     rig.tp.now = Time::from_us(start + wait);
     rig.tick(8);
-    assert_eq!(
-        (rig.bbr.phase(), rig.bbr.pacing_gain()),
-        (Phase::Refill, 256)
-    );
+    assert_eq!((rig.bbr.phase(), rig.bbr.pacing_gain()), (Phase::Refill, 256));
     assert!(rig.bbr.rounds_since_probe() < BBR_BW_PROBE_MAX_ROUNDS);
     // REFILL lasts one round, then UP at 5/4 with cwnd gain 2.25.
     rig.tick(1000);
@@ -424,25 +341,14 @@ fn probe_up_too_high_sets_inflight_hi_to_max_of_flight_and_beta_target() {
     rig.probe_up();
     let target = rig.bbr.target_inflight(&rig.tp);
     assert_eq!(target, 1002); // BDP 1000 + 2 in UP (cwnd 2000 does not bind)
-    let s = Signals {
-        lost: 50,
-        tx_in_flight: 300,
-        delivered: 100,
-        ..Signals::default()
-    };
+    let s = Signals { lost: 50, tx_in_flight: 300, delivered: 100, ..Signals::default() };
     assert!(rig.bbr.is_inflight_too_high(&s));
     rig.bbr.handle_inflight_too_high(&rig.tp, &s);
     assert_eq!(rig.bbr.inflight_hi(), 1002 * 180 / 256); // 0.7 × target beats a 300 flight
     assert_eq!(rig.bbr.phase(), Phase::Down);
     // App-limited probes do not move inflight_hi.
     rig.bbr.inflight_hi = 5000;
-    rig.bbr.handle_inflight_too_high(
-        &rig.tp,
-        &Signals {
-            is_app_limited: true,
-            ..s
-        },
-    );
+    rig.bbr.handle_inflight_too_high(&rig.tp, &Signals { is_app_limited: true, ..s });
     assert_eq!(rig.bbr.inflight_hi(), 5000);
 }
 
@@ -457,14 +363,7 @@ fn cruise_loss_cuts_lower_bounds_by_beta_once_per_round() {
     // inflight_lo cut to 0.7×; the floor (this round's delivery: BW/2, 125 packets) is lower.
     rig.round(125, 2000, RTT as i64);
     rig.tp.lost += 1;
-    rig.ack_from(
-        Some(rig.tp.delivered - 50),
-        1000,
-        10,
-        1000,
-        RTT as i64,
-        |rs| rs.losses = 1,
-    );
+    rig.ack_from(Some(rig.tp.delivered - 50), 1000, 10, 1000, RTT as i64, |rs| rs.losses = 1);
     let cwnd = rig.tp.snd_cwnd;
     rig.round(10, 1000, RTT as i64);
     assert_eq!(rig.bbr.inflight_lo(), cwnd * 180 / 256);
@@ -480,12 +379,7 @@ fn probe_rtt_every_5_s_at_half_bdp_for_200_ms() {
     // Same RTT every 100 ms: the 5 s min is never refreshed by a lower sample.
     while rig.tp.now.as_us() + 100_000 <= t0 + 5_000_000 {
         rig.tick(100_000);
-        assert_ne!(
-            rig.bbr.mode(),
-            Mode::ProbeRtt,
-            "at {} µs",
-            rig.tp.now.as_us()
-        );
+        assert_ne!(rig.bbr.mode(), Mode::ProbeRtt, "at {} µs", rig.tp.now.as_us());
     }
     rig.tp.in_flight = 2000;
     rig.tick(100_000);
@@ -502,16 +396,9 @@ fn probe_rtt_every_5_s_at_half_bdp_for_200_ms() {
         assert_eq!(rig.bbr.mode(), Mode::ProbeRtt);
         rig.tick(20_000);
     }
-    assert_eq!(
-        (rig.bbr.mode(), rig.bbr.phase()),
-        (Mode::ProbeBw, Phase::Cruise)
-    );
+    assert_eq!((rig.bbr.mode(), rig.bbr.phase()), (Mode::ProbeBw, Phase::Cruise));
     // cwnd is restored (to the saved one, then snapped to the 2 × BDP + aggregation target).
-    assert!(
-        prior > 2000 && rig.tp.snd_cwnd >= 2000,
-        "cwnd {} prior {prior}",
-        rig.tp.snd_cwnd
-    );
+    assert!(prior > 2000 && rig.tp.snd_cwnd >= 2000, "cwnd {} prior {prior}", rig.tp.snd_cwnd);
     // The next PROBE_RTT is 5 s after this exit.
     assert_eq!(rig.bbr.probe_rtt_min_stamp, rig.tp.jiffies());
 }
@@ -530,11 +417,7 @@ fn cruise_with_marks(min_rtt_us: u32, ecn_ok: bool, ecn_low: bool) -> (bool, u32
     rig.tp.delivered_ce += 50;
     rig.round(100, 1000, min_rtt_us as i64);
     let cut = BBR_UNIT - ((rig.bbr.ecn_alpha() * BBR_ECN_FACTOR) >> BBR_SCALE);
-    (
-        rig.bbr.ecn_eligible(),
-        rig.bbr.inflight_lo(),
-        cwnd * cut / 256,
-    )
+    (rig.bbr.ecn_eligible(), rig.bbr.inflight_lo(), cwnd * cut / 256)
 }
 
 #[test]
@@ -543,11 +426,9 @@ fn cruise_ecn_cuts_inflight_lo_only_when_min_rtt_at_most_5_ms() {
     assert!(eligible);
     assert_eq!(lo, want);
     assert!(lo < u32::MAX && want < 2000);
-    for (rtt, ecn_ok, ecn_low) in [
-        (BBR_ECN_MAX_RTT_US + 1, true, true),
-        (1000, false, true),
-        (1000, true, false),
-    ] {
+    for (rtt, ecn_ok, ecn_low) in
+        [(BBR_ECN_MAX_RTT_US + 1, true, true), (1000, false, true), (1000, true, false)]
+    {
         let (eligible, lo, _) = cruise_with_marks(rtt, ecn_ok, ecn_low);
         assert!(!eligible, "rtt {rtt} ecn_ok {ecn_ok} ecn_low {ecn_low}");
         assert_eq!(lo, u32::MAX);
@@ -580,10 +461,7 @@ fn probe_wait_is_deterministic_for_a_seed() {
     let a = waits(7);
     assert_eq!(a, waits(7));
     assert_ne!(a, waits(8));
-    assert!(
-        a.iter()
-            .all(|&(w, r)| (2_000_000..3_000_000).contains(&w) && r < 2)
-    );
+    assert!(a.iter().all(|&(w, r)| (2_000_000..3_000_000).contains(&w) && r < 2));
     assert!(a.iter().any(|&(_, r)| r == 1) && a.iter().any(|&(_, r)| r == 0));
 }
 
