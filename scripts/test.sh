@@ -12,6 +12,8 @@ bash scripts/setup.sh
 cargo test --workspace
 # Lints, warnings as errors: clippy comes with rustup's default profile.
 cargo clippy --workspace --all-targets -- -D warnings
+# Formatting, as rustfmt.toml sets it (rustfmt comes with rustup's default profile).
+cargo fmt --all --check
 # Every telemetry parser under libFuzzer for a short while (long runs: docs/reliability.md).
 FUZZ_SECONDS="${FUZZ_SECONDS:-15}" bash scripts/fuzz.sh smoke
 "$PYTHON" -m pytest -q tests/python
