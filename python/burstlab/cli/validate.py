@@ -69,8 +69,9 @@ def command(
     the repeats), the simulated value, the relative error and the tolerance: the issue's, or
     the band the real repeats spread over, widened by it, where that is wider. --detail keeps
     every metric of both sides, the twin's host parameters, and how often real runs agree with
-    each other within the fixed tolerance. See docs/validation.md for what the real side can
-    and cannot do on a shared 2-core machine.
+    each other within the fixed tolerance. Below the table: how much of each single flow's
+    transfer the busiest CPU spent on the hosts' network work (softirq), per rate. See
+    docs/validation.md for what the real side can and cannot do on a shared 2-core machine.
 
     --replay RECORD runs only the twins, given what a --detail record says the real hosts did,
     and compares them with the real runs it holds: a change to the simulator checked against
@@ -102,6 +103,8 @@ def command(
 
         with _progress(err, "real, then twin") as progress:
             result = compare(quick=quick, repeat=repeat or 3, progress=progress)
+    from burstlab.validate.compare import host_softirq_loads
+
     cases = result["cases"]
     if detail is not None:
         from burstlab.validate.compare import record_json
@@ -132,6 +135,13 @@ def command(
         if not out.is_terminal:
             out = Console(width=140)
         out.print(table)
+        loads = host_softirq_loads(result)
+        if loads:
+            # How near the hosts came to their own limit: what the 1 Gbit/s misses have in common.
+            spans = "; ".join(f"{rate}: {min(v.values()):.0%}-{max(v.values()):.0%}" for rate, v in loads.items())
+            out.print(f"Hosts: the busiest CPU's share of each single flow's transfer spent on network "
+                      f"softirq work (median per case), {spans}. At 1 Gbit/s one CPU carries the "
+                      "flow's whole path and has little left (docs/validation.md, \"Host softirq load\").")
     if not all(c["pass"] for c in cases):
         raise typer.Exit(1)
 

@@ -467,6 +467,19 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
     return {"recorded": recorded, "cases": [c.as_json() for c in cases], "detail": raw}
 
 
+def host_softirq_loads(result: dict) -> dict[str, dict[str, float]]:
+    """Per tbf rate, per single-flow case: the median over its real runs of the busiest CPU's
+    softirq share of the transfer (`host_softirq_load`, host_cpu.py). Cases whose record has
+    none (before 2026-11-26) are left out."""
+    out: dict[str, dict[str, float]] = {}
+    for name, entry in result.get("detail", {}).items():
+        setup, real = entry.get("setup", {}), entry.get("real", {})
+        load = real.get("host_softirq_load") if isinstance(real, dict) else None
+        if setup.get("kind") == "single" and isinstance(load, dict) and _number(load.get("median")):
+            out.setdefault(str(setup.get("rate")), {})[name] = load["median"]
+    return out
+
+
 def record_json(result: dict) -> str:
     """A result of `compare` or `replay` as the record `--detail` writes: JSON with one case per
     line, so that two records diff case by case."""

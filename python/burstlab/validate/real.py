@@ -19,6 +19,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from burstlab.validate.host_cpu import SoftirqMeter
 from burstlab.validate.host_stalls import INSTANCE_PREFIX, TbfTrace, within
 from burstlab.validate.topology import FRAME_BYTES, Bottleneck, Dumbbell, HostTuning, rate_bps
 from burstlab.validate.traffic import midpoint_quantiles
@@ -82,6 +83,8 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
     py = sys.executable
     with Dumbbell(senders=1, bottleneck=bottleneck, tuning=tuning) as net:
         buffers = net.buffer_sysctls()
+        softirq = SoftirqMeter()
+        softirq.start()
         rx = net.spawn(net.receiver_ns, _traffic(py, "--timeout", str(timeout), "bulk-recv",
                                                  "--port", str(PORT)))
         tx = net.spawn(net.sender_ns[0], _traffic(py, "--timeout", str(timeout), "bulk-send",
@@ -90,6 +93,7 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         with TbfTrace(f"{INSTANCE_PREFIX}{net.run}", net.tbf_handle) as trace:
             net.on_close(trace.close)
             recv, send = _collect([rx, tx], timeout + 5)
+        softirq_load = softirq.busiest_share(recv["fct_s"])
         q = net.qdisc_stats()
     # From the flow's own connect (the trace's clock is CLOCK_MONOTONIC, as the tool's) to its
     # last byte read.
@@ -128,6 +132,9 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         "host_stall_list": stalls,
         "host_stall_why": trace.why,
         "host_buffers": buffers,
+        # The busiest CPU's softirq time over the transfer (host_cpu.py): near 1, the hosts'
+        # network work, not the tbf, was the slower server.
+        "host_softirq_load": softirq_load,
     }
 
 
@@ -161,6 +168,8 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
     py = sys.executable
     with Dumbbell(senders=1, bottleneck=bottleneck, tuning=tuning) as net:
         buffers = net.buffer_sysctls()
+        softirq = SoftirqMeter()
+        softirq.start()
         serve = net.spawn(net.sender_ns[0], _traffic(py, "--timeout", str(timeout), "incast-serve",
                                                      "--port", str(PORT), "--conns", str(n),
                                                      "--cca", tuning.cca or ""))
@@ -170,6 +179,7 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
                                                     "--bytes-per-sender", str(total_bytes // n),
                                                     "--queries", str(queries)))
         served, asked = _collect([serve, query], timeout + 5)
+        softirq_load = softirq.busiest_share(sum(asked["qct_s"]))
         q = net.qdisc_stats()
     if tuning.cca and served["cca"] != tuning.cca:
         raise RuntimeError(f"asked for {tuning.cca}, the kernel used {served['cca']}")
@@ -195,6 +205,8 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "handshake_rtt_median_us": statistics.median(served["handshake_rtt_us"] or [0]),
         "wake_gap_us": asked["wake_gap_us"],
         "host_buffers": buffers,
+        # Over the queries' own time, not the gaps between them.
+        "host_softirq_load": softirq_load,
         **spread,
     }
 

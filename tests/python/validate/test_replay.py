@@ -168,3 +168,17 @@ def test_cli_replay_table_shows_the_records_twin_and_verdicts_that_moved(record:
     assert run.returncode == 0, run.stdout + run.stderr
     assert "was" in run.stdout and "-1" in run.stdout
     assert run.stdout.count("pass (was FAIL)") == 3
+
+
+def test_cli_replay_ends_with_the_hosts_softirq_load_when_the_record_has_it(record: dict, tmp_path):
+    small = _subset(record, lambda n: n.startswith("single-cubic-100mbit"))
+    src = tmp_path / "record.json"
+    src.write_text(json.dumps(small))
+    run = burstlab("validate", "--replay", src)
+    assert run.returncode in (0, 1), run.stderr
+    assert "Hosts:" not in run.stdout  # records before 2026-11-26 did not measure it
+    for name, load in (("single-cubic-100mbit-16KB", 0.04), ("single-cubic-100mbit-32KB", 0.07)):
+        small["detail"][name]["real"]["host_softirq_load"] = {"mean": load, "median": load, "min": load, "max": load}
+    src.write_text(json.dumps(small))
+    run = burstlab("validate", "--replay", src)
+    assert "Hosts:" in run.stdout and "100mbit: 4%-7%" in run.stdout, run.stdout
