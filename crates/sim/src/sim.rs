@@ -40,6 +40,8 @@ struct IncastApp {
     /// Per sender: the target up to which its response was counted.
     counted: Vec<u64>,
     request_at: Time,
+    /// The current query's senders' SRTTs (µs) as each started its response.
+    srtt_at_response: Vec<u32>,
 }
 
 impl IncastApp {
@@ -57,6 +59,7 @@ impl IncastApp {
             waiting: 0,
             counted: vec![0; n],
             request_at: Time::ZERO,
+            srtt_at_response: Vec::with_capacity(n),
         }
     }
 }
@@ -106,7 +109,7 @@ impl Flow {
     }
 }
 
-/// Column builders of the `intervals`, `queue` and `drops` tables.
+/// Column builders of the `intervals`, `queue`, `drops` and `queries` tables.
 #[derive(Default)]
 struct Recorder {
     iv_flow: Vec<u64>,
@@ -135,6 +138,7 @@ struct Recorder {
     qy_start: Vec<f64>,
     qy_end: Vec<f64>,
     qy_qct: Vec<f64>,
+    qy_srtt: Vec<f64>,
 }
 
 pub struct World<'s> {
@@ -721,6 +725,7 @@ impl<'s> World<'s> {
         let app = &mut self.incasts[k as usize];
         app.target += app.each;
         app.waiting = app.flows.len();
+        app.srtt_at_response.clear();
         let n = app.flows.len() as u32;
         let mut at = self.now;
         let mut starts = Vec::with_capacity(n as usize);
@@ -738,10 +743,13 @@ impl<'s> World<'s> {
     }
 
     fn incast_serve(&mut self, k: u32, sender: u32) {
-        let app = &self.incasts[k as usize];
+        let app = &mut self.incasts[k as usize];
         let (fi, each) = (app.flows.start + sender as usize, app.each);
         let mut out = std::mem::take(&mut self.out);
         let f = &mut self.flows[fi];
+        // What `tcp_info`'s `tcpi_rtt` reads as the server starts its answer: the SRTT the
+        // last query left, which sets this one's loss-probe and RTO timers.
+        app.srtt_at_response.push(f.snd.rtt.srtt_us());
         f.snd.app_write(self.now, each, &mut out);
         let node = f.snd.src;
         self.send_all(node, &mut out);
@@ -770,6 +778,7 @@ impl<'s> World<'s> {
         r.qy_start.push(app.request_at.as_secs_f64());
         r.qy_end.push(self.now.as_secs_f64());
         r.qy_qct.push((self.now - app.request_at).as_secs_f64());
+        r.qy_srtt.push(median_us(&mut app.srtt_at_response));
         app.done += 1;
         if app.done < app.queries {
             self.events.push(self.now + app.gap, Event::IncastRequest { app: k as u32 });
@@ -1049,6 +1058,7 @@ impl<'s> World<'s> {
                 ("request_s", Column::F64(r.qy_start)),
                 ("done_s", Column::F64(r.qy_end)),
                 ("qct_s", Column::F64(r.qy_qct)),
+                ("srtt_at_response_us", Column::F64(r.qy_srtt)),
             ],
         };
         let int = IntRecorder::finish(int.map(|b| *b));
@@ -1066,4 +1076,15 @@ fn link_arrival(net: &mut Network, events: &mut EventQueue, pid: PortId, at: Tim
     if was_empty {
         events.push(at, Event::Arrival { port: pid });
     }
+}
+
+/// The median of SRTT samples in µs (the mean of the middle two for an even count, as
+/// Python's `statistics.median`, which the validation harness applies to the kernel's).
+fn median_us(v: &mut [u32]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_unstable();
+    let mid = v.len() / 2;
+    if v.len() % 2 == 1 { v[mid] as f64 } else { (v[mid - 1] as f64 + v[mid] as f64) / 2.0 }
 }

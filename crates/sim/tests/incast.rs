@@ -108,3 +108,49 @@ fn incast_serve_times_drawn_from_a_measured_list_add_up_per_response() {
     );
     assert_eq!(drawn, tiny_qcts(r#"["1ms", "3ms"]"#), "the same seed draws the same");
 }
+
+/// Each query's `srtt_at_response_us`: the median over its senders of their SRTT as they began
+/// to answer.
+fn srtts_at_response(senders: u32, buffer: &str) -> Vec<f64> {
+    let text = format!(
+        r#"
+name = "incast-srtt"
+stop = "10s"
+[topology]
+bottleneck_rate = "1Gbps"
+host_rate = "10Gbps"
+rtt = "100us"
+buffer = "{buffer}"
+mtu = 1500
+[[incast]]
+senders = {senders}
+query_size = "1MB"
+queries = 4
+one_sender_host = true
+[incast.tcp]
+cca = "cubic"
+"#
+    );
+    let out = run(&scenario::load(&text, &[]).unwrap());
+    let q = out.table("queries").unwrap();
+    let Some(Column::F64(srtt)) = q.column("srtt_at_response_us") else { panic!() };
+    srtt.clone()
+}
+
+#[test]
+fn the_first_query_starts_on_the_handshakes_rtt_and_later_ones_on_the_queue_it_left() {
+    // Before any data the only RTT sample is the SYN-ACK's (`tcp_synack_rtt_meas()`), and the
+    // first sample sets SRTT to itself: the 100 µs path, and the 16 SYNs and SYN-ACKs that
+    // crossed the 1 Gbit/s bottleneck together (~0.6 µs each).
+    let shallow = srtts_at_response(16, "128KB");
+    assert!((100.0..112.0).contains(&shallow[0]), "{shallow:?}");
+    // 1 MB through a 128 KB queue at 1 Gbit/s: the responses' RTT samples see up to ~1 ms of
+    // queueing, and SRTT keeps much of it when the next request arrives.
+    assert!(shallow[1..].iter().all(|s| *s > 300.0 && *s < 2_000.0), "{shallow:?}");
+    // A lone sender never loses in a 4 MB buffer: its window, kept from query to query, stands
+    // ever deeper in the queue, and so does the SRTT each query starts on (bufferbloat).
+    let alone = srtts_at_response(1, "4MB");
+    assert!((100.0..102.0).contains(&alone[0]), "{alone:?}");
+    assert!(alone.windows(2).all(|w| w[1] > w[0]), "{alone:?}");
+    assert_eq!(shallow, srtts_at_response(16, "128KB"), "deterministic");
+}

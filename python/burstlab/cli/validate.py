@@ -70,8 +70,10 @@ def command(
     the band the real repeats spread over, widened by it, where that is wider. --detail keeps
     every metric of both sides, the twin's host parameters, and how often real runs agree with
     each other within the fixed tolerance. Below the table: how much of each single flow's
-    transfer the busiest CPU spent on the hosts' network work (softirq), per rate. See
-    docs/validation.md for what the real side can and cannot do on a shared 2-core machine.
+    transfer the busiest CPU spent on the hosts' network work (softirq), per rate, and the SRTT
+    each incast case's connections started their responses on, real and twin (a longer one
+    arms the loss probes a jiffy later). See docs/validation.md for what the real side can and
+    cannot do on a shared 2-core machine.
 
     --replay RECORD runs only the twins, given what a --detail record says the real hosts did,
     and compares them with the real runs it holds: a change to the simulator checked against
@@ -103,7 +105,7 @@ def command(
 
         with _progress(err, "real, then twin") as progress:
             result = compare(quick=quick, repeat=repeat or 3, progress=progress)
-    from burstlab.validate.compare import host_softirq_loads
+    from burstlab.validate.compare import host_softirq_loads, incast_srtts
 
     cases = result["cases"]
     if detail is not None:
@@ -142,6 +144,12 @@ def command(
             out.print(f"Hosts: the busiest CPU's share of each single flow's transfer spent on network "
                       f"softirq work (median per case), {spans}. At 1 Gbit/s one CPU carries the "
                       "flow's whole path and has little left (docs/validation.md, \"Host softirq load\").")
+        srtts = incast_srtts(result)
+        if srtts:
+            # The kernel's loss probes wait 2·SRTT + 2 ms in whole jiffies: a longer SRTT, a later probe.
+            pairs = ", ".join(f"{name} {real:,.0f}/{sim:,.0f}" for name, (real, sim) in srtts.items())
+            out.print(f"Incast SRTT as the responses start, µs (real/twin, median over the queries): {pairs} "
+                      "(docs/validation.md, \"SRTT as the responses start\").")
     if not all(c["pass"] for c in cases):
         raise typer.Exit(1)
 

@@ -254,6 +254,8 @@ read_latency = {latency_toml(read_wait_us)}
         "retrans_segs": per_run(sum(f["retransmits"] for f in flows)),
         **{k: per_run(sum(f[k] for f in flows)) for k in ("timeouts", "loss_probes", "acks", *RECOVERY_COUNTERS)},
         "qdisc_drops": per_run(_tbf_drops(r.summary)),
+        # As real.srtt_at_response: the queries table has each query's median already.
+        "srtt_at_response_us": statistics.median(r.table("queries").column("srtt_at_response_us").to_pylist()),
     }
 
 
@@ -477,6 +479,22 @@ def host_softirq_loads(result: dict) -> dict[str, dict[str, float]]:
         load = real.get("host_softirq_load") if isinstance(real, dict) else None
         if setup.get("kind") == "single" and isinstance(load, dict) and _number(load.get("median")):
             out.setdefault(str(setup.get("rate")), {})[name] = load["median"]
+    return out
+
+
+def incast_srtts(result: dict) -> dict[str, tuple[float, float]]:
+    """Per incast case: the SRTT its connections started their responses on (µs, median over
+    the queries), the real runs' median and the twin's. Where the kernel's is the longer, more
+    of its loss probes are armed a jiffy later (docs/fidelity.md, "Incast at N = 16"). Cases
+    whose record has no real value (before 2026-11-26) are left out."""
+    out: dict[str, tuple[float, float]] = {}
+    for name, entry in result.get("detail", {}).items():
+        setup, real, sim = entry.get("setup", {}), entry.get("real", {}), entry.get("sim", {})
+        if setup.get("kind") != "incast" or not isinstance(real, dict) or not isinstance(sim, dict):
+            continue
+        value = real.get("srtt_at_response_us")
+        if isinstance(value, dict) and _number(value.get("median")) and _number(sim.get("srtt_at_response_us")):
+            out[name] = (value["median"], sim["srtt_at_response_us"])
     return out
 
 

@@ -207,8 +207,20 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "host_buffers": buffers,
         # Over the queries' own time, not the gaps between them.
         "host_softirq_load": softirq_load,
+        "srtt_at_response_us": srtt_at_response(served["srtt_at_response_us"]),
         **spread,
     }
+
+
+def srtt_at_response(srtts: list[list[int]]) -> float:
+    """The SRTT the connections started their responses on (`tcpi_rtt`, µs), as the twin's
+    `queries` table reports it: per query the median over the connections, then the median over
+    the queries. Each connection answers every query in turn, so its k-th value is query k's."""
+    per_query = []
+    for k in range(max((len(s) for s in srtts), default=0)):
+        values = [s[k] for s in srtts if len(s) > k]
+        per_query.append(statistics.median(values))
+    return statistics.median(per_query) if per_query else 0.0
 
 
 def response_spread(sent_ns: list[int], starts_ns: list[list[int]]) -> dict:

@@ -75,6 +75,17 @@ def tcp_info(sock: socket.socket) -> dict[str, int | None]:
     return parse_tcp_info(sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, TCP_INFO_LEN))
 
 
+_SRTT_OFFSET, _SRTT_FMT = TCP_INFO_FIELDS["rtt_us"]
+_SRTT_LEN = _SRTT_OFFSET + struct.calcsize(_SRTT_FMT)
+
+
+def srtt_us(sock: socket.socket) -> int:
+    """`tcpi_rtt` alone (SRTT, µs): a short getsockopt, cheap enough to read before every
+    response without moving when the response starts."""
+    return struct.unpack_from("=" + _SRTT_FMT, sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, _SRTT_LEN),
+                              _SRTT_OFFSET)[0]
+
+
 # -- namespace MIB counters --------------------------------------------------------------------
 def read_mib(root: Path = Path("/proc/net")) -> dict[str, int]:
     """`/proc/net/snmp` and `/proc/net/netstat` of the calling process's namespace, as
@@ -402,10 +413,12 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
     """Accept `conns` connections; answer each request of n bytes with n bytes, until the
     aggregator says goodbye. One thread per connection: sendall releases the GIL. Each
     response's start (monotonic ns, a clock shared by every namespace) is reported, so the
-    host's serialisation of the responses can be measured."""
+    host's serialisation of the responses can be measured, and the connection's SRTT as it
+    starts (what the last response left for this one's loss-probe and RTO timers)."""
     mib0 = read_mib()
     infos: list[dict] = [{} for _ in range(conns)]
     starts: list[list[int]] = [[] for _ in range(conns)]
+    srtts: list[list[int]] = [[] for _ in range(conns)]
     errors: list[str] = []
     with listener(port, conns + 16, timeout, cca) as srv:
         accepted = [srv.accept()[0] for _ in range(conns)]
@@ -424,6 +437,7 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
                     (n,) = _REQUEST.unpack(recv_exact(sock, _REQUEST.size))
                     if n == 0:
                         break
+                    srtts[i].append(srtt_us(sock))
                     starts[i].append(time.monotonic_ns())
                     send_zeros(sock, n)
                 infos[i] = tcp_info(sock)
@@ -443,7 +457,8 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
             "total_retrans": sum(i.get("total_retrans") or 0 for i in infos),
             "max_rto_us": max(i.get("rto_us") or 0 for i in infos),
             "tcp_info": infos, "peer_ports": peer_ports, "handshake_rtt_us": handshake_rtt_us,
-            "response_starts_ns": starts, "mib": mib_delta(mib0, read_mib())}
+            "response_starts_ns": starts, "srtt_at_response_us": srtts,
+            "mib": mib_delta(mib0, read_mib())}
 
 
 def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int,

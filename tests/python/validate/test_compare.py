@@ -253,3 +253,14 @@ def _broken_twins_fail_on_the_same_real_runs(det: dict) -> None:
         sims = [sim_incast(n, queries=50, rto_min=0.005, **host) for host in case["twin_host"]]
         floorless[n] = statistics.fmean(s["frac_over_100ms"] for s in sims)
     assert not onset_steps(_onset(real_shares), _onset(floorless), ns)[1], (real_shares, floorless)
+
+
+def test_incast_srtts_pair_the_real_median_with_the_twin_where_both_are_known() -> None:
+    def entry(kind: str, real: float | None, sim: float | None) -> dict:
+        r = {"srtt_at_response_us": {"median": real, "min": real, "max": real}} if real is not None else {}
+        return {"setup": {"kind": kind}, "real": r, "sim": {} if sim is None else {"srtt_at_response_us": sim}}
+
+    result = {"detail": {"incast-16": entry("incast", 1048.0, 786.0), "incast-1": entry("incast", None, 101.0),
+                         "single": entry("single", 900.0, 800.0), "odd": entry("incast", 500.0, None)}}
+    assert compare.incast_srtts(result) == {"incast-16": (1048.0, 786.0)}
+    assert compare.incast_srtts({}) == {}

@@ -37,6 +37,15 @@ def test_response_spread_reports_the_first_delay_and_every_gap() -> None:
     assert len(s["serve_time_quantiles_us"]) == 100
 
 
+def test_srtt_at_response_is_the_median_over_queries_of_each_querys_median() -> None:
+    # Three connections (one list each, k-th value = query k); the third missed query 2.
+    srtts = [[100, 900, 1000], [200, 1100, 1200], [300, 1000]]
+    # Per query: 200, 1000, 1100 (the middle two of 1000 and 1200); their median is 1000.
+    assert real.srtt_at_response(srtts) == 1000
+    assert real.srtt_at_response([[500], [700]]) == 600
+    assert real.srtt_at_response([]) == 0.0
+
+
 @pytest.mark.netns
 def test_single_cubic_flow_reaches_shaped_rate() -> None:
     r = single_flow("cubic", rate="1gbit", limit_bytes=128 * 1024, size_bytes=50_000_000, repeat=3)
@@ -90,6 +99,9 @@ def test_incast_numbers_are_sane(n: int) -> None:
     assert floor <= run["qct_median_s"] <= run["qct_p99_s"] <= run["qct_max_s"] < 5
     assert 0.0 <= run["frac_over_100ms"] <= 1.0
     assert run["retrans_segs"] >= run["qdisc_drops"] >= 0
+    # The kernel's SRTT as the responses start: at least the path's (tens of µs), and nowhere
+    # near a second (it would be µs read as ms, or another field).
+    assert 5 <= run["srtt_at_response_us"] < 200_000, run
     # Many slow queries need the 200 ms minimum RTO to fire. One or two need not: a CI run saw
     # one query of 20 over 100 ms at N = 1 with no timeout at all, a stall of the shared host.
     if run["frac_over_100ms"] > 0.1:

@@ -183,3 +183,19 @@ def test_cli_replay_ends_with_the_hosts_softirq_load_when_the_record_has_it(reco
     src.write_text(json.dumps(small))
     run = burstlab("validate", "--replay", src)
     assert "Hosts:" in run.stdout and "100mbit: 4%-7%" in run.stdout, run.stdout
+
+
+def test_cli_replay_ends_with_the_incast_srtts_when_the_record_has_them(record: dict, tmp_path):
+    small = _subset(record, lambda n: n in ("incast-1-128KB", "incast-8-128KB"))
+    src = tmp_path / "record.json"
+    src.write_text(json.dumps(small))
+    run = burstlab("validate", "--replay", src)
+    assert run.returncode in (0, 1), run.stderr
+    assert "Incast SRTT" not in run.stdout  # records before 2026-11-26 did not measure it
+    real = {"mean": 1234.0, "median": 1234.0, "min": 1200.0, "max": 1300.0}
+    small["detail"]["incast-8-128KB"]["real"]["srtt_at_response_us"] = real
+    src.write_text(json.dumps(small))
+    run = burstlab("validate", "--replay", src)
+    line = run.stdout[run.stdout.index("Incast SRTT"):]
+    # Only the case with a real value, and the twin's replayed value beside it.
+    assert "incast-8-128KB 1,234/" in line and "incast-1-128KB" not in line, run.stdout
