@@ -58,7 +58,8 @@ def command(
     the default RTO and with `rto_min 5ms quickack 1` on the routes (median query completion
     time, and the first N where 10 % of the queries exceed 100 ms). A control: one 10 MB flow
     per CCA through a 100 Mbit/s tbf of 16 and 32 KB, slow enough that the hosts' scheduling
-    hardly matters, so a miss there is the simulator's. --quick: one flow per CCA at 128 KB,
+    hardly matters, so a miss there is most likely the simulator's (one known exception: reno's
+    occasional RTO through 16 KB, docs/fidelity.md). --quick: one flow per CCA at 128 KB,
     BBR at 64 KB, reno and BBR through 16 and 32 KB at 100 Mbit/s, incast N in 1, 8, 32 (what
     CI runs). The full matrix takes about two minutes at --repeat 3, --quick about 16 s per
     repetition.
