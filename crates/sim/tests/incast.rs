@@ -147,8 +147,8 @@ fn the_first_query_starts_on_the_handshakes_rtt_and_later_ones_on_the_queue_it_l
     // 1 MB through a 128 KB queue at 1 Gbit/s: the responses' RTT samples see up to ~1 ms of
     // queueing, and SRTT keeps much of it when the next request arrives.
     assert!(shallow[1..].iter().all(|s| *s > 300.0 && *s < 2_000.0), "{shallow:?}");
-    // A lone sender never loses in a 4 MB buffer: its window, kept from query to query, stands
-    // ever deeper in the queue, and so does the SRTT each query starts on (bufferbloat).
+    // A lone sender behind a 4 MB buffer: its window, kept from query to query, stands ever
+    // deeper in the queue, and so does the SRTT each query starts on (bufferbloat).
     let alone = srtts_at_response(1, "4MB");
     assert!((100.0..102.0).contains(&alone[0]), "{alone:?}");
     assert!(alone.windows(2).all(|w| w[1] > w[0]), "{alone:?}");
