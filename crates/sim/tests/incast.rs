@@ -4,31 +4,41 @@
 use burstlab_sim::record::Column;
 use burstlab_sim::{run, scenario};
 
-fn qcts(senders: u32, extra: &str) -> Vec<f64> {
-    let text = format!(
+/// An incast through a 1 Gbit/s bottleneck of `buffer` with a 100 µs path; `incast` and `tcp`
+/// are the lines of its `[[incast]]` and `[incast.tcp]` tables (cubic unless `tcp` says more).
+fn incast_toml(host_rate: &str, buffer: &str, incast: &str, tcp: &str) -> String {
+    format!(
         r#"
 name = "incast"
 stop = "30s"
 [topology]
 bottleneck_rate = "1Gbps"
-host_rate = "1Gbps"
+host_rate = "{host_rate}"
 rtt = "100us"
-buffer = "128KB"
+buffer = "{buffer}"
 mtu = 1500
 [[incast]]
-senders = {senders}
-query_size = "1MB"
-queries = 20
+{incast}
 [incast.tcp]
 cca = "cubic"
-{extra}
+{tcp}
 "#
-    );
-    let out = run(&scenario::load(&text, &[]).unwrap());
+    )
+}
+
+/// One column of the run's `queries` table.
+fn queries_column(text: &str, column: &str) -> Vec<f64> {
+    let out = run(&scenario::load(text, &[]).unwrap());
     let q = out.table("queries").unwrap();
-    let Some(Column::F64(qct)) = q.column("qct_s") else { panic!() };
+    let Some(Column::F64(v)) = q.column(column) else { panic!("queries table without {column}") };
+    v.clone()
+}
+
+fn qcts(senders: u32, extra: &str) -> Vec<f64> {
+    let incast = format!("senders = {senders}\nquery_size = \"1MB\"\nqueries = 20");
+    let qct = queries_column(&incast_toml("1Gbps", "128KB", &incast, extra), "qct_s");
     assert_eq!(qct.len(), 20, "every query completes");
-    qct.clone()
+    qct
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -55,30 +65,10 @@ fn incast_collapses_to_the_rto_floor_and_rto_min_5ms_cures_it() {
 
 /// QCTs of `queries` tiny queries (4 senders × 1000 B, no queueing), with `serve_time`.
 fn tiny_qcts(serve_time: &str) -> Vec<f64> {
-    let text = format!(
-        r#"
-name = "incast-serve"
-stop = "10s"
-[topology]
-bottleneck_rate = "1Gbps"
-host_rate = "1Gbps"
-rtt = "100us"
-buffer = "1MB"
-mtu = 1500
-[[incast]]
-senders = 4
-query_size = "4000B"
-queries = 5
-serve_time = {serve_time}
-one_sender_host = true
-[incast.tcp]
-cca = "cubic"
-"#
+    let incast = format!(
+        "senders = 4\nquery_size = \"4000B\"\nqueries = 5\nserve_time = {serve_time}\none_sender_host = true"
     );
-    let out = run(&scenario::load(&text, &[]).unwrap());
-    let q = out.table("queries").unwrap();
-    let Some(Column::F64(qct)) = q.column("qct_s") else { panic!() };
-    qct.clone()
+    queries_column(&incast_toml("1Gbps", "1MB", &incast, ""), "qct_s")
 }
 
 #[test]
@@ -112,29 +102,9 @@ fn incast_serve_times_drawn_from_a_measured_list_add_up_per_response() {
 /// Each query's `srtt_at_response_us`: the median over its senders of their SRTT as they began
 /// to answer.
 fn srtts_at_response(senders: u32, buffer: &str) -> Vec<f64> {
-    let text = format!(
-        r#"
-name = "incast-srtt"
-stop = "10s"
-[topology]
-bottleneck_rate = "1Gbps"
-host_rate = "10Gbps"
-rtt = "100us"
-buffer = "{buffer}"
-mtu = 1500
-[[incast]]
-senders = {senders}
-query_size = "1MB"
-queries = 4
-one_sender_host = true
-[incast.tcp]
-cca = "cubic"
-"#
-    );
-    let out = run(&scenario::load(&text, &[]).unwrap());
-    let q = out.table("queries").unwrap();
-    let Some(Column::F64(srtt)) = q.column("srtt_at_response_us") else { panic!() };
-    srtt.clone()
+    let incast =
+        format!("senders = {senders}\nquery_size = \"1MB\"\nqueries = 4\none_sender_host = true");
+    queries_column(&incast_toml("10Gbps", buffer, &incast, ""), "srtt_at_response_us")
 }
 
 #[test]
