@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -79,6 +80,25 @@ def within(stalls: list[tuple[float, float]], end_s: float) -> list[tuple[float,
     return [(start, min(length, end_s - start)) for start, length in stalls if start < end_s]
 
 
+def mount_tracefs(root: Path = TRACEFS) -> str:
+    """Mount tracefs at `root` if it is not there yet, as `perf` and `trace-cmd` do; "" when
+    instances can be made, else why not. systemd mounts it at boot, but a container or a CI
+    sandbox may start without it, and without it the twin would lose the hosts' stalls. The
+    mount is left in place: it is the kernel's own interface, shared, and holds no state of
+    ours once our instances are removed."""
+    if (root / "instances").is_dir():
+        return ""
+    if root != TRACEFS:
+        return f"no {root / 'instances'} (tracefs not mounted there)"
+    if os.geteuid() != 0:
+        return f"no {root / 'instances'} (tracefs not mounted, and mounting it needs root)"
+    done = subprocess.run(["mount", "-t", "tracefs", "nodev", str(root)],
+                          capture_output=True, text=True)
+    if done.returncode != 0 or not (root / "instances").is_dir():
+        return f"no {root / 'instances'}: mount -t tracefs failed: {done.stderr.strip()}"
+    return ""
+
+
 class TbfTrace:
     """`with TbfTrace(name, handle) as tr: ...run...` then `tr.stalls(origin_s)`: the stalls of
     the tbf whose handle is `handle` (major << 16) during the block, or None if this kernel
@@ -95,8 +115,8 @@ class TbfTrace:
         (self.dir / rel).write_text(value)
 
     def __enter__(self) -> TbfTrace:
-        if not (self.dir.parent).is_dir():
-            self.why = f"no {self.dir.parent} (tracefs not mounted, or not root)"
+        self.why = mount_tracefs(self.dir.parent.parent)
+        if self.why:
             return self
         try:
             self.dir.mkdir()

@@ -1,9 +1,12 @@
 """The hosts' stalls of the bottleneck, read from a tbf's enqueue and dequeue tracepoints."""
 
+import subprocess
+
 import pytest
 
 from burstlab.validate.compare import pauses_toml
-from burstlab.validate.host_stalls import TbfTrace, stale_instances, tbf_stalls, within
+from burstlab.validate.host_stalls import (TRACEFS, TbfTrace, mount_tracefs, stale_instances,
+                                            tbf_stalls, within)
 
 
 def _line(t: float, kind: str, packets: int = 1) -> str:
@@ -80,3 +83,18 @@ def test_only_the_stalls_before_the_last_byte_are_the_flows() -> None:
     assert within(stalls, 0.450) == [(0.020, 0.002), (0.449, pytest.approx(0.001))]
     assert within(stalls, 1.0) == stalls
     assert within([], 0.45) == []
+
+
+@pytest.mark.netns
+def test_a_missing_tracefs_is_mounted_for_the_trace():
+    """A fresh CI sandbox may start without tracefs: the trace mounts it rather than run the
+    twin without the hosts' stalls."""
+    if (TRACEFS / "instances").is_dir():
+        gone = subprocess.run(["umount", str(TRACEFS)], capture_output=True, text=True)
+        if gone.returncode != 0:
+            pytest.skip(f"tracefs is in use, cannot unmount it to test: {gone.stderr.strip()}")
+    assert not (TRACEFS / "instances").is_dir()
+    with TbfTrace("burstlab-mounttest", 0x1A20000) as tr:
+        assert tr.dir.is_dir(), tr.why
+    assert tr.why == "" and tr.stalls() == []
+    assert not tr.dir.exists() and mount_tracefs() == ""

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import burstlab.validate
-from burstlab.validate.host_stalls import TRACEFS
+from burstlab.validate.host_stalls import TRACEFS, mount_tracefs
 from burstlab.validate.topology import (
     Bottleneck,
     Dumbbell,
@@ -160,6 +160,7 @@ def test_cleanup_stale_removes_dead_runs_only() -> None:
     stale = f"bl-{dead.pid}x0-s0"
     run_cmd(["ip", "netns", "add", stale])
     # A SIGKILLed run's ftrace instance, and a live one of ours.
+    assert mount_tracefs() == ""
     instances = TRACEFS / "instances"
     stale_trace, live_trace = instances / f"burstlab-{dead.pid}x0", instances / f"burstlab-{os.getpid()}x999"
     stale_trace.mkdir()
