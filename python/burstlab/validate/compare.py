@@ -51,9 +51,13 @@ SERVE_TIME_US = 90
 #: The bulk receiver's gap between reads while data keeps arriving (`read_gap_us`). A slow reader
 #: makes Linux stretch its ACKs: 1,300–3,000 ACKs for 34,500 segments, not one per two.
 READ_GAP_US = 430
-#: How long data waits for the incast aggregator (`read_wait_quantiles_us`), as an exponential's
-#: mean.
+#: How long data waits for the incast aggregator, as an exponential's mean, where a run sampled
+#: no waits (`twin_read_wait_us`).
 READ_WAIT_US = 100
+#: The least read latency an incast twin's aggregator is given (µs): the kernel's reader always
+#: runs after the softirq that queued the data. A zero latency would make the twin's reader read
+#: inside it (no slow reader at all: ACKs on arrival rather than at reads).
+MIN_READ_WAIT_US = 1.0
 #: The twin's path RTT (`rtt` in its topology): what a handshake takes there before the
 #: receiving host adds its own latency.
 TWIN_RTT_US = 10
@@ -367,6 +371,16 @@ def twin_single(setup: dict, host: dict) -> dict:
     return _median_each(runs)
 
 
+def twin_read_wait_us(run: dict) -> float:
+    """The read latency an incast twin's aggregator is given, µs: the mean of the real
+    aggregator's own share of its waits (`real.reader_waits_us`: what the bottleneck took to
+    deliver the rest of a read is the twin's to make), at least MIN_READ_WAIT_US; READ_WAIT_US
+    if the run sampled no waits."""
+    if not run.get("wait_samples"):
+        return READ_WAIT_US
+    return max(MIN_READ_WAIT_US, run["reader_wait_us"])
+
+
 def twin_incast(setup: dict, hosts: list[dict]) -> dict:
     """The twin of an incast cell: one simulated run per real run, given what that run's hosts
     did (`hosts`, as `twin_host` records them); per metric the median over them, and the share
@@ -449,11 +463,10 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
                           rto_min=setup["rto_min"], quickack=setup["quickack"], repeat=repeat)
             runs = real["runs"]
             # One twin per real run, given what that run's hosts did (µs): the server's steps and
-            # each connection's handshake as measured, and the aggregator's waits as an
-            # exponential of their mean (drawn from one by one, the measured waits slowed some
-            # N = 1 twins to 13-16 ms against the kernel's 9: docs/fidelity.md).
+            # each connection's handshake as measured, and the aggregator's own share of its
+            # waits as an exponential of their mean (docs/fidelity.md, "The twin's reader").
             hosts = [{"serve_time_us": r["serve_time_quantiles_us"] or SERVE_TIME_US,
-                      "read_wait_us": r["read_wait_us"] or READ_WAIT_US,
+                      "read_wait_us": twin_read_wait_us(r),
                       "handshake_rtt_us": r["handshake_rtt_us"],
                       "buffers": r["host_buffers"]} for r in runs]
             sim = twin_incast(setup, hosts)

@@ -201,6 +201,8 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "read_wait_us": asked["read_wait_us"],
         "read_wait_median_us": asked["read_wait_median_us"],
         "read_wait_quantiles_us": asked["read_wait_quantiles_us"],
+        "wait_samples": asked["wait_samples"],
+        **reader_wait_summary(reader_waits_us(asked["read_waits_us_bytes"], rate_bps(bottleneck.rate))),
         "handshake_rtt_us": served["handshake_rtt_us"],
         "handshake_rtt_median_us": statistics.median(served["handshake_rtt_us"] or [0]),
         "wake_gap_us": asked["wake_gap_us"],
@@ -210,6 +212,34 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "srtt_at_response_us": srtt_at_response(served["srtt_at_response_us"]),
         **spread,
     }
+
+
+#: Payload of a full frame: a 1500-byte MTU less 40 bytes of IP and TCP headers and 12 of TCP
+#: timestamps (RFC 7323 §3).
+MSS_BYTES = 1448
+
+
+def reader_waits_us(samples: list[list[float]], rate_bps_: float) -> list[float]:
+    """The aggregator's own share of each sampled wait (`[wait_us, bytes]`, traffic.wait_summary):
+    the wait less the time the bottleneck needed to deliver the rest of what that read took,
+    `bytes − 1` in full frames at `rate_bps_`, never below 0.
+
+    The rest came through the bottleneck after the oldest byte, one frame after another, so a
+    reader held off until they had all come measures their delivery too. At N = 1 it is held so:
+    it shares a CPU with the path that sends the flight, runs a median 7–26 µs after the flight's
+    last frame arrives, and finds the oldest byte 0.6–0.9 ms old (docs/fidelity.md, "The twin's
+    reader"). The twin's bottleneck makes that part itself; given the whole wait as the reader's
+    latency, its reader came a flight late and the N = 1 twin took 12.8 ms against the kernel's
+    8.5."""
+    per_byte_us = FRAME_BYTES / MSS_BYTES * 8 / rate_bps_ * 1e6
+    return [max(0.0, w - (k - 1) * per_byte_us) for w, k in samples]
+
+
+def reader_wait_summary(waits: list[float]) -> dict:
+    """Mean and quantiles of `reader_waits_us`, as `reader_wait_us` and
+    `reader_wait_quantiles_us` (0 and [] without samples)."""
+    return {"reader_wait_us": statistics.fmean(waits) if waits else 0.0,
+            "reader_wait_quantiles_us": midpoint_quantiles(waits)}
 
 
 def srtt_at_response(srtts: list[list[int]]) -> float:

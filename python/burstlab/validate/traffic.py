@@ -185,10 +185,11 @@ def read_wait_us(sock: socket.socket, buf: bytearray) -> tuple[int, float | None
     return k, None
 
 
-def sampled_read(sock: socket.socket, buf: bytearray, n: int, reads: int, waits: list[float],
-                 prev_ns: int | None) -> int:
+def sampled_read(sock: socket.socket, buf: bytearray, n: int, reads: int,
+                 waits: list[tuple[float, int]], prev_ns: int | None) -> int:
     """Read up to `n` bytes as one application read; on every WAIT_SAMPLE-th read (`reads` counts
-    them) first take one byte with its arrival stamp and append how long it waited to `waits`.
+    them) first take one byte with its arrival stamp and append how long it waited, with how many
+    bytes the read took in all, to `waits`.
 
     `prev_ns` is when this socket was last read (monotonic). Every read takes all there is, so
     a byte that waited longer than that was not readable then: it sat out of order behind a
@@ -199,13 +200,13 @@ def sampled_read(sock: socket.socket, buf: bytearray, n: int, reads: int, waits:
         return sock.recv_into(buf, n)
     k, wait = read_wait_us(sock, buf)
     since_prev_us = (time.monotonic_ns() - prev_ns) / 1e3 if prev_ns is not None else float("inf")
-    if wait is not None and wait <= since_prev_us:
-        waits.append(wait)
     if k and n > k:
         try:
             k += sock.recv_into(buf, n - k, socket.MSG_DONTWAIT)
         except BlockingIOError:
             pass  # that byte was all there was
+    if wait is not None and wait <= since_prev_us:
+        waits.append((wait, k))
     return k
 
 
@@ -230,11 +231,14 @@ def midpoint_quantiles(values: list[float], k: int = WAIT_QUANTILES) -> list[flo
     return out
 
 
-def wait_summary(waits: list[float]) -> dict:
-    """How long data waited for the application: mean, median, the quantiles, the sample count."""
+def wait_summary(samples: list[tuple[float, int]]) -> dict:
+    """How long data waited for the application: mean, median, the quantiles, the sample count,
+    and the samples themselves as `[wait_us, bytes the read took]` (`real.reader_waits_us`)."""
+    waits = [w for w, _ in samples]
     return {"read_wait_us": statistics.fmean(waits) if waits else 0.0,
             "read_wait_median_us": statistics.median(waits) if waits else 0.0,
-            "read_wait_quantiles_us": midpoint_quantiles(waits), "wait_samples": len(waits)}
+            "read_wait_quantiles_us": midpoint_quantiles(waits), "wait_samples": len(waits),
+            "read_waits_us_bytes": [[round(w, 1), k] for w, k in samples]}
 
 
 _HEADER = struct.Struct("!QQ")   # bulk: payload bytes, sender's connect-start monotonic ns
@@ -310,7 +314,7 @@ def bulk_recv(port: int, timeout: float) -> dict:
         got, t_first = 0, None
         read_ns: list[int] = []
         read_bytes: list[int] = []
-        waits: list[float] = []
+        waits: list[tuple[float, int]] = []
         conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         while got < size:
             k = sampled_read(conn, buf, min(_CHUNK, size - got), len(read_ns), waits,
@@ -475,7 +479,7 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
     sent_ns: list[int] = []
     gaps: list[float] = []
     sock_gaps: list[float] = []
-    waits: list[float] = []
+    waits: list[tuple[float, int]] = []
     reads = wakes = 0
     try:
         for s in socks:

@@ -14,8 +14,9 @@ import pytest
 from burstlab.validate import compare
 from burstlab.validate.compare import (
     CONTROL_RATE, CONTROL_SIZE, TOLERANCE, _case, _onset, buffers_toml, kernel_tbf_burst, latency_toml, onset_steps,
-    sim_incast, sim_single_flow, single_setup, twin_single,
+    MIN_READ_WAIT_US, READ_WAIT_US, sim_incast, sim_single_flow, single_setup, twin_read_wait_us, twin_single,
 )
+from burstlab.validate.real import reader_wait_summary, reader_waits_us
 
 #: The test machine's socket-buffer sysctls (`Dumbbell.buffer_sysctls`).
 KERNEL_BUFFERS = {"tcp_rmem": [4096, 131072, 33554432], "rmem_max": [4194304], "tcp_wmem": [4096, 16384, 4194304]}
@@ -62,6 +63,26 @@ def test_sim_incast_twin_takes_measured_handshakes_serve_steps_and_reads():
     assert slow["frac_over_100ms"] > fast["frac_over_100ms"]
     twice = sim_incast(32, handshake_rtt_us=[150.0], repeat=2, **common)
     assert twice["qdisc_drops"] == pytest.approx(slow["qdisc_drops"], rel=0.5), "per run, not summed"
+
+
+def test_an_n1_twin_given_the_readers_share_keeps_the_kernels_pace_and_one_given_the_whole_wait_does_not():
+    """At N = 1 the kernel's aggregator, sharing a CPU with the path that sends each flight,
+    reads a median 7-26 µs after the flight's last frame and finds the oldest byte 0.6-0.9 ms
+    old, yet its queries take 8.4-8.6 ms, the tbf's pace (2026-11-26, ftrace and tcpdump). A
+    twin given the whole wait comes a flight late (CI on 2026-11-26: 12.8 ms against 8.5)."""
+    flight = 1 + 69 * 1448
+    held = [[850.0, flight]] * 40 + [[40.0, 1449]] * 10   # 850 µs: 836 of them the flight's arrival
+    run = {"wait_samples": len(held), **reader_wait_summary(reader_waits_us(held, 1e9))}
+    given = twin_read_wait_us(run)
+    assert 10 < given < 40
+    line_rate_s = 1_000_000 * 1514 / 1448 * 8 / 1e9
+    paced = sim_incast(1, queries=30, read_wait_us=given)["qct_median_s"]
+    late = sim_incast(1, queries=30, read_wait_us=statistics.fmean(w for w, _ in held))["qct_median_s"]
+    assert paced < 1.05 * line_rate_s < 1.15 * line_rate_s < late, (paced, late)
+    # A run that sampled no waits gets the default; one whose waits were all the bottleneck's
+    # still reads after the data, never inside the softirq that queued it.
+    assert twin_read_wait_us({"wait_samples": 0}) == READ_WAIT_US
+    assert twin_read_wait_us({"wait_samples": 5, "reader_wait_us": 0.0}) == MIN_READ_WAIT_US
 
 
 def test_sim_single_flow_twin_runs_near_the_shaped_rate():
@@ -224,7 +245,8 @@ def _host_context(case: dict) -> str:
     h = case["twin_host"]
     if isinstance(h, dict):
         return f"stalled {[round(ms) for ms in h['host_stall_ms']]} ms per run (~0.5 s each)"
-    return f"the aggregator waited {[round(x['read_wait_us']) for x in h]} µs on average per run"
+    return (f"the twins' aggregator was given {[round(x['read_wait_us']) for x in h]} µs per run "
+            "(the real one's own share of its waits)")
 
 
 def _single_twins(case: dict, cca: str, limit_bytes: int) -> dict:

@@ -9,6 +9,19 @@ from burstlab.validate.real import incast, percentile, single_flow, summarize
 from burstlab.validate.topology import DEFAULT_BURST_BYTES, FRAME_BYTES
 
 
+def test_the_readers_share_of_a_wait_leaves_out_what_the_bottleneck_took_to_deliver_the_read():
+    per_byte_us = FRAME_BYTES / 1448 * 8 / 1e9 * 1e6
+    flight = 1 + 69 * 1448  # a read of 69 full frames after the oldest byte: 835.7 µs at 1 Gbit/s
+    shares = real.reader_waits_us([[900.0, flight], [600.0, flight], [40.0, 1], [40.0, 1449]], 1e9)
+    assert shares[0] == pytest.approx(900.0 - 69 * 1448 * per_byte_us) and 60 < shares[0] < 70
+    # Held off until the whole flight had come: none of it was the reader's.
+    assert shares[1] == 0.0
+    # A one-byte read keeps its whole wait; one more frame takes 12.1 µs off.
+    assert shares[2] == 40.0 and shares[3] == pytest.approx(40.0 - 12.1, abs=0.05)
+    assert real.reader_wait_summary(shares)["reader_wait_us"] == pytest.approx(sum(shares) / 4)
+    assert real.reader_wait_summary([]) == {"reader_wait_us": 0.0, "reader_wait_quantiles_us": []}
+
+
 def test_percentile_nearest_rank() -> None:
     values = [float(v) for v in range(1, 51)]
     assert percentile(values, 99) == 50.0   # ceil(0.99 * 50) = 50th value
@@ -102,6 +115,8 @@ def test_incast_numbers_are_sane(n: int) -> None:
     # The kernel's SRTT as the responses start: at least the path's (tens of µs), and nowhere
     # near a second (it would be µs read as ms, or another field).
     assert 5 <= run["srtt_at_response_us"] < 200_000, run
+    # Every 8th read samples a wait; the aggregator's own share of it is never more than it.
+    assert run["wait_samples"] > 0 and 0 <= run["reader_wait_us"] <= run["read_wait_us"], run
     # Many slow queries need the 200 ms minimum RTO to fire. One or two need not: a CI run saw
     # one query of 20 over 100 ms at N = 1 with no timeout at all, a stall of the shared host.
     if run["frac_over_100ms"] > 0.1:
