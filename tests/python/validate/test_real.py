@@ -9,15 +9,19 @@ from burstlab.validate.real import incast, percentile, single_flow, summarize
 from burstlab.validate.topology import DEFAULT_BURST_BYTES, FRAME_BYTES
 
 
-def test_the_readers_share_of_a_wait_leaves_out_what_the_bottleneck_took_to_deliver_the_read():
+def test_a_held_readers_share_of_a_wait_leaves_out_what_the_bottleneck_took_to_deliver_the_read():
     per_byte_us = FRAME_BYTES / 1448 * 8 / 1e9 * 1e6
     flight = 1 + 69 * 1448  # a read of 69 full frames after the oldest byte: 835.7 µs at 1 Gbit/s
-    shares = real.reader_waits_us([[900.0, flight], [600.0, flight], [40.0, 1], [40.0, 1449]], 1e9)
+    shares = real.reader_waits_us([[900.0, flight], [600.0, flight], [40.0, 1], [90.0, 8 * 1448]], 1e9)
     assert shares[0] == pytest.approx(900.0 - 69 * 1448 * per_byte_us) and 60 < shares[0] < 70
     # Held off until the whole flight had come: none of it was the reader's.
     assert shares[1] == 0.0
-    # A one-byte read keeps its whole wait; one more frame takes 12.1 µs off.
-    assert shares[2] == 40.0 and shares[3] == pytest.approx(40.0 - 12.1, abs=0.05)
+    # A one-byte read, and a few KB of one connection among many (85 µs of frames, well under
+    # HELD_SPAN_US): the reader came that long after the oldest byte, all of it its own.
+    assert shares[2] == 40.0 and shares[3] == 90.0
+    # The line between them: a read of HELD_SPAN_US of frames is held.
+    at = 1 + round(real.HELD_SPAN_US / per_byte_us) + 1
+    assert real.reader_waits_us([[400.0, at]], 1e9)[0] < 400.0 - real.HELD_SPAN_US + 1
     assert real.reader_wait_summary(shares)["reader_wait_us"] == pytest.approx(sum(shares) / 4)
     assert real.reader_wait_summary([]) == {"reader_wait_us": 0.0, "reader_wait_quantiles_us": []}
 
