@@ -238,7 +238,7 @@ def wait_summary(samples: list[tuple[float, int]]) -> dict:
     return {"read_wait_us": statistics.fmean(waits) if waits else 0.0,
             "read_wait_median_us": statistics.median(waits) if waits else 0.0,
             "read_wait_quantiles_us": midpoint_quantiles(waits), "wait_samples": len(waits),
-            "read_waits_us_bytes": [[round(w, 1), k] for w, k in samples]}
+            "read_waits_us_bytes": [[w, k] for w, k in samples]}
 
 
 _HEADER = struct.Struct("!QQ")   # bulk: payload bytes, sender's connect-start monotonic ns
