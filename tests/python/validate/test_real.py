@@ -72,8 +72,10 @@ def test_single_cubic_flow_reaches_shaped_rate() -> None:
     # kernel's capability is its rate over the time the hosts did not stall, best of three: a
     # tbf shaping at a wrong rate, or a path that cannot fill it, still fails.
     def unstalled(run: dict) -> float:
-        stall_s = (run["host_stall_ms"] or 0.0) / 1e3
-        return run["rate_fraction"] * run["fct_s"] / (run["fct_s"] - stall_s)
+        # As a fraction of the transfer, so that no stall divides by exactly 1.0 (rate * fct / fct
+        # came out one ulp below the rate in CI on 2026-11-26).
+        stalled = (run["host_stall_ms"] or 0.0) / 1e3 / run["fct_s"]
+        return run["rate_fraction"] / (1.0 - stalled)
 
     # pytest cuts a long assertion message short; a failing test's output is shown whole.
     brief = [{k: run.get(k) for k in ("rate_fraction", "fct_s", "host_stalls", "host_stall_ms", "host_stall_why",
