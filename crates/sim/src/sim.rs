@@ -14,7 +14,7 @@ use crate::record::{
     Table,
 };
 use crate::rng;
-use crate::scenario::{FlowSpec, IncastSpec, Latency, Scenario};
+use crate::scenario::{FlowSpec, IncastSpec, Latency, Scenario, ServeOrder};
 use crate::tcp::cc::CongestionOps;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{State, TcpSender};
@@ -31,6 +31,10 @@ struct IncastApp {
     /// The server's time per response, and the stream its draws come from.
     serve_time: Latency,
     serve_rng: rng::Stream,
+    /// Who answers first, and the stream that shuffles them (its own, so that a shuffled run
+    /// draws the same serve times as a fixed one).
+    serve_order: ServeOrder,
+    order_rng: rng::Stream,
     /// Queries completed.
     done: u32,
     /// Cumulative bytes each connection must have delivered for the current query.
@@ -45,7 +49,7 @@ struct IncastApp {
 }
 
 impl IncastApp {
-    fn new(spec: &IncastSpec, flows: std::ops::Range<usize>, serve_rng: rng::Stream) -> IncastApp {
+    fn new(spec: &IncastSpec, flows: std::ops::Range<usize>, seed: u64, k: usize) -> IncastApp {
         let n = flows.len();
         IncastApp {
             flows,
@@ -53,7 +57,9 @@ impl IncastApp {
             queries: spec.queries,
             gap: spec.gap,
             serve_time: spec.serve_time.clone(),
-            serve_rng,
+            serve_rng: rng::stream(seed, "serve-time", k as u64),
+            serve_order: spec.serve_order,
+            order_rng: rng::stream(seed, "serve-order", k as u64),
             done: 0,
             target: 0,
             waiting: 0,
@@ -189,8 +195,7 @@ impl<'s> World<'s> {
                 spec.start = inc.start;
                 specs.push((spec, Some(k)));
             }
-            let serve_rng = rng::stream(scn.seed, "serve-time", k as u64);
-            incasts.push(IncastApp::new(inc, first..specs.len(), serve_rng));
+            incasts.push(IncastApp::new(inc, first..specs.len(), scn.seed, k));
         }
         let flows: Vec<Flow> = specs
             .iter()
@@ -718,26 +723,30 @@ impl<'s> World<'s> {
         self.events.push(self.now + one_way, Event::IncastWrite { app: k });
     }
 
-    /// The request arrived: the server answers its senders' requests one after another, each
-    /// response starting one `serve_time` after the previous one (the first, one after the
-    /// request arrived); with no serve time all write at once.
+    /// The request arrived: the server answers its senders' requests one after another, in its
+    /// `serve_order`, each response starting one `serve_time` after the previous one (the first,
+    /// one after the request arrived); with no serve time all write at once.
     fn incast_write(&mut self, k: u32) {
         let app = &mut self.incasts[k as usize];
         app.target += app.each;
         app.waiting = app.flows.len();
         app.srtt_at_response.clear();
         let n = app.flows.len() as u32;
+        let mut order: Vec<u32> = (0..n).collect();
+        if app.serve_order == ServeOrder::Shuffled {
+            app.order_rng.shuffle(&mut order);
+        }
         let mut at = self.now;
         let mut starts = Vec::with_capacity(n as usize);
-        for _ in 0..n {
+        for sender in order {
             at += app.serve_time.draw(&mut app.serve_rng);
-            starts.push(at);
+            starts.push((at, sender));
         }
-        for (i, at) in starts.into_iter().enumerate() {
+        for (at, sender) in starts {
             if at == self.now {
-                self.incast_serve(k, i as u32);
+                self.incast_serve(k, sender);
             } else {
-                self.events.push(at, Event::IncastServe { app: k, sender: i as u32 });
+                self.events.push(at, Event::IncastServe { app: k, sender });
             }
         }
     }

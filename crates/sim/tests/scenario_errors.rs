@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use burstlab_sim::scenario::{
-    self, EcnMode, Latency, Preset, Scenario, ScenarioError, Scheduler, WindowModel, defaults,
+    self, EcnMode, Latency, Preset, Scenario, ScenarioError, Scheduler, ServeOrder, WindowModel,
+    defaults,
 };
 use burstlab_sim::tcp::rwnd::TCP_DEFAULT_SCALING_RATIO;
 use burstlab_sim::{Rate, Time};
@@ -532,4 +533,18 @@ fn overrides_apply_in_order_to_examples() {
     assert_eq!(s.bursts[0].start, Time::from_ms(2500));
     assert_eq!(s.flows[0].cca, "reno");
     assert_eq!(s.topology.bottleneck.queues[0].buffer_bytes, 32 << 20);
+}
+
+#[test]
+fn incast_serve_order_is_fixed_unless_shuffled_is_asked_for() {
+    let incast = format!("{BASE}\n[[incast]]\nsenders = 4\nquery_size = \"1MB\"\n");
+    let s = load(&incast, &[]).unwrap();
+    assert_eq!(s.incasts[0].serve_order, ServeOrder::Fixed);
+    let s = load(&incast, &["incast[0].serve_order=\"shuffled\""]).unwrap();
+    assert_eq!(s.incasts[0].serve_order, ServeOrder::Shuffled);
+    let m = error(&incast, &["incast[0].serve_order=\"random\""], "field");
+    assert_eq!(
+        m,
+        "scenario.incast[0].serve_order = \"random\": expected one of \"fixed\", \"shuffled\""
+    );
 }

@@ -106,6 +106,7 @@ pub(crate) const INCAST: &[(&str, Node)] = &[
     ("start", Leaf),
     ("gap", Leaf),
     ("serve_time", Leaf),
+    ("serve_order", Leaf),
     ("one_sender_host", Leaf),
     ("tcp", Node::Table(FLOW)),
 ];

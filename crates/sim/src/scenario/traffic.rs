@@ -209,6 +209,9 @@ pub(crate) fn incast(q: &Fields, stop: Time) -> Result<IncastSpec> {
     check_start(q, start, stop)?;
     let gap = q.time("gap")?.unwrap_or(Time::ZERO);
     let serve_time = q.latency("serve_time")?.unwrap_or(Latency::ZERO);
+    let serve_order = q
+        .choice("serve_order", &[("fixed", ServeOrder::Fixed), ("shuffled", ServeOrder::Shuffled)])?
+        .unwrap_or(ServeOrder::Fixed);
     let t = q.table("tcp");
     for key in ["size", "start"] {
         if t.has(key) {
@@ -219,7 +222,17 @@ pub(crate) fn incast(q: &Fields, stop: Time) -> Result<IncastSpec> {
     }
     let tcp = flow(&t, stop)?;
     let one_sender_host = q.boolean("one_sender_host")?.unwrap_or(false);
-    Ok(IncastSpec { senders, query_bytes, queries, start, gap, serve_time, one_sender_host, tcp })
+    Ok(IncastSpec {
+        senders,
+        query_bytes,
+        queries,
+        start,
+        gap,
+        serve_time,
+        serve_order,
+        one_sender_host,
+        tcp,
+    })
 }
 
 pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<BurstSpec> {
