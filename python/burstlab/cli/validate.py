@@ -67,8 +67,10 @@ def command(
     The simulated twin of each case is given what the hosts' CPUs did in its real runs: how
     long the receiving application took to read (for incast, the aggregator's own share: not
     the time a flight it was held for took to arrive), where the hosts stalled a single flow,
-    how the incast server spaced its responses, and how long each connection's handshake took. Each row shows the real value (median of
-    the repeats), the simulated value, the relative error and the tolerance: the issue's, or
+    how the incast server spaced its responses (in a fresh order each query, as the real
+    server's threads wake), and how long each connection's handshake took. Each row shows the
+    real value (median of the repeats), the simulated value, the relative error and the
+    tolerance: the issue's, or
     the band the real repeats spread over, widened by it, where that is wider. --detail keeps
     every metric of both sides, the twin's host parameters, and how often real runs agree with
     each other within the fixed tolerance. Below the table: how much of each single flow's

@@ -218,10 +218,12 @@ def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_0
                cca: str = "cubic", serve_time_us: float | list[float] = SERVE_TIME_US,
                read_wait_us: float | list[float] = READ_WAIT_US,
                handshake_rtt_us: list[float] | None = None, repeat: int = 1,
-               buffers: dict[str, list[int]] | None = None) -> dict:
+               buffers: dict[str, list[int]] | None = None, serve_order: str = "shuffled") -> dict:
     """The simulated twin of `real.incast` (same metric names). Responses start one
     `serve_time_us` after another, as the real host serialises them (one time, or the measured
-    steps to draw from). The aggregator reads `read_wait_us` after data
+    steps to draw from), in a fresh order each query: the real server's threads keep almost
+    nothing of one query's order in the next (`response_order_corr`, docs/fidelity.md, "Who
+    answers first"). The aggregator reads `read_wait_us` after data
     arrives: a mean (drawn exponentially), or the measured waits to draw from. Each connection's
     handshake takes one of `handshake_rtt_us` (the real connections' first RTT samples), which
     sets its min RTT; by default the path's. It answers `queries × repeat` queries, as many as
@@ -235,6 +237,7 @@ query_size = "{total_bytes}B"
 queries = {queries * repeat}
 one_sender_host = true
 serve_time = {latency_toml(serve_time_us)}
+serve_order = "{serve_order}"
 [incast.tcp]
 cca = "{cca}"
 quickack = {str(quickack).lower()}

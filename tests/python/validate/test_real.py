@@ -52,6 +52,22 @@ def test_response_spread_reports_the_first_delay_and_every_gap() -> None:
     steps = sorted([100.0, 30.0, 60.0, 50.0, 10.0, 340.0])
     assert min(s["serve_time_quantiles_us"]) >= steps[0] and max(s["serve_time_quantiles_us"]) <= steps[-1]
     assert len(s["serve_time_quantiles_us"]) == 100
+    # Connection 0, 1, 2 answered in that order both times.
+    assert s["response_order_corr"] == 1.0
+
+
+def test_order_correlation_tells_a_server_that_keeps_its_order_from_one_that_does_not() -> None:
+    # Three queries of four connections; each list is one connection's start times.
+    same = [[10, 110, 210], [20, 120, 220], [30, 130, 230], [40, 140, 240]]
+    assert real.order_correlation(same) == 1.0
+    # The second query reverses the first, the third reverses it back: rho = -1 both times.
+    flipped = [[10, 140, 210], [20, 130, 220], [30, 120, 230], [40, 110, 240]]
+    assert real.order_correlation(flipped) == -1.0
+    # One swap of neighbours (d = 1, 1): 1 - 6 * 2 / (4 * 15) = 0.8, both times.
+    swap = [[10, 120, 210], [20, 110, 220], [30, 130, 230], [40, 140, 240]]
+    assert real.order_correlation(swap) == pytest.approx(0.8)
+    assert real.order_correlation([[1, 2], [3, 4]]) is None  # too few connections
+    assert real.order_correlation([[1], [2], [3]]) is None   # one query
 
 
 def test_srtt_at_response_is_the_median_over_queries_of_each_querys_median() -> None:
