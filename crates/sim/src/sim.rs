@@ -719,6 +719,17 @@ impl<'s> World<'s> {
     /// The receiver sends its request; the senders get it half an RTT later.
     fn incast_request(&mut self, k: u32) {
         self.incasts[k as usize].request_at = self.now;
+        // Each request is a segment on its connection, and it carries an ACK of the response
+        // before (the request itself is not simulated, its ACK is).
+        for fi in self.incasts[k as usize].flows.clone() {
+            let mut out = std::mem::take(&mut self.out);
+            let f = &mut self.flows[fi];
+            f.rcv.on_app_send(self.now, &mut out);
+            let node = f.rcv.node;
+            self.send_all(node, &mut out);
+            self.out = out;
+            self.sync_timers(fi);
+        }
         let one_way = self.scn.topology.rtt / 2;
         self.events.push(self.now + one_way, Event::IncastWrite { app: k });
     }

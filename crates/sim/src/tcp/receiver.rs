@@ -19,6 +19,10 @@ pub const TCP_DELACK_MIN: Time = Time::from_ms(40);
 pub const TCP_DELACK_MAX: Time = Time::from_ms(200);
 /// `TCP_MAX_QUICKACKS` = 16 (`include/net/tcp.h`): ACKs sent at once after the first data.
 pub const TCP_MAX_QUICKACKS: u32 = 16;
+/// `net.ipv4.tcp_pingpong_thresh` default 1 (`tcp_sk_init()` in `net/ipv4/tcp_ipv4.c`; the
+/// constant `TCP_PINGPONG_THRESH` before it became a sysctl): after this many replies sent
+/// within `ato` of received data a connection is interactive (`inet_csk_in_pingpong_mode()`).
+pub const TCP_PINGPONG_THRESH: u8 = 1;
 /// `net.ipv4.tcp_comp_sack_nr` default (`tcp_sk_init()`, `Documentation/networking/
 /// ip-sysctl.rst`): at most 44 duplicate ACKs wait to go out as one; 0 turns SACK
 /// compression off.
@@ -75,8 +79,13 @@ pub struct TcpReceiver {
     /// data waits unread in between (`FlowSpec::read_latency` > 0).
     slow_reader: bool,
     /// A segment shorter than `rcv_mss` arrived (`ICSK_ACK_PUSHED`): the read that drains it
-    /// ACKs at once.
+    /// ACKs at once, unless the connection is interactive. A second one before an ACK went out
+    /// (`ICSK_ACK_PUSHED2`) ACKs at the read either way. Sending an ACK clears both.
     pushed: bool,
+    pushed2: bool,
+    /// Replies the application sent within `ato` of received data (`icsk_ack.pingpong`); from
+    /// `TCP_PINGPONG_THRESH` on the connection is interactive and sends no quick ACKs.
+    pingpong: u8,
     /// An earlier segment of the GSO skb being received asked for an immediate ACK.
     skb_ack_now: bool,
     /// SACK compression (`tcp_comp_sack_nr`; 0 = off): duplicate ACKs sent at once for the
@@ -128,6 +137,8 @@ impl TcpReceiver {
             jiffy: spec.timer_jiffy(),
             slow_reader: !spec.read_latency.is_zero(),
             pushed: false,
+            pushed2: false,
+            pingpong: 0,
             skb_ack_now: false,
             comp_sack_nr: spec.comp_sack_nr,
             dup_ack_counter: 0,
@@ -212,7 +223,7 @@ impl TcpReceiver {
             // A duplicate: ACK at once and enter quick-ack mode (`tcp_data_queue()`
             // out_of_window path, `tcp_send_dupack()`).
             self.stats.dup_segments += 1;
-            self.quick = self.quick.max(TCP_MAX_QUICKACKS);
+            self.enter_quickack_mode(TCP_MAX_QUICKACKS);
             self.dsack = Some(SeqRange { start, end });
             ack_now = true;
         } else if start <= self.rcv_nxt {
@@ -230,7 +241,10 @@ impl TcpReceiver {
             // A segment shorter than rcv_mss sets `ICSK_ACK_PUSHED`; once the application has
             // drained it, `tcp_cleanup_rbuf()` ACKs at once (the tail of a transfer).
             if self.slow_reader {
-                self.pushed |= p.payload < self.rcv_mss;
+                if p.payload < self.rcv_mss {
+                    self.pushed2 |= self.pushed;
+                    self.pushed = true;
+                }
             } else {
                 ack_now |= p.payload < self.rcv_mss;
             }
@@ -268,7 +282,7 @@ impl TcpReceiver {
             && (!self.slow_reader
                 || self.unread() == 0
                 || self.win.would_offer(self.held_bytes()) >= self.win.rcv_wnd());
-        if ack_now || full_frame || self.quick > 0 {
+        if ack_now || full_frame || self.in_quickack_mode() {
             self.send_ack(now, out);
         } else if !self.ofo.is_empty() {
             self.compress_sack(now, out);
@@ -324,7 +338,7 @@ impl TcpReceiver {
                 // Quick-ACK mode only when the echo starts, not on every CE.
                 if ce && !*demand_cwr {
                     *demand_cwr = true;
-                    self.quick = self.quick.max(2);
+                    self.enter_quickack_mode(2);
                 }
                 cwr
             }
@@ -361,6 +375,40 @@ impl TcpReceiver {
             _ => {}
         }
         self.last_data_at = Some(now);
+    }
+
+    /// `tcp_enter_quickack_mode()`: `n` quick ACKs, and the connection is no longer interactive
+    /// (`inet_csk_exit_pingpong_mode()`).
+    fn enter_quickack_mode(&mut self, n: u32) {
+        self.quick = self.quick.max(n);
+        self.pingpong = 0;
+    }
+
+    /// `inet_csk_in_pingpong_mode()`.
+    fn in_pingpong(&self) -> bool {
+        self.pingpong >= TCP_PINGPONG_THRESH
+    }
+
+    /// `tcp_in_quickack_mode()`: quick ACKs left, and the connection not interactive (the
+    /// route's `quickack` ACKs every segment on its own, `ack_now`).
+    fn in_quickack_mode(&self) -> bool {
+        self.quick > 0 && !self.in_pingpong()
+    }
+
+    /// The application sent data on this connection: an incast aggregator's request. The
+    /// segment carries an ACK of everything received (`tcp_event_ack_sent()`), and a reply
+    /// within `ato` of the last data received counts toward interactive mode
+    /// (`tcp_event_data_sent()`). Interactive, the connection sends no quick ACKs and does not
+    /// ACK at the read that drains a short segment, so the last segment of a response is
+    /// ACKed by the next request, or by the delayed-ACK timer. `ato` is taken at its floor,
+    /// where data arriving faster than `TCP_ATO_MIN / 2` apart keeps it (`tcp_event_data_recv()`).
+    pub fn on_app_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.last_data_at.is_some_and(|t| now - t < TCP_DELACK_MIN) {
+            self.pingpong = self.pingpong.saturating_add(1);
+        }
+        if self.established && (self.rcv_nxt > self.rcv_wup || self.compressed_ack > 0) {
+            self.send_ack(now, out);
+        }
     }
 
     /// `tcp_incr_quickack()`: rcv_wnd / (2·rcv_mss) ACKs (2 if that is 0), at most 16.
@@ -402,7 +450,8 @@ impl TcpReceiver {
     /// The application reads everything queued in order, and the window may grow (DRS). A
     /// slow reader's read is also where Linux ACKs what arrival did not (`tcp_cleanup_rbuf()`):
     /// an ACK is pending and more than one full segment is unacknowledged, or a pushed short
-    /// segment was drained, or the read at least doubles the window on offer.
+    /// segment was drained (on an interactive connection, only if two were), or the read at
+    /// least doubles the window on offer.
     pub fn app_read(&mut self, now: Time, out: &mut Vec<Packet>) {
         let copied = self.rcv_nxt - self.stats.delivered;
         self.stats.delivered = self.rcv_nxt;
@@ -416,9 +465,9 @@ impl TcpReceiver {
             return;
         }
         let scheduled = self.delack.is_some();
-        let mut time_to_ack = scheduled
-            && (self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64
-                || std::mem::take(&mut self.pushed));
+        let drained_push = self.pushed2 || (self.pushed && !self.in_pingpong());
+        let mut time_to_ack =
+            scheduled && (self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64 || drained_push);
         if !time_to_ack {
             let offered = (self.win.rcv_wup() + self.win.rcv_wnd()).saturating_sub(self.rcv_nxt);
             if 2 * offered <= self.win.window_clamp() {
@@ -506,6 +555,9 @@ impl TcpReceiver {
         self.quick = self.quick.saturating_sub(acked_segs);
         self.rcv_wup = ack;
         self.delack = None;
+        // `inet_csk_clear_xmit_timer(ICSK_TIME_DACK)` clears `icsk_ack.pending`.
+        self.pushed = false;
+        self.pushed2 = false;
         self.compressed_ack = 0;
         self.comp_sack_at = None;
         self.stats.acks_sent += 1;
@@ -524,6 +576,9 @@ impl TcpReceiver {
         match self.delack {
             Some(t) if t <= now => {
                 if self.rcv_nxt > self.rcv_wup {
+                    // `tcp_delack_timer_handler()`: a delayed ACK that had to wait for its
+                    // timer ends interactive mode.
+                    self.pingpong = 0;
                     self.send_ack(now, out);
                 } else {
                     self.delack = None;
@@ -581,6 +636,7 @@ mod tests {
         assert_eq!(TCP_DELACK_MIN, Time::from_ms(40));
         assert_eq!(TCP_DELACK_MAX, Time::from_ms(200));
         assert_eq!(TCP_MAX_QUICKACKS, 16);
+        assert_eq!(TCP_PINGPONG_THRESH, 1);
         assert_eq!(
             (TCP_COMP_SACK_NR, TCP_COMP_SACK_DELAY, TCP_COMP_SACK_SLACK),
             (44, Time::from_ms(1), Time::from_us(100))
@@ -889,6 +945,86 @@ mod tests {
         feed(&mut r, order, Time::from_ms(1));
         assert_eq!(r.stats.delivered, 7 * MSS as u64);
         assert_eq!(r.rcv_nxt, 7 * MSS as u64);
+    }
+
+    /// A receiver that has taken 16 segments at 1 ms (its quick ACKs spent) and, if `reply_at`,
+    /// sent a request then; the segments after a silence longer than the RTO then arrive at
+    /// 300 ms, which asks for quick ACKs again (`tcp_event_data_recv()`).
+    fn after_a_reply(reply_at: Option<Time>) -> (TcpReceiver, Vec<Packet>) {
+        let mut r = established();
+        feed(&mut r, 0..16, Time::from_ms(1));
+        let mut out = Vec::new();
+        if let Some(t) = reply_at {
+            r.on_app_send(t, &mut out);
+        }
+        (r, out)
+    }
+
+    #[test]
+    fn a_reply_within_ato_makes_the_connection_interactive_and_quick_acks_stop() {
+        // Not interactive: the silence brings quick ACKs back, one per segment.
+        let (mut quiet, _) = after_a_reply(None);
+        assert_eq!(feed(&mut quiet, 16..26, Time::from_ms(300)).len(), 10);
+        // A request sent 2 ms after the last data (within `ato`, 40 ms): interactive
+        // (`inet_csk_in_pingpong_mode()`), so `tcp_in_quickack_mode()` is false and only
+        // every second full segment is ACKed.
+        let (mut talker, out) = after_a_reply(Some(Time::from_ms(3)));
+        assert!(out.is_empty(), "everything was ACKed: the request carries nothing new");
+        assert_eq!(feed(&mut talker, 16..26, Time::from_ms(300)).len(), 5);
+        // A request 50 ms after the data is no reply: the connection stays as it was.
+        let (mut late, _) = after_a_reply(Some(Time::from_ms(51)));
+        assert_eq!(feed(&mut late, 16..26, Time::from_ms(300)).len(), 10);
+    }
+
+    #[test]
+    fn an_interactive_reader_leaves_a_short_tail_to_the_next_request() {
+        // A slow reader that drains a response ending in a short segment: ACKed at the read
+        // (`tcp_cleanup_rbuf()`, ICSK_ACK_PUSHED), unless the connection is interactive; then
+        // the next request carries the ACK (`tcp_event_ack_sent()`).
+        let tail = |interactive: bool| {
+            let sp = FlowSpec { read_latency: Latency::Fixed(Time::from_us(50)), ..spec() };
+            let mut r = TcpReceiver::new(0, 1, 0, &sp, 1500);
+            let mut out = Vec::new();
+            r.on_packet(Time::ZERO, &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
+            feed(&mut r, 0..16, Time::from_ms(1));
+            if interactive {
+                r.on_app_send(Time::from_ms(2), &mut out);
+            }
+            let t = Time::from_ms(3);
+            r.on_packet(t, &data(16 * MSS as u64, MSS), &mut out);
+            r.on_packet(t, &data(17 * MSS as u64, MSS), &mut out);
+            r.app_read(t + Time::from_us(50), &mut out);
+            // The response's last segment, alone unacknowledged.
+            out.clear();
+            r.on_packet(t + Time::from_us(60), &data(18 * MSS as u64, 100), &mut out);
+            r.app_read(t + Time::from_us(110), &mut out);
+            (r, out)
+        };
+        let (_, acks) = tail(false);
+        assert_eq!(acks.last().map(|a| a.ack), Some(18 * MSS as u64 + 100), "{acks:?}");
+        let (mut r, acks) = tail(true);
+        assert!(acks.is_empty(), "{acks:?}");
+        assert!(r.delack_deadline().is_some(), "the delayed-ACK timer waits for it");
+        let mut out = Vec::new();
+        r.on_app_send(Time::from_ms(10), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 18 * MSS as u64 + 100);
+        assert_eq!(r.delack_deadline(), None);
+    }
+
+    #[test]
+    fn a_delayed_ack_that_waits_for_its_timer_or_a_duplicate_ends_interactive_mode() {
+        // `tcp_delack_timer_handler()`: the timer fired, so the peer was not answered in time.
+        let (mut r, _) = after_a_reply(Some(Time::from_ms(3)));
+        assert!(feed(&mut r, [16], Time::from_ms(5)).is_empty());
+        let mut out = Vec::new();
+        r.on_delack(Time::from_ms(5) + TCP_DELACK_MIN, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(feed(&mut r, 17..27, Time::from_ms(300)).len(), 10, "quick ACKs again");
+        // `tcp_enter_quickack_mode()` on a duplicate segment.
+        let (mut r, _) = after_a_reply(Some(Time::from_ms(3)));
+        assert_eq!(feed(&mut r, [3], Time::from_ms(4)).len(), 1);
+        assert_eq!(feed(&mut r, 16..26, Time::from_ms(300)).len(), 10, "quick ACKs again");
     }
 
     #[test]
