@@ -226,7 +226,10 @@ def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_0
     answers first"). The aggregator reads `read_wait_us` after data
     arrives: a mean (drawn exponentially), or the measured waits to draw from. Each connection's
     handshake takes one of `handshake_rtt_us` (the real connections' first RTT samples), which
-    sets its min RTT; by default the path's. It answers `queries × repeat` queries, as many as
+    sets its min RTT; by default the path's. The same latency, drawn afresh, holds a segment
+    that reaches an idle receiver before its host hands it to TCP (`rx_coalesce`): a handshake
+    is the one round trip the hosts make alone, and the receiving host takes that long for
+    every packet, not for the SYN only (docs/fidelity.md, "The aggregator's ACKs"). It answers `queries × repeat` queries, as many as
     `repeat` real runs together, so that its median and its share of slow queries are as steady
     as theirs; counts (retransmits, timeouts, drops ...) are per `queries`, as one real run's.
     `buffers` are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`)."""
@@ -246,7 +249,8 @@ read_latency = {latency_toml(read_wait_us)}
     if not isinstance(read_wait_us, list):
         text += 'read_latency_dist = "exponential"\n'
     if handshake_rtt_us:
-        text += f"handshake_latency = {latency_toml([h - TWIN_RTT_US for h in handshake_rtt_us])}\n"
+        host = latency_toml([h - TWIN_RTT_US for h in handshake_rtt_us])
+        text += f"handshake_latency = {host}\nrx_coalesce = {host}\n"
     if rto_min is not None:
         text += f'rto_min = "{round(rto_min * 1000)}ms"\n'
     r = burstlab.run(text)
