@@ -17,8 +17,17 @@ from burstlab.cli import status
 
 
 #: Where the records of real runs that ship with burstlab live; `--replay latest` takes the
-#: newest (names start with the date).
+#: newest (`newest_record`).
 RECORDS = Path(__file__).resolve().parent.parent / "validate" / "records"
+
+
+def newest_record() -> Path | None:
+    """The shipped record made last, by the time it holds (`recorded.date`, UTC): names carry
+    only the day and a word, and two sittings of one day need not sort by name."""
+    shipped = sorted(RECORDS.glob("*.json"))
+    if not shipped:
+        return None
+    return max(shipped, key=lambda p: str(json.loads(p.read_text()).get("recorded", {}).get("date", "")))
 
 
 @contextmanager
@@ -163,10 +172,9 @@ def _read_record(spec: str) -> dict:
     from burstlab.errors import ReplayError
 
     if spec == "latest":
-        shipped = sorted(RECORDS.glob("*.json"))
-        if not shipped:
+        path = newest_record()
+        if path is None:
             raise ReplayError(f"--replay latest: no record shipped in {RECORDS}")
-        path = shipped[-1]
     else:
         path = Path(spec)
     try:

@@ -11,7 +11,7 @@ import json
 import pytest
 
 import burstlab.validate.compare as compare
-from burstlab.cli.validate import RECORDS
+from burstlab.cli.validate import RECORDS, newest_record
 from burstlab.errors import ReplayError
 from burstlab.validate.compare import replay
 from helpers import burstlab
@@ -19,9 +19,9 @@ from helpers import burstlab
 
 @pytest.fixture(scope="module")
 def record() -> dict:
-    shipped = sorted(RECORDS.glob("*.json"))
-    assert shipped, f"no record shipped in {RECORDS}"
-    return json.loads(shipped[-1].read_text())
+    newest = newest_record()
+    assert newest is not None, f"no record shipped in {RECORDS}"
+    return json.loads(newest.read_text())
 
 
 @pytest.fixture(scope="module")
@@ -204,3 +204,9 @@ def test_cli_replay_ends_with_the_incast_srtts_when_the_record_has_them(record: 
     line = run.stdout[run.stdout.index("Incast SRTT"):]
     # Only the case with a real value, and the twin's replayed value beside it.
     assert "incast-8-128KB 1,234/" in line and "incast-1-128KB" not in line, run.stdout
+
+
+def test_latest_is_the_record_made_last_whatever_its_name():
+    # "afternoon" sorts before "noon": the time inside the record decides.
+    made = {p.name: json.loads(p.read_text())["recorded"]["date"] for p in RECORDS.glob("*.json")}
+    assert made[newest_record().name] == max(made.values())
