@@ -77,7 +77,8 @@ def command(
     long the receiving application took to read (for incast, the aggregator's own share: not
     the time a flight it was held for took to arrive), where the hosts stalled a single flow,
     how the incast server spaced its responses (in a fresh order each query, as the real
-    server's threads wake), and how long each connection's handshake took. Each row shows the
+    server's threads wake), and how long each connection's handshake took (the receiving
+    host's latency, which the twin gives every segment it receives). Each row shows the
     real value (median of the repeats), the simulated value, the relative error and the
     tolerance: the issue's, or
     the band the real repeats spread over, widened by it, where that is wider. --detail keeps
