@@ -63,9 +63,12 @@ def command(
     traffic leaves the namespaces it creates. Needs root.
 
     Cases: one bulk flow per CCA through a 64, 128 and 512 KB limit (throughput as a fraction
-    of the shaped rate, FCT, retransmits), and N-to-1 incast at 128 KB for N = 1 ... 32, with
-    the default RTO and with `rto_min 5ms quickack 1` on the routes (median query completion
-    time, and the first N where 10 % of the queries exceed 100 ms). A control: one 10 MB flow
+    of the shaped rate, FCT, retransmits, timeouts), and N-to-1 incast at 128 KB for N = 1 ...
+    32, with the default RTO and with `rto_min 5ms quickack 1` on the routes (median and p99
+    query completion time, retransmits, timeouts, the stall fraction: the share of queries over
+    100 ms, and the first N where it reaches 10 %). Counts are compared where they are large
+    enough to mean something (retransmits above 50, timeouts from 5 per run, the stall fraction
+    where the real runs collapse). A control: one 10 MB flow
     per CCA through a 100 Mbit/s tbf of 16 and 32 KB, slow enough that the hosts' scheduling
     hardly matters, so a miss there is most likely the simulator's (one known exception: reno's
     occasional RTO through 16 KB, docs/fidelity.md). --quick: one flow per CCA at 128 KB,

@@ -66,7 +66,8 @@ def test_replay_gives_the_same_result_every_time(record: dict, replayed: dict):
     first = {(c["name"], c["metric"]): c for c in replayed["cases"]}
     # (The subset's onset is over one cell, so it is not the full record's.)
     cells = [c for c in again["cases"] if c["metric"] != "onset_n"]
-    assert len(cells) == 4
+    # The flow's rate, FCT and retransmits; the cell's median and p99 QCT and retransmits.
+    assert len(cells) == 6
     for c in cells:
         assert c == first[c["name"], c["metric"]]
 
@@ -88,6 +89,9 @@ def test_onsets_follow_their_variants_cells_in_any_order(record: dict, replayed:
     for variant in ("", "rtomin5ms-"):
         onset = names.index(f"incast-{variant}onset-128KB")
         assert names[onset - 1] == f"incast-{variant}32-128KB"
+        # Once, after every metric of the last cell (a cell has several).
+        assert names.count(f"incast-{variant}onset-128KB") == 1
+        assert f"incast-{variant}32-128KB" not in names[onset + 1:]
     # The variants' cells shuffled among each other and the single flows: still one onset per
     # variant, over all its cells in order of N, after the last of them in the record.
     cells = [n for n in record["detail"] if n.startswith("incast") or n == "single-reno-100mbit-16KB"]
