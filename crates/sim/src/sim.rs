@@ -379,13 +379,10 @@ impl<'s> World<'s> {
 
     /// The TSQ tasklet: a throttled sender sends again.
     fn tsq_resume(&mut self, fi: u32) {
-        let fi = fi as usize;
-        let mut out = std::mem::take(&mut self.out);
-        self.flows[fi].snd.tsq_resume(self.now, &mut out);
-        let node = self.flows[fi].snd.src;
-        self.send_all(node, &mut out);
-        self.out = out;
-        self.sync_timers(fi);
+        self.flow_acts(fi as usize, |f, now, out| {
+            f.snd.tsq_resume(now, out);
+            f.snd.src
+        });
     }
 
     fn arrival(&mut self, pid: PortId) {
@@ -488,29 +485,22 @@ impl<'s> World<'s> {
 
     /// The receiving host answers a SYN it held for its handshake latency.
     fn handshake_answer(&mut self, fi: u32) {
-        let fi = fi as usize;
-        let mut out = std::mem::take(&mut self.out);
-        let f = &mut self.flows[fi];
-        if let Some(syn) = f.pending_syn.take() {
-            f.rcv.on_packet(self.now, &syn, &mut out);
-        }
-        let node = f.rcv.node;
-        self.send_all(node, &mut out);
-        self.out = out;
-        self.sync_timers(fi);
+        self.flow_acts(fi as usize, |f, now, out| {
+            if let Some(syn) = f.pending_syn.take() {
+                f.rcv.on_packet(now, &syn, out);
+            }
+            f.rcv.node
+        });
     }
 
     /// A slow reader wakes and reads everything queued in order; the read may send an ACK.
     fn app_read(&mut self, fi: u32) {
         let fi = fi as usize;
-        let mut out = std::mem::take(&mut self.out);
-        let f = &mut self.flows[fi];
-        f.read_at = None;
-        f.rcv.app_read(self.now, &mut out);
-        let node = f.rcv.node;
-        self.send_all(node, &mut out);
-        self.out = out;
-        self.sync_timers(fi);
+        self.flow_acts(fi, |f, now, out| {
+            f.read_at = None;
+            f.rcv.app_read(now, out);
+            f.rcv.node
+        });
         if let Some(k) = self.flows[fi].app {
             self.incast_progress(fi, k);
         }
@@ -619,11 +609,21 @@ impl<'s> World<'s> {
     // ---- TCP flows ----
 
     fn flow_start(&mut self, fi: u32) {
-        let fi = fi as usize;
+        self.flow_acts(fi as usize, |f, now, out| {
+            f.snd.open(now, out);
+            f.snd.src
+        });
+    }
+
+    /// Flow `fi`'s sender or receiver acts now (`act` says from which node): send what it
+    /// produced, then re-arm the flow's timers.
+    fn flow_acts(
+        &mut self,
+        fi: usize,
+        act: impl FnOnce(&mut Flow, Time, &mut Vec<Packet>) -> NodeId,
+    ) {
         let mut out = std::mem::take(&mut self.out);
-        let f = &mut self.flows[fi];
-        f.snd.open(self.now, &mut out);
-        let node = f.snd.src;
+        let node = act(&mut self.flows[fi], self.now, &mut out);
         self.send_all(node, &mut out);
         self.out = out;
         self.sync_timers(fi);
@@ -722,13 +722,10 @@ impl<'s> World<'s> {
         // Each request is a segment on its connection, and it carries an ACK of the response
         // before (the request itself is not simulated, its ACK is).
         for fi in self.incasts[k as usize].flows.clone() {
-            let mut out = std::mem::take(&mut self.out);
-            let f = &mut self.flows[fi];
-            f.rcv.on_app_send(self.now, &mut out);
-            let node = f.rcv.node;
-            self.send_all(node, &mut out);
-            self.out = out;
-            self.sync_timers(fi);
+            self.flow_acts(fi, |f, now, out| {
+                f.rcv.on_app_send(now, out);
+                f.rcv.node
+            });
         }
         let one_way = self.scn.topology.rtt / 2;
         self.events.push(self.now + one_way, Event::IncastWrite { app: k });
@@ -765,16 +762,13 @@ impl<'s> World<'s> {
     fn incast_serve(&mut self, k: u32, sender: u32) {
         let app = &mut self.incasts[k as usize];
         let (fi, each) = (app.flows.start + sender as usize, app.each);
-        let mut out = std::mem::take(&mut self.out);
-        let f = &mut self.flows[fi];
         // What `tcp_info`'s `tcpi_rtt` reads as the server starts its answer: the SRTT the
         // last query left, which sets this one's loss-probe and RTO timers.
-        app.srtt_at_response.push(f.snd.rtt.srtt_us());
-        f.snd.app_write(self.now, each, &mut out);
-        let node = f.snd.src;
-        self.send_all(node, &mut out);
-        self.out = out;
-        self.sync_timers(fi);
+        app.srtt_at_response.push(self.flows[fi].snd.rtt.srtt_us());
+        self.flow_acts(fi, |f, now, out| {
+            f.snd.app_write(now, each, out);
+            f.snd.src
+        });
     }
 
     /// A receiver got data: count the response if it is now complete.
