@@ -1,4 +1,4 @@
-"""How chaotic a single-flow twin is in the read gap it is given (docs/fidelity.md, "A chaotic
+"""How chaotic a single-flow twin is in the read gap it is given (docs/validation-notes.md, "A chaotic
 twin"). No root: only the simulator runs.
 
 The twin runs once at every µs of read gap in a range; each gap is marked `.` (rate at or above

@@ -71,7 +71,7 @@ def command(
     where the real runs collapse). A control: one 10 MB flow
     per CCA through a 100 Mbit/s tbf of 16 and 32 KB, slow enough that the hosts' scheduling
     hardly matters, so a miss there is most likely the simulator's (one known exception: reno's
-    occasional RTO through 16 KB, docs/fidelity.md). --quick: one flow per CCA at 128 KB,
+    occasional RTO through 16 KB, docs/validation-notes.md). --quick: one flow per CCA at 128 KB,
     BBR at 64 KB, each of the three through 16 and 32 KB at 100 Mbit/s, incast N in 1, 8, 32 (what
     CI runs). The full matrix takes about two minutes at --repeat 3, --quick about 17 s per
     repetition.

@@ -98,7 +98,7 @@ FULL = {"single": FULL_SINGLE, "control": FULL_CONTROL, "incast_n": (1, 2, 4, 8,
 #: the kernel's spread, and the kernel's cubic at 128 KB resent 102 in one sitting and 357-494
 #: in every one of the next day, where the twin resends 214-240 (docs/fidelity.md). CI holds
 #: their losses in the control instead, each of them through 16 and 32 KB at 100 Mbit/s, where a
-#: sender that cuts or paces its skbs unlike Linux's fails issue 4's rule (docs/fidelity.md, "A
+#: sender that cuts or paces its skbs unlike Linux's fails issue 4's rule (docs/validation-notes.md, "A
 #: host-insensitive control").
 QUICK = {"single": (("reno", 128 * 1024), ("cubic", 128 * 1024), ("bbr", 128 * 1024), ("bbr", 64 * 1024)),
          "control": (("reno", 16 * 1024), ("reno", 32 * 1024), ("cubic", 16 * 1024), ("cubic", 32 * 1024),
@@ -231,14 +231,14 @@ def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_0
     """The simulated twin of `real.incast` (same metric names). Responses start one
     `serve_time_us` after another, as the real host serialises them (one time, or the measured
     steps to draw from), in a fresh order each query: the real server's threads keep almost
-    nothing of one query's order in the next (`response_order_corr`, docs/fidelity.md, "Who
+    nothing of one query's order in the next (`response_order_corr`, docs/validation-notes.md, "Who
     answers first"). The aggregator reads `read_wait_us` after data
     arrives: a mean (drawn exponentially), or the measured waits to draw from. Each connection's
     handshake takes one of `handshake_rtt_us` (the real connections' first RTT samples), which
     sets its min RTT; by default the path's. The same latency, drawn afresh, holds a segment
     that reaches an idle receiver before its host hands it to TCP (`rx_coalesce`): a handshake
     is the one round trip the hosts make alone, and the receiving host takes that long for
-    every packet, not for the SYN only (docs/fidelity.md, "The aggregator's ACKs"). It answers `queries × repeat` queries, as many as
+    every packet, not for the SYN only (docs/validation-notes.md, "The aggregator's ACKs"). It answers `queries × repeat` queries, as many as
     `repeat` real runs together, so that its median and its share of slow queries are as steady
     as theirs; counts (retransmits, timeouts, drops ...) are per `queries`, as one real run's.
     `buffers` are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`)."""
@@ -363,7 +363,7 @@ def incast_name(setup: dict) -> str:
 #: the gap, and a gap measured as a mean over reads that vary by hundreds of µs does not pin it
 #: to the µs: BBR through 16 KB at 100 Mbit/s falls into an RTO (−15 % of the rate) at 27 of 160
 #: gaps of 400-559 µs, in clusters of 1-5 µs, so ten twins at ten real runs' gaps, which lie
-#: within ±15 µs of each other, could land mostly in one (docs/fidelity.md, "A chaotic twin").
+#: within ±15 µs of each other, could land mostly in one (docs/validation-notes.md, "A chaotic twin").
 GAP_ENSEMBLE_US = (-8, -4, 0, 4, 8)
 
 
@@ -511,7 +511,7 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
             runs = real["runs"]
             # One twin per real run, given what that run's hosts did (µs): the server's steps and
             # each connection's handshake as measured, and the aggregator's own share of its
-            # waits as an exponential of their mean (docs/fidelity.md, "The twin's reader").
+            # waits as an exponential of their mean (docs/validation-notes.md, "The twin's reader").
             hosts = [{"serve_time_us": r["serve_time_quantiles_us"] or SERVE_TIME_US,
                       "read_wait_us": twin_read_wait_us(r),
                       "handshake_rtt_us": r["handshake_rtt_us"],
@@ -546,7 +546,7 @@ def host_softirq_loads(result: dict) -> dict[str, dict[str, float]]:
 def incast_srtts(result: dict) -> dict[str, tuple[float, float]]:
     """Per incast case: the SRTT its connections started their responses on (µs, median over
     the queries), the real runs' median and the twin's. Where the kernel's is the longer, more
-    of its loss probes are armed a jiffy later (docs/fidelity.md, "Incast at N = 16"). Cases
+    of its loss probes are armed a jiffy later (docs/validation-notes.md, "Incast at N = 16"). Cases
     whose record has no real value (before 2026-11-26) are left out."""
     out: dict[str, tuple[float, float]] = {}
     for name, entry in result.get("detail", {}).items():

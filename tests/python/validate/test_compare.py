@@ -145,7 +145,7 @@ def test_a_case_twin_moves_only_a_measured_read_gap(monkeypatch):
 
 
 def test_gap_sweep_script_marks_every_gap_and_judges_sittings_both_ways():
-    """`scripts/twin_gap_sweep.py`, behind docs/fidelity.md's "A chaotic twin" figures."""
+    """`scripts/twin_gap_sweep.py`, behind docs/validation-notes.md's "A chaotic twin" figures."""
     script = Path(__file__).parents[3] / "scripts" / "twin_gap_sweep.py"
     out = subprocess.run([sys.executable, str(script), "--floor", "0.711", "--gaps", "470:500", "--spreads", "3",
                           "--sittings", "5"], capture_output=True, text=True, timeout=120)
@@ -229,7 +229,7 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
     # BBR's retransmits at 1 Gbit/s are a known miss, not held (its rate and FCT are, above and
     # here): the kernel's 64 KB skbs reach an almost empty queue (at 64 KB each loses just the 2
     # segments over the limit), while the twin keeps a queue standing and resends 2-3x as many at
-    # 64 KB and up to 10x at 128 KB, where the kernel resends 0-4,700 (docs/fidelity.md, "BBR at
+    # 64 KB and up to 10x at 128 KB, where the kernel resends 0-4,700 (docs/validation-notes.md, "BBR at
     # 1 Gbit/s").
     for metric in ("rate_fraction", "fct_s"):
         check("single-bbr-1gbit-64KB", metric)

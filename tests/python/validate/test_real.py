@@ -116,7 +116,7 @@ def test_single_cubic_flow_reaches_shaped_rate() -> None:
         # wrong column or CPU would see the idle one, ~0.
         assert run["host_softirq_load"] is None or run["host_softirq_load"] > 0.2, brief
     # A smoothed RTT of the 128 KB tbf queue (it drains in ~1 ms at 1 Gbit/s) plus the receiving
-    # host's batches, which held data up to ~2.5 ms more (srtt 1-3.7 ms, docs/fidelity.md "What
+    # host's batches, which held data up to ~2.5 ms more (srtt 1-3.7 ms, docs/validation-notes.md "What
     # the remaining misses have in common"), in the best of three: the srtt is read at the end,
     # and a stall of the hosts there can leave it high (CI on 2026-11-26: 12.8 ms in one run). A
     # queue the limit did not bound (pfifo's 1000 packets: 12 ms) holds every run's up.
