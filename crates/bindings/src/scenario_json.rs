@@ -55,8 +55,13 @@ fn port(p: &PortSpec) -> Value {
         Scheduler::Strict => "strict",
         Scheduler::Drr => "drr",
     };
-    let shaper = p.shaper.map(|t| {
-        json!({ "rate_bps": t.rate.bps(), "burst_bytes": t.burst_bytes, "limit_bytes": t.limit_bytes })
+    let shaper = p.shaper.as_ref().map(|t| {
+        json!({
+            "rate_bps": t.rate.bps(),
+            "burst_bytes": t.burst_bytes,
+            "limit_bytes": t.limit_bytes,
+            "watchdog_latency_s": latency(&t.watchdog_latency),
+        })
     });
     json!({
         "scheduler": scheduler,
@@ -108,6 +113,7 @@ fn flow(f: &FlowSpec) -> Value {
         },
         "read_latency_s": latency(&f.read_latency),
         "handshake_latency_s": latency(&f.handshake_latency),
+        "pacing_latency_s": latency(&f.pacing_latency),
         "rx_coalesce_s": latency(&f.rx_coalesce),
         "dscp": f.dscp,
         "max_pacing_rate_bps": f.max_pacing_rate.map(|r| r.bps()),

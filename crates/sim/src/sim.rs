@@ -85,6 +85,11 @@ struct Flow {
     snd_timer_at: Option<Time>,
     pace_at: Option<Time>,
     delack_at: Option<Time>,
+    /// How late the pacing timer runs the sender (`pacing_latency`), its draws, and the
+    /// sender's departure time with when its timer runs.
+    pacing_latency: Latency,
+    pacing_rng: rng::Stream,
+    pace_runs: Option<(Time, Time)>,
     /// The receiving application's wake-up latency (0 = it reads every segment at once), the
     /// stream its draws come from, and its pending wake-up.
     read_latency: Latency,
@@ -217,6 +222,9 @@ impl<'s> World<'s> {
                     snd_timer_at: None,
                     pace_at: None,
                     delack_at: None,
+                    pacing_latency: spec.pacing_latency.clone(),
+                    pacing_rng: rng::stream(scn.seed, "pacing-latency", i as u64),
+                    pace_runs: None,
                     read_latency: spec.read_latency.clone(),
                     read_rng: rng::stream(scn.seed, "read-latency", i as u64),
                     read_at: None,
@@ -639,11 +647,18 @@ impl<'s> World<'s> {
             f.snd_timer_at = Some(d);
             self.events.push(d, Event::SenderTimer { flow: fi as u32 });
         }
-        if let Some(d) = f.snd.pace_deadline()
-            && f.pace_at.is_none_or(|t| d < t)
+        // The pacing timer runs the sender late by one draw per departure time it is armed for
+        // (`tcp_pacing_check()` does not re-arm a queued timer).
+        f.pace_runs = match (f.snd.pace_deadline(), f.pace_runs) {
+            (None, _) => None,
+            (Some(d), Some((armed_for, at))) if armed_for == d => Some((d, at)),
+            (Some(d), _) => Some((d, d + f.pacing_latency.draw(&mut f.pacing_rng))),
+        };
+        if let Some((_, at)) = f.pace_runs
+            && f.pace_at.is_none_or(|t| at < t)
         {
-            f.pace_at = Some(d);
-            self.events.push(d, Event::PaceTimer { flow: fi as u32 });
+            f.pace_at = Some(at);
+            self.events.push(at, Event::PaceTimer { flow: fi as u32 });
         }
         if let Some(d) = f.rcv.delack_deadline()
             && f.delack_at.is_none_or(|t| d < t)
@@ -669,7 +684,7 @@ impl<'s> World<'s> {
         if f.pace_at == Some(t) {
             f.pace_at = None;
         }
-        let due = f.snd.pace_deadline();
+        let due = f.pace_runs.map(|(_, at)| at);
         self.fire_sender(fi, due);
     }
 

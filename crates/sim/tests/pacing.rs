@@ -125,3 +125,48 @@ fn a_full_fq_flow_holds_the_sender_back_instead_of_dropping() {
     // the NIC busy.
     assert!(out.summary.flows[0].fct_s.unwrap() < 0.2, "{:?}", out.summary.flows[0].fct_s);
 }
+
+/// Payload rate (bit/s, whole intervals after the first) of a flow paced at 100 Mbit/s over a
+/// 20 µs path in skbs of 6 segments (`gso_max_size` 9000 B), whose host runs the pacing timer
+/// `late` after each departure time.
+fn paced_rate_with_late_timer(late: &str) -> f64 {
+    let text = format!(
+        r#"
+name = "late-pacing"
+stop = "3s"
+interval = "100ms"
+[topology]
+bottleneck_rate = "10Gbps"
+rtt = "20us"
+buffer = "16MB"
+mtu = 1500
+[[flow]]
+cca = "cubic"
+size = "20MB"
+max_pacing_rate = "100Mbps"
+gso_max_size = "9000B"
+pacing_latency = "{late}"
+"#
+    );
+    let out = run(&scenario::load(&text, &[]).unwrap());
+    let iv = out.table("intervals").unwrap();
+    let Some(Column::F64(bps)) = iv.column("bits_per_second") else { panic!() };
+    let steady = &bps[1..bps.len() - 1];
+    steady.iter().sum::<f64>() / steady.len() as f64
+}
+
+#[test]
+fn a_late_pacing_timer_is_credited_up_to_half_an_skb() {
+    // Over a 20 µs path every ACK comes before the next departure time, so the timer sends
+    // each skb: 6 segments, 8,688 B, 0.695 ms at the rate. `tcp_update_skb_after_send()` takes
+    // the lateness off the next gap, up to half of it: 300 µs late costs nothing.
+    let skb = 8688.0 * 8.0 / 100e6;
+    let on_time = paced_rate_with_late_timer("0us");
+    assert!((on_time / 100e6 - 1.0).abs() < 0.01, "{on_time}");
+    let credited = paced_rate_with_late_timer("300us");
+    assert!((credited / on_time - 1.0).abs() < 0.01, "{credited} vs {on_time}");
+    // 1.5 ms late: each skb leaves 1.5 ms and half its own time after the one before.
+    let late = paced_rate_with_late_timer("1500us");
+    let expect = skb / (1.5e-3 + skb / 2.0);
+    assert!((late / on_time / expect - 1.0).abs() < 0.01, "{late} vs {on_time}: {expect}");
+}

@@ -188,7 +188,8 @@ impl Port {
             let Some(head) = self.queues.peek() else { return Start::Nothing };
             let ready = tbf.ready_at(now, pool.get(head));
             if ready > now {
-                return self.wake(ready);
+                let runs_at = tbf.watchdog(ready);
+                return self.wake(runs_at);
             }
             tbf.release(now, pool.get(head));
         }

@@ -12,11 +12,21 @@
 //! once (`bfifo_enqueue()`), and `tbf_dequeue()` waits for the tokens of the whole skb, then
 //! releases it at once. Only an skb longer than `max_size` (the bucket) is cut into segments
 //! first (`tbf_segment()`), each then on its own.
+//!
+//! When the head must wait for tokens, `tbf_dequeue()` arms the qdisc watchdog, an hrtimer, for
+//! the time they will suffice (`qdisc_watchdog_schedule_ns()`, no slack). The host runs the
+//! dequeue later than that: the timer's interrupt comes late and the `NET_TX` softirq it raises
+//! runs later still ([`Tbf::watchdog`]). The tokens earned meanwhile let the next packets leave
+//! together, so a busy `tbf` sends clumps, not an even stream.
 
 use crate::packet::{FlowId, Packet};
-use crate::scenario::TbfSpec;
+use crate::rng;
+use crate::scenario::{Latency, TbfSpec};
 use crate::time::Time;
 use crate::units::Rate;
+
+/// The random stream of a `tbf`'s watchdog latencies: (seed, this, port index).
+pub const TBF_WATCHDOG_STREAM: &str = "tbf-watchdog";
 
 /// Ethernet header bytes counted by `qdisc_pkt_len()` (no preamble, FCS or gap).
 pub const L2_HEADER_BYTES: u32 = 14;
@@ -121,6 +131,11 @@ pub struct Tbf {
     leaving: Vec<Skb>,
     /// Dropped skbs (`tc -s` "dropped" counts skbs, not segments).
     pub dropped_skbs: u64,
+    /// How late the host runs the dequeue after the watchdog's time.
+    watchdog_latency: Latency,
+    watchdog_rng: rng::Stream,
+    /// The watchdog armed: (the tokens' time, when the dequeue runs).
+    armed: Option<(Time, Time)>,
 }
 
 /// What the qdisc decided for an arriving segment.
@@ -131,7 +146,8 @@ pub enum Admit {
 }
 
 impl Tbf {
-    pub fn new(spec: &TbfSpec) -> Tbf {
+    /// `watchdog_rng` draws the watchdog's latencies (the run's seed and the port's index).
+    pub fn new(spec: &TbfSpec, watchdog_rng: rng::Stream) -> Tbf {
         Tbf {
             bucket: TokenBucket::new(spec),
             limit: spec.limit_bytes,
@@ -140,6 +156,27 @@ impl Tbf {
             arriving: Vec::new(),
             leaving: Vec::new(),
             dropped_skbs: 0,
+            watchdog_latency: spec.watchdog_latency.clone(),
+            watchdog_rng,
+            armed: None,
+        }
+    }
+
+    /// When the dequeue that waits for tokens due at `ready` runs: `ready` plus the host's
+    /// latency, drawn once per arming. A watchdog already armed for that time stays as it is
+    /// (`qdisc_watchdog_schedule_range_ns()` does not re-arm a timer set for the same expiry),
+    /// so packets arriving meanwhile do not draw again.
+    pub fn watchdog(&mut self, ready: Time) -> Time {
+        if self.watchdog_latency.is_zero() {
+            return ready;
+        }
+        match self.armed {
+            Some((armed_for, runs_at)) if armed_for == ready => runs_at,
+            _ => {
+                let runs_at = ready + self.watchdog_latency.draw(&mut self.watchdog_rng);
+                self.armed = Some((ready, runs_at));
+                runs_at
+            }
         }
     }
 
@@ -275,6 +312,7 @@ mod tests {
             rate: Rate::from_mbps(rate_mbps),
             burst_bytes: burst,
             limit_bytes: 100_000,
+            watchdog_latency: Latency::ZERO,
         })
     }
 
@@ -299,8 +337,35 @@ mod tests {
         p
     }
 
+    fn tbf_late(burst: u64, limit: u64, watchdog_latency: Latency) -> Tbf {
+        let spec = TbfSpec {
+            rate: Rate::from_mbps(8),
+            burst_bytes: burst,
+            limit_bytes: limit,
+            watchdog_latency,
+        };
+        Tbf::new(&spec, rng::stream(1, TBF_WATCHDOG_STREAM, 0))
+    }
+
     fn tbf(burst: u64, limit: u64) -> Tbf {
-        Tbf::new(&TbfSpec { rate: Rate::from_mbps(8), burst_bytes: burst, limit_bytes: limit })
+        tbf_late(burst, limit, Latency::ZERO)
+    }
+
+    #[test]
+    fn the_watchdog_runs_the_dequeue_late_and_is_not_rearmed_for_the_same_time() {
+        let ready = Time::from_us(1514);
+        assert_eq!(tbf(5 * 1514, 10 * 1514).watchdog(ready), ready, "no latency: exact");
+        let mut q = tbf_late(5 * 1514, 10 * 1514, Latency::Fixed(Time::from_us(17)));
+        assert_eq!(q.watchdog(ready), ready + Time::from_us(17));
+        // Measured latencies to draw from: arrivals that find the watchdog armed for the same
+        // tokens do not draw again; the next wait for tokens does.
+        let draws = Latency::Samples((1..=1000).map(Time::from_us).collect());
+        let mut q = tbf_late(5 * 1514, 10 * 1514, draws);
+        let first = q.watchdog(ready);
+        assert!((0..50).all(|_| q.watchdog(ready) == first));
+        let later = ready + Time::from_us(1514);
+        let next: Vec<Time> = (0..50).map(|k| q.watchdog(later + Time::from_ps(k))).collect();
+        assert!(next.iter().any(|t| *t - later != first - ready), "every arming draws afresh");
     }
 
     #[test]

@@ -4,8 +4,9 @@ use crate::net::clock::PortClock;
 use crate::net::fq::{Fq, FqSpec};
 use crate::net::port::{Port, PortId};
 use crate::net::queue::PortQueues;
-use crate::net::tbf::Tbf;
+use crate::net::tbf::{TBF_WATCHDOG_STREAM, Tbf};
 use crate::packet::NodeId;
+use crate::rng;
 use crate::scenario::{FlowSpec, HostQdisc, Preset, Scenario, Topology};
 use crate::time::Time;
 use crate::units::Rate;
@@ -188,7 +189,9 @@ fn dumbbell(s: &Scenario) -> Network {
         PortQueues::new(&t.bottleneck),
         PortQueues::fifo(side_buffer),
     );
-    b.ports[bottleneck as usize].shaper = t.bottleneck.shaper.as_ref().map(Tbf::new);
+    b.ports[bottleneck as usize].shaper = t.bottleneck.shaper.as_ref().map(|spec| {
+        Tbf::new(spec, rng::stream(s.seed, TBF_WATCHDOG_STREAM, u64::from(bottleneck)))
+    });
     b.ports[bottleneck as usize].pauses = t.bottleneck.pauses.clone();
 
     let mut flow_hosts = Vec::new();

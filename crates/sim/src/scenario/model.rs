@@ -131,13 +131,16 @@ pub struct Pause {
 }
 
 /// Linux `tc qdisc … tbf rate R burst B limit L`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TbfSpec {
     pub rate: Rate,
     /// Bucket size, bytes (at least one frame).
     pub burst_bytes: u64,
     /// Bytes that may wait for tokens (the bfifo child's limit).
     pub limit_bytes: u64,
+    /// How late the host runs the qdisc after the watchdog's time (`tbf_watchdog_latency`):
+    /// the hrtimer's interrupt and the `NET_TX` softirq it raises are not instant. Zero: exact.
+    pub watchdog_latency: Latency,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,6 +230,10 @@ pub struct FlowSpec {
     /// (NIC interrupt coalescing, `ethtool -C rx-usecs`; the NAPI softirq of a busy CPU). Zero
     /// = each segment as it arrives.
     pub rx_coalesce: Latency,
+    /// How late the sending host runs TCP after the pacing timer's time (`pacing_latency`):
+    /// the soft hrtimer behind `tcp_pacing_check()` fires late on a busy or virtual host. An
+    /// ACK that comes after the departure time sends at once, as in Linux. Zero = on time.
+    pub pacing_latency: Latency,
     pub dscp: u8,
     /// `SO_MAX_PACING_RATE` (iperf3 `--fq-rate`): caps the pacing rate and turns on TCP's
     /// internal pacing, as `sk_setsockopt()` does.
@@ -262,6 +269,7 @@ impl FlowSpec {
             read_latency: Latency::ZERO,
             handshake_latency: Latency::ZERO,
             rx_coalesce: Latency::ZERO,
+            pacing_latency: Latency::ZERO,
             dscp: 0,
             max_pacing_rate: None,
             gso_max_size: GSO_MAX_SIZE,

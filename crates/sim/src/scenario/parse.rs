@@ -68,10 +68,12 @@ const ECN_MODES: &[(&str, EcnMode)] =
     &[("enqueue", EcnMode::Enqueue), ("dequeue", EcnMode::Dequeue)];
 
 /// `tbf_rate`, `tbf_burst`, `tbf_limit`: a Linux `tbf` qdisc on the bottleneck
-/// (`tc qdisc add dev X root tbf rate R burst B limit L`).
+/// (`tc qdisc add dev X root tbf rate R burst B limit L`); `tbf_watchdog_latency`, how late its
+/// host runs it when it waits for tokens (a time, or measured times to draw from).
 fn tbf(t: &Fields, mtu: u32) -> Result<Option<TbfSpec>> {
     let Some(rate) = t.rate("tbf_rate")? else {
-        if let Some(k) = ["tbf_burst", "tbf_limit"].into_iter().find(|k| t.has(k)) {
+        let keys = ["tbf_burst", "tbf_limit", "tbf_watchdog_latency"];
+        if let Some(k) = keys.into_iter().find(|k| t.has(k)) {
             return Err(t.error(k, "a tbf_rate with it, or no tbf settings"));
         }
         return Ok(None);
@@ -83,7 +85,8 @@ fn tbf(t: &Fields, mtu: u32) -> Result<Option<TbfSpec>> {
         format!("a burst of at least one frame ({frame} bytes at MTU {mtu})")
     })?;
     let limit_bytes = t.required("tbf_limit", t.size("tbf_limit")?, "a size such as \"128KB\"")?;
-    Ok(Some(TbfSpec { rate, burst_bytes, limit_bytes }))
+    let watchdog_latency = t.latency("tbf_watchdog_latency")?.unwrap_or(Latency::ZERO);
+    Ok(Some(TbfSpec { rate, burst_bytes, limit_bytes, watchdog_latency }))
 }
 
 fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
@@ -103,7 +106,7 @@ fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
     let veth = t.boolean("veth")?.unwrap_or(false);
     let shaper = tbf(t, mtu)?;
     // With tbf, the queue is tbf's bfifo: its `limit` is the buffer.
-    let buffer = match shaper {
+    let buffer = match &shaper {
         Some(s) => s.limit_bytes,
         None => t.size("buffer")?.unwrap_or(DEFAULT_BUFFER),
     };

@@ -40,6 +40,7 @@ pub(crate) const TOPOLOGY: &[(&str, Node)] = &[
     ("tbf_rate", Leaf),
     ("tbf_burst", Leaf),
     ("tbf_limit", Leaf),
+    ("tbf_watchdog_latency", Leaf),
     ("bottleneck_pauses", Leaf),
     ("queue", Node::Tables(QUEUE)),
 ];
@@ -65,6 +66,7 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("read_latency_dist", Leaf),
     ("handshake_latency", Leaf),
     ("rx_coalesce", Leaf),
+    ("pacing_latency", Leaf),
     ("dscp", Leaf),
     ("max_pacing_rate", Leaf),
     ("gso_max_size", Leaf),

@@ -43,6 +43,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
     let read_latency = read_latency(q)?;
     let handshake_latency = q.latency("handshake_latency")?.unwrap_or(Latency::ZERO);
     let rx_coalesce = q.latency("rx_coalesce")?.unwrap_or(Latency::ZERO);
+    let pacing_latency = q.latency("pacing_latency")?.unwrap_or(Latency::ZERO);
     Ok(FlowSpec {
         cca,
         size_bytes,
@@ -64,6 +65,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         read_latency,
         handshake_latency,
         rx_coalesce,
+        pacing_latency,
         dscp: q.integer("dscp", DSCP_RANGE)?.map_or(0, |v| v as u8),
         max_pacing_rate: q.rate("max_pacing_rate")?,
         gso_max_size: gso_max_size(q)?,
