@@ -132,9 +132,11 @@ def kernel_tbf_burst(burst_bytes: int, rate_bps: int) -> int:
     return ticks * 64 * rate_bps // 8 // 1_000_000_000
 
 
-def _twin_topology(limit_bytes: int, rate_bps: int = RATE_BPS) -> str:
+def _twin_topology(limit_bytes: int, rate_bps: int = RATE_BPS,
+                   tbf_watchdog_us: list[float] | None = None) -> str:
     # veth: the real senders, router and receiver are namespaces joined by veth pairs, so GSO
     # skbs reach the tbf and the receiver whole (docs/fidelity.md, "Against real Linux").
+    late = f"tbf_watchdog_latency = {latency_toml(tbf_watchdog_us)}\n" if tbf_watchdog_us else ""
     return f"""
 [topology]
 bottleneck_rate = "10Gbps"
@@ -145,7 +147,7 @@ veth = true
 tbf_rate = "{rate_bps // 1_000_000}Mbps"
 tbf_burst = "{kernel_tbf_burst(BURST_BYTES, rate_bps)}B"
 tbf_limit = "{limit_bytes}B"
-"""
+""" + late
 
 
 #: The kernel under test runs its TCP timers on the jiffy wheel at HZ = 250 (`CONFIG_HZ`).
@@ -227,7 +229,8 @@ def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_0
                cca: str = "cubic", serve_time_us: float | list[float] = SERVE_TIME_US,
                read_wait_us: float | list[float] = READ_WAIT_US,
                handshake_rtt_us: list[float] | None = None, repeat: int = 1,
-               buffers: dict[str, list[int]] | None = None, serve_order: str = "shuffled") -> dict:
+               buffers: dict[str, list[int]] | None = None, serve_order: str = "shuffled",
+               tbf_watchdog_us: list[float] | None = None) -> dict:
     """The simulated twin of `real.incast` (same metric names). Responses start one
     `serve_time_us` after another, as the real host serialises them (one time, or the measured
     steps to draw from), in a fresh order each query: the real server's threads keep almost
@@ -238,11 +241,13 @@ def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_0
     sets its min RTT; by default the path's. The same latency, drawn afresh, holds a segment
     that reaches an idle receiver before its host hands it to TCP (`rx_coalesce`): a handshake
     is the one round trip the hosts make alone, and the receiving host takes that long for
-    every packet, not for the SYN only (docs/validation-notes.md, "The aggregator's ACKs"). It answers `queries × repeat` queries, as many as
+    every packet, not for the SYN only (docs/validation-notes.md, "The aggregator's ACKs"). The
+    tbf runs late by one of `tbf_watchdog_us` each time it waits for tokens, as the real host's
+    watchdog was measured to (`tbf_watchdog_latency`; none: on time). It answers `queries × repeat` queries, as many as
     `repeat` real runs together, so that its median and its share of slow queries are as steady
     as theirs; counts (retransmits, timeouts, drops ...) are per `queries`, as one real run's.
     `buffers` are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`)."""
-    text = f'name = "twin-incast-{n}"\nstop = "120s"\n' + _twin_topology(limit_bytes)
+    text = f'name = "twin-incast-{n}"\nstop = "120s"\n' + _twin_topology(limit_bytes, tbf_watchdog_us=tbf_watchdog_us)
     text += f"""[[incast]]
 senders = {n}
 query_size = "{total_bytes}B"
@@ -515,7 +520,8 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
             hosts = [{"serve_time_us": r["serve_time_quantiles_us"] or SERVE_TIME_US,
                       "read_wait_us": twin_read_wait_us(r),
                       "handshake_rtt_us": r["handshake_rtt_us"],
-                      "buffers": r["host_buffers"]} for r in runs]
+                      "buffers": r["host_buffers"],
+                      "tbf_watchdog_us": r["tbf_watchdog_quantiles_us"]} for r in runs]
             sim = twin_incast(setup, hosts)
             metrics = incast_cases(name, real["summary"], sim)
             raw[name] = {"setup": setup, "real": real["summary"], "sim": sim, "twin_host": hosts,
@@ -672,6 +678,12 @@ _HOST_FIELDS = {
                "handshake_rtt_us": (lambda v: _numbers(v, empty=True), "a list of handshake times in µs"),
                "buffers": (_buffers, "null or the hosts' tcp_rmem, tcp_wmem (3 numbers each) and rmem_max")},
 }
+#: Host fields a twin takes where its record has them (older records were made without).
+_OPTIONAL_HOST_FIELDS = {
+    "single": {},
+    "incast": {"tbf_watchdog_us": (lambda v: _numbers(v, empty=True) and min(v, default=0) >= 0,
+                                   "the tbf watchdog's lateness quantiles in µs, 0 or more (or [])")},
+}
 
 
 def _record_detail(record: object) -> dict:
@@ -726,9 +738,13 @@ def _replayable(name: str, entry: object) -> tuple[dict, dict, dict | list]:
         for f, (ok, expected) in _HOST_FIELDS[kind].items():
             if not ok(h.get(f)):
                 raise fail(f"{at}.{f}", h.get(f), expected)
+        for f, (ok, expected) in _OPTIONAL_HOST_FIELDS[kind].items():
+            if f in h and not ok(h[f]):
+                raise fail(f"{at}.{f}", h[f], expected)
     if kind == "single":
         if len(host["read_gap_us"]) != len(host["host_stalls_s"]):
             raise fail("twin_host.host_stalls_s", host["host_stalls_s"],
                        f"one list of stalls per real run ({len(host['read_gap_us'])}, as read_gap_us)")
         return setup, real, host
-    return setup, real, [{f: h[f] for f in _HOST_FIELDS["incast"]} for h in hosts]
+    taken = (*_HOST_FIELDS["incast"], *_OPTIONAL_HOST_FIELDS["incast"])
+    return setup, real, [{f: h[f] for f in taken if f in h} for h in hosts]

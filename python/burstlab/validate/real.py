@@ -78,6 +78,14 @@ def _collect(procs, timeout: float) -> list[dict]:
     return results
 
 
+def watchdog_summary(trace: TbfTrace) -> dict:
+    """How late the host ran the tbf after its watchdog was due (host_stalls.py): the median and
+    the midpoint quantiles over the run's firings, µs; None and [] where it was not traced."""
+    late = trace.watchdog_lateness() or []
+    return {"tbf_watchdog_median_us": statistics.median(late) if late else None,
+            "tbf_watchdog_quantiles_us": midpoint_quantiles(late)}
+
+
 def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_bytes: int,
                      timeout: float) -> dict[str, float]:
     py = sys.executable
@@ -131,6 +139,7 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         "host_stall_ms": None if stalls is None else sum(length for _, length in stalls) * 1e3,
         "host_stall_list": stalls,
         "host_stall_why": trace.why,
+        **watchdog_summary(trace),
         "host_buffers": buffers,
         # The busiest CPU's softirq time over the transfer (host_cpu.py): near 1, the hosts'
         # network work, not the tbf, was the slower server.
@@ -178,7 +187,9 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
                                                     "--conns", str(n),
                                                     "--bytes-per-sender", str(total_bytes // n),
                                                     "--queries", str(queries)))
-        served, asked = _collect([serve, query], timeout + 5)
+        with TbfTrace(f"{INSTANCE_PREFIX}{net.run}", net.tbf_handle) as trace:
+            net.on_close(trace.close)
+            served, asked = _collect([serve, query], timeout + 5)
         softirq_load = softirq.busiest_share(sum(asked["qct_s"]))
         q = net.qdisc_stats()
     if tuning.cca and served["cca"] != tuning.cca:
@@ -206,6 +217,7 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "handshake_rtt_us": served["handshake_rtt_us"],
         "handshake_rtt_median_us": statistics.median(served["handshake_rtt_us"] or [0]),
         "wake_gap_us": asked["wake_gap_us"],
+        **watchdog_summary(trace),
         "host_buffers": buffers,
         # Over the queries' own time, not the gaps between them.
         "host_softirq_load": softirq_load,

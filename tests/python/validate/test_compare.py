@@ -70,6 +70,22 @@ def test_sim_incast_twin_takes_measured_handshakes_serve_steps_and_reads():
     assert twice["qdisc_drops"] == pytest.approx(slow["qdisc_drops"], rel=0.5), "per run, not summed"
 
 
+def test_an_incast_twin_runs_its_tbf_as_late_as_the_real_one_was_measured(monkeypatch):
+    # The real tbf ran 8-25 µs after its watchdog was due (p5-p95 of a run at N = 8,
+    # 2026-11-26); the twin's draws one of those each time it waits for tokens.
+    late = [8.1, 12.0, 13.4, 14.6, 15.5, 16.9, 18.4, 19.9, 21.6, 24.6]
+    common = dict(queries=20, serve_time_us=[60.0, 90.0, 300.0], read_wait_us=[20.0, 60.0, 200.0])
+    scenarios = []
+    real_run = compare.burstlab.run
+    monkeypatch.setattr(compare.burstlab, "run", lambda text: scenarios.append(text) or real_run(text))
+    on_time = sim_incast(8, **common)
+    clumped = sim_incast(8, tbf_watchdog_us=late, **common)
+    assert "tbf_watchdog_latency" not in scenarios[0]
+    assert 'tbf_watchdog_latency = ["8.1us", "12.0us", ' in scenarios[1]
+    assert clumped != on_time
+    assert clumped == sim_incast(8, tbf_watchdog_us=late, **common), "same inputs, same twin"
+
+
 def test_an_n1_twin_given_the_readers_share_keeps_the_kernels_pace_and_one_given_the_whole_wait_does_not():
     """At N = 1 the kernel's aggregator, sharing a CPU with the path that sends each flight,
     reads a median 7-26 µs after the flight's last frame and finds the oldest byte 0.6-0.9 ms

@@ -6,7 +6,8 @@ import pytest
 
 from burstlab.validate.compare import pauses_toml
 from burstlab.validate.host_stalls import (TRACEFS, TbfTrace, mount_tracefs, stale_instances,
-                                            tbf_stalls, within)
+                                            tbf_stalls, watchdog_lateness_us, watchdog_symbol,
+                                            within)
 
 
 def _line(t: float, kind: str, packets: int = 1) -> str:
@@ -98,3 +99,44 @@ def test_a_missing_tracefs_is_mounted_for_the_trace():
         assert tr.dir.is_dir(), tr.why
     assert tr.why == "" and tr.stalls() == []
     assert not tr.dir.exists() and mount_tracefs() == ""
+
+
+def _timer(t: float, event: str, ns: int) -> str:
+    field = f"expires={ns} softexpires={ns} mode=ABS|PINNED was_armed=0" if event == "hrtimer_start" \
+        else f"now={ns}"
+    return (f"          <idle>-0       [001] d.h1.  {t:.6f}: {event}: hrtimer=00000000c0ffee00 "
+            f"function=qdisc_watchdog {field}")
+
+
+def test_the_watchdogs_lateness_is_its_interrupts_plus_the_wait_for_the_dequeue():
+    # Armed for 100.000100 s. Its interrupt ran 9 µs late, the dequeue that sent came 6 µs after
+    # it: 15 µs. The next firing's dequeue found nothing yet (packets=0), then sent 4 µs after
+    # its interrupt (5 µs late): 9 µs. The third is left out: a packet arrived before the tbf
+    # sent, and its own qdisc_run() may have been the one that did.
+    lines = ["# tracer: nop",
+             _timer(100.000050, "hrtimer_start", 100_000_100_000),
+             _timer(100.000109, "hrtimer_expire_entry", 100_000_109_000),
+             _line(100.000115, "dequeue"),
+             _timer(100.000116, "hrtimer_start", 100_000_200_000),
+             _timer(100.000205, "hrtimer_expire_entry", 100_000_205_000),
+             _line(100.000207, "dequeue", packets=0),
+             _line(100.000209, "dequeue"),
+             _timer(100.000210, "hrtimer_start", 100_000_300_000),
+             _timer(100.000320, "hrtimer_expire_entry", 100_000_320_000),
+             _line(100.000321, "enqueue"),
+             _line(100.000322, "dequeue"),
+             # An interrupt that reads before its own expiry: another watchdog's, left out.
+             _timer(100.000330, "hrtimer_start", 100_000_400_000),
+             _timer(100.000385, "hrtimer_expire_entry", 100_000_385_000),
+             _line(100.000390, "dequeue")]
+    late = watchdog_lateness_us("\n".join(lines))
+    assert [round(x, 3) for x in late] == [15.0, 9.0]
+
+
+def test_the_watchdogs_address_comes_from_kallsyms_and_a_hidden_one_is_none(tmp_path):
+    syms = tmp_path / "kallsyms"
+    syms.write_text("ffffffff81000000 T _stext\nffffffff81edc850 t qdisc_watchdog\n")
+    assert watchdog_symbol(syms) == 0xffffffff81edc850
+    syms.write_text("0000000000000000 t qdisc_watchdog\n")   # kptr_restrict, not root
+    assert watchdog_symbol(syms) is None
+    assert watchdog_symbol(tmp_path / "missing") is None

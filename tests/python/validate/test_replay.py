@@ -124,6 +124,9 @@ def test_a_twin_with_the_wrong_queue_fails_the_replay(record: dict, monkeypatch)
     (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"]["read_gap_us"].__setitem__(0, -5),
      "twin_host.read_gap_us = [-5, "),
     (lambda r: r["detail"]["incast-8-128KB"]["setup"].update(rto_min=-1), "setup.rto_min = -1: expected null or"),
+    # Optional (older records were made without it), but checked where it is.
+    (lambda r: r["detail"]["incast-8-128KB"]["twin_host"][2].update(tbf_watchdog_us=[12.0, -3.0]),
+     "twin_host[2].tbf_watchdog_us = [12.0, -3.0]: expected the tbf watchdog's lateness"),
     # The record's first case, so that the replay fails before any twin runs (each case's take
     # five simulations per real run).
     (lambda r: r["detail"]["single-reno-1gbit-64KB"]["setup"].update(cca="vegas"),
