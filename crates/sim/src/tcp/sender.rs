@@ -867,11 +867,15 @@ impl TcpSender {
                 self.send_syn(now, out);
             }
             (State::Established, TimerKind::Reo) => {
-                // `tcp_rack_reo_timeout()`: mark, enter recovery, and let PRR send one packet.
+                // `tcp_rack_reo_timeout()`: mark, enter recovery, and let PRR send one packet;
+                // a CCA with its own `cong_control` (BBR) keeps its cwnd.
                 let prior_state = self.tp.ca_state;
                 let lost = self.rack_mark_lost(now);
                 self.update_state(false);
-                if prior_state != CaState::Recovery && self.tp.ca_state == CaState::Recovery {
+                if prior_state != CaState::Recovery
+                    && self.tp.ca_state == CaState::Recovery
+                    && !self.cc.has_cong_control()
+                {
                     self.cwnd_reduction(1, lost, false);
                 }
                 self.xmit(now, out);
@@ -1592,6 +1596,24 @@ mod tests {
             &mut out,
         );
         assert_eq!((s.reord_seen, s.reordering, s.stats.reorder_events), (1, 7, 1));
+    }
+
+    #[test]
+    fn recovery_on_the_reorder_timer_runs_prr_only_without_cong_control() {
+        // Segments 8 and 9 SACKed: RACK waits min RTT / 4, then the reorder timer marks 0–7
+        // lost and enters recovery. `tcp_rack_reo_timeout()` lets PRR set cwnd for reno, and
+        // leaves a CCA with its own `cong_control` (BBR) its cwnd.
+        for (cca, prr) in [("reno", true), ("bbr", false)] {
+            let (mut s, _) = established(cca, 10);
+            let mut out = Vec::new();
+            s.on_packet(Time::from_ms(20), &ack(0, &[sacked(8, 10)], 1 << 20), &mut out);
+            assert_eq!(s.timer_kind(), Some(TimerKind::Reo), "{cca}");
+            let before = s.tp.snd_cwnd;
+            let at = s.timer_deadline().unwrap();
+            s.on_timer(at, &mut out);
+            assert_eq!(s.tp.ca_state, CaState::Recovery, "{cca}");
+            assert_eq!(s.tp.snd_cwnd != before, prr, "{cca}: cwnd {before} -> {}", s.tp.snd_cwnd);
+        }
     }
 
     #[test]
