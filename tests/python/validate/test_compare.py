@@ -237,7 +237,7 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
             for metric in ("rate_fraction", "fct_s"):
                 check(f"single-{cca}-1gbit-{limit}KB", metric)
     # Reno's and cubic's retransmits at 1 Gbit/s through 64 KB, where the kernel's runs agree
-    # with each other (five shipped records, the twins replayed, and three quick sittings of
+    # with each other (five shipped records, the twins replayed, and four quick sittings of
     # 2026-11-26: reno 125-168 against 141-194, cubic 410-532 against 343-442, at most 36 %
     # apart and always inside the band, cubic once within 7 points of its edge). Through 128 KB they move with the hosts and are not held: reno's
     # twin resends 100-130 where the kernel's medians run 90-315 and its runs agree with each
