@@ -271,7 +271,10 @@ impl Scoreboard {
     }
 
     /// Mark a segment lost (`tcp_mark_skb_lost()`). A lost segment whose retransmission is in
-    /// flight has lost that retransmission too. Returns whether `lost_out` grew.
+    /// flight has lost that retransmission too. Returns whether the sender's loss count
+    /// (`tp->lost`) grows: a first loss, or a retransmission lost again — Linux calls
+    /// `tcp_notify_skb_loss_event()` in both branches (net/ipv4/tcp_input.c), so BBR's
+    /// `rs->losses` and PRR's `newly_lost` see lost retransmissions.
     pub fn mark_lost(&mut self, i: usize) -> bool {
         let s = &mut self.segs[i];
         if s.has(SACKED) {
@@ -284,6 +287,7 @@ impl Scoreboard {
                 self.retrans_out -= 1;
                 self.lost_pending += 1;
                 self.lost_retransmits += 1;
+                return true;
             }
             return false;
         }
@@ -310,7 +314,7 @@ impl Scoreboard {
 
     /// RTO (`tcp_timeout_mark_lost()`): every segment not SACKed is lost, except those other
     /// than the head sent less than the RACK RTT before `now` ("don't mark recently sent ones
-    /// lost yet"). Returns the number newly marked.
+    /// lost yet"). Returns the losses counted, as [`Scoreboard::mark_lost`] counts them.
     pub fn mark_all_lost(&mut self, now: Time, rack_rtt: Time) -> u32 {
         let mut n = 0;
         for i in 0..self.segs.len() {
@@ -366,8 +370,9 @@ impl Scoreboard {
 
     /// RACK loss detection over segments in transmission order (`tcp_rack_detect_loss()`):
     /// every segment sent before the most recently delivered one (`rack_xmit`, `rack_end`)
-    /// whose time `sent + rack_rtt + reo_wnd` has passed is lost. Returns (newly lost, the
-    /// longest remaining wait of the others, for the reorder timer).
+    /// whose time `sent + rack_rtt + reo_wnd` has passed is lost. Returns (the losses counted,
+    /// as [`Scoreboard::mark_lost`] counts them, and the longest remaining wait of the others,
+    /// for the reorder timer).
     pub fn rack_detect_loss(
         &mut self,
         now: Time,
@@ -445,16 +450,14 @@ fn subtract(r: SeqRange, c: SeqRange) -> [Option<SeqRange>; 2] {
 mod tests {
     use super::*;
 
+    fn segment(start: u64, len: u32, sent_at: Time) -> Segment {
+        Segment { start, len, sent_at, flags: 0, tx: TxInfo::default() }
+    }
+
     fn board(n: u64, mss: u32) -> Scoreboard {
         let mut b = Scoreboard::default();
         for k in 0..n {
-            b.push(Segment {
-                start: k * mss as u64,
-                len: mss,
-                sent_at: Time::from_us(k),
-                flags: 0,
-                tx: TxInfo::default(),
-            });
+            b.push(segment(k * mss as u64, mss, Time::from_us(k)));
         }
         b
     }
@@ -521,6 +524,34 @@ mod tests {
         // The retransmitted segment stays LOST with RETRANS set: it counts once in flight.
         assert_eq!((b.lost_out, b.retrans_out, b.in_flight()), (4, 1, 1));
         assert_eq!(b.next_lost(), Some(1));
+        b.check();
+    }
+
+    /// `tcp_mark_skb_lost()` counts a retransmission lost again in `tp->lost`
+    /// (`tcp_notify_skb_loss_event()`), though `lost_out` does not grow: the segment is resent
+    /// again, and BBR subtracts it from cwnd (`rs->losses`).
+    #[test]
+    fn recovery_a_retransmission_lost_again_counts_as_a_loss() {
+        let mut b = board(4, 100);
+        let mut d = AckDelta::default();
+        b.sack(&[SeqRange { start: 300, end: 400 }], 0, &mut d);
+        let (_, end, xmit) = d.rack_candidate.unwrap();
+        let (lost, _) =
+            b.rack_detect_loss(Time::from_ms(5), xmit, end, Time::from_ms(1), Time::ZERO);
+        assert_eq!((lost, b.lost_out), (3, 3));
+        let i = b.next_lost().unwrap();
+        b.retransmitted(i, Time::from_ms(5), TxInfo::default());
+        assert_eq!((b.retrans_out, b.in_flight()), (1, 1));
+        // A later delivery, sent after the retransmission, shows it lost too.
+        b.push(segment(400, 100, Time::from_ms(6)));
+        let mut d2 = AckDelta::default();
+        b.sack(&[SeqRange { start: 400, end: 500 }], 0, &mut d2);
+        let (_, end, xmit) = d2.rack_candidate.unwrap();
+        let (lost, _) =
+            b.rack_detect_loss(Time::from_ms(20), xmit, end, Time::from_ms(1), Time::ZERO);
+        assert_eq!(lost, 1, "the lost retransmission counts");
+        assert_eq!((b.lost_out, b.retrans_out, b.lost_retransmits), (3, 0, 1));
+        assert_eq!(b.next_lost(), Some(i));
         b.check();
     }
 }
