@@ -19,6 +19,12 @@ pub const LOST: u8 = 1 << 1;
 pub const RETRANS: u8 = 1 << 2;
 /// `TCPCB_EVER_RETRANS`: it was retransmitted at least once (Karn's rule).
 pub const EVER_RETRANS: u8 = 1 << 3;
+/// The segment begins an skb of the retransmission queue: it began one when it was last sent,
+/// or a partial resend cut its skb before it (`tcp_fragment()`). Linux keeps the skbs it sent in
+/// the retransmission queue and retransmits them one by one (`tcp_xmit_retransmit_queue()`);
+/// `__tcp_retransmit_skb()` may cut one (`tcp_fragment()`) but merges only sub-MSS skbs
+/// (`tcp_retrans_try_collapse()`), so two lost skbs side by side leave as two, not one.
+pub const SKB_HEAD: u8 = 1 << 4;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Segment {
@@ -362,6 +368,19 @@ impl Scoreboard {
 
     pub fn get(&self, i: usize) -> &Segment {
         &self.segs[i]
+    }
+
+    /// Whether the segment starting at `start` begins an skb ([`SKB_HEAD`]).
+    pub fn is_skb_head(&self, start: u64) -> bool {
+        self.index_of(start).is_some_and(|i| self.segs[i].has(SKB_HEAD))
+    }
+
+    /// Record whether the segment starting at `start` begins an skb ([`SKB_HEAD`]).
+    pub fn set_skb_head(&mut self, start: u64, head: bool) {
+        if let Some(i) = self.index_of(start) {
+            let s = &mut self.segs[i];
+            s.flags = if head { s.flags | SKB_HEAD } else { s.flags & !SKB_HEAD };
+        }
     }
 
     pub fn len(&self) -> usize {

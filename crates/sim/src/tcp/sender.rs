@@ -14,7 +14,7 @@ use crate::tcp::cc::{
     TCP_INFINITE_SSTHRESH,
 };
 use crate::tcp::rtt::RttEstimator;
-use crate::tcp::scoreboard::{AckDelta, EVER_RETRANS, Scoreboard, Segment, TxInfo};
+use crate::tcp::scoreboard::{AckDelta, EVER_RETRANS, SKB_HEAD, Scoreboard, Segment, TxInfo};
 use crate::tcp::{SYN_BYTES, header_bytes, mss_from_mtu, timer_wheel};
 use crate::time::Time;
 
@@ -898,6 +898,9 @@ impl TcpSender {
             && let Some(i) = self.board.len().checked_sub(1)
         {
             self.retransmit(i, now, out);
+            // `tcp_send_loss_probe()` cuts the last segment off its skb (`tcp_fragment()`).
+            let start = self.board.get(i).start;
+            self.board.set_skb_head(start, true);
         }
         self.tlp_high_seq = Some(self.snd_nxt);
         self.stats.loss_probes += 1;
@@ -1003,7 +1006,8 @@ impl TcpSender {
                 self.pace_at = Some(self.next_send);
                 break;
             }
-            // One skb of at most `tcp_tso_autosize()` segments and half of cwnd (`tcp_cwnd_test()`).
+            // One skb of at most `tcp_tso_autosize()` segments and half of cwnd (`tcp_cwnd_test()`;
+            // for a retransmission Linux asks only what cwnd leaves: docs/fidelity.md, GSO skbs).
             let goal = if paced {
                 self.tp
                     .tso_autosize(self.cc.min_tso_segs(&self.tp))
@@ -1142,6 +1146,7 @@ impl TcpSender {
     /// whose last segment is `last`, as [`TcpSender::group_skbs`] cuts skbs.
     fn joins_skb(&self, last: &Packet, lost: Option<usize>) -> bool {
         let (retrans, seq) = match lost {
+            Some(i) if self.board.get(i).has(SKB_HEAD) => return false,
             Some(i) => (true, self.board.get(i).start),
             None => (false, self.snd_nxt),
         };
@@ -1216,7 +1221,9 @@ impl TcpSender {
     /// contiguous segments, new data or retransmissions alike, of at most `tcp_tso_segs()`
     /// (`tcp_tso_autosize()`; before the first RTT sample the pacing rate is `~0UL`, so 64 KiB)
     /// and at most half of cwnd: `tcp_cwnd_test()` caps each skb's quota at cwnd / 2 "to have at
-    /// least 2 GSO packets in flight" (a window of 15 leaves as 7 + 7 + 1).
+    /// least 2 GSO packets in flight" (a window of 15 leaves as 7 + 7 + 1; Linux does not hold a
+    /// retransmission to it, docs/fidelity.md). Retransmitted segments stay within the skb they
+    /// last left in ([`SKB_HEAD`]): Linux resends skbs as its retransmission queue holds them.
     fn group_skbs(&mut self, train: &mut [Packet]) {
         let half_cwnd = (self.tp.snd_cwnd / 2).max(1);
         let max_segs = self.tso_segs().min(half_cwnd).min(u16::MAX as u32) as usize;
@@ -1227,6 +1234,7 @@ impl TcpSender {
                 && end - start < max_segs
                 && train[end].retrans == train[start].retrans
                 && train[end].seq == train[end - 1].seq + train[end - 1].payload as u64
+                && !(train[end].retrans && self.board.is_skb_head(train[end].seq))
             {
                 end += 1;
             }
@@ -1239,6 +1247,16 @@ impl TcpSender {
                 p.gso_segs = segs;
                 p.gso_index = i as u16;
                 p.gso_bytes = bytes;
+            }
+            for (i, p) in train[start..end].iter().enumerate() {
+                self.board.set_skb_head(p.seq, i == 0);
+            }
+            // An skb resent in part is cut after what left (`tcp_fragment()`): its rest is an
+            // skb of its own.
+            let last = &train[end - 1];
+            let next = last.seq + last.payload as u64;
+            if train.get(end).is_none_or(|p| p.seq != next) {
+                self.board.set_skb_head(next, true);
             }
             start = end;
         }
@@ -1317,7 +1335,8 @@ impl TcpSender {
             self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         }
         let tx = self.tx_info(now);
-        self.board.push(Segment { start: seq, len, sent_at: now, flags: 0, tx });
+        // An skb of its own until `group_skbs()` joins it to the one before.
+        self.board.push(Segment { start: seq, len, sent_at: now, flags: SKB_HEAD, tx });
         self.snd_nxt += len as u64;
         self.tp.lsndtime = now;
         self.data_segs_out += 1;
@@ -1974,6 +1993,81 @@ mod tests {
         let bytes = train as u128 * MSS as u128;
         assert_eq!(second - first, Time((bytes * Time::PS_PER_S as u128 / rate as u128) as u64));
         assert_eq!(out.len() as u32, 2 * train);
+    }
+
+    #[test]
+    fn retransmissions_keep_the_skbs_their_segments_last_left_in() {
+        // Linux resends skbs as its retransmission queue holds them (`tcp_xmit_retransmit_queue()`;
+        // `__tcp_retransmit_skb()` merges only sub-MSS skbs): two lost skbs side by side leave as
+        // two, even where one skb could carry them all.
+        let (mut s, _) = established("reno", 10);
+        // No pacing rate yet, so `tcp_tso_segs()` allows 45: only cwnd / 2 and the old skbs cut.
+        s.tp.pacing_rate = 0;
+        let send = |s: &mut TcpSender, from: u64, to: u64, retrans: bool| {
+            let mut train: Vec<Packet> = (from..to)
+                .map(|k| s.data_packet(Time::from_ms(30), k * MSS, MSS as u32, retrans))
+                .collect();
+            s.group_skbs(&mut train);
+            train
+                .iter()
+                .filter(|p| p.gso_index == 0)
+                .map(|p| (p.seq / MSS, p.gso_segs))
+                .collect::<Vec<_>>()
+        };
+        s.tp.snd_cwnd = 10;
+        assert_eq!(send(&mut s, 0, 10, false), [(0, 5), (5, 5)], "a window of 10 leaves as 5 + 5");
+        s.tp.snd_cwnd = 40;
+        assert_eq!(send(&mut s, 0, 10, true), [(0, 5), (5, 5)], "not as one skb of 10");
+        // An skb resent in part is cut there (`tcp_fragment()`); its rest is an skb of its own.
+        assert_eq!(send(&mut s, 0, 3, true), [(0, 3)]);
+        assert_eq!(send(&mut s, 0, 10, true), [(0, 3), (3, 2), (5, 5)]);
+        // New data is cut only by the size limits.
+        s.tp.snd_cwnd = 40;
+        assert_eq!(send(&mut s, 0, 10, false), [(0, 10)]);
+    }
+
+    #[test]
+    fn a_loss_probe_resends_the_last_segment_as_an_skb_of_its_own() {
+        // `tcp_send_loss_probe()` with nothing new to send cuts the last segment off its skb.
+        let mut sp = spec("reno", 10);
+        sp.size_bytes = Some(10 * MSS);
+        let (mut s, first) = established_with(&sp);
+        assert_eq!(first.len(), 10);
+        let mut out = Vec::new();
+        let tlp = s.timer_deadline().expect("a loss probe is armed");
+        s.on_timer(tlp, &mut out);
+        assert_eq!(out.iter().map(|p| (p.seq / MSS, p.retrans)).collect::<Vec<_>>(), [(9, true)]);
+        assert!(s.board().is_skb_head(9 * MSS));
+    }
+
+    #[test]
+    fn paced_retransmission_is_one_old_skb_per_departure() {
+        // Every segment lost (as after an RTO) and cwnd wide open: paced, the first departure
+        // resends the first skb the segments left in, not the ten one skb could carry.
+        let mut sp = spec("cubic", 10);
+        sp.max_pacing_rate = Some(crate::units::Rate::from_mbps(1000));
+        let mut s = TcpSender::new(0, 0, 1, &sp, 1500);
+        let mut out = Vec::new();
+        s.open(Time::ZERO, &mut out);
+        let mut sa = Packet::new(Kind::SynAck, 0, 1, 0, SYN_BYTES);
+        sa.rwnd = 65_535;
+        out.clear();
+        s.on_packet(Time::from_us(100), &sa, &mut out);
+        let skbs = |out: &[Packet]| {
+            out.iter()
+                .filter(|p| p.gso_index == 0)
+                .map(|p| (p.seq / MSS, p.gso_segs))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(skbs(&out), [(0, 5), (5, 5)]);
+        let now = Time::from_ms(2);
+        s.board.mark_all_lost(now, Time::ZERO);
+        s.tp.snd_cwnd = 40;
+        out.clear();
+        s.xmit(now, &mut out);
+        assert!(out.iter().all(|p| p.retrans));
+        assert_eq!(skbs(&out), [(0, 5)]);
+        assert!(s.pace_at.is_some(), "the second skb waits for its slot");
     }
 
     #[test]
