@@ -1006,15 +1006,10 @@ impl TcpSender {
                 self.pace_at = Some(self.next_send);
                 break;
             }
-            // One skb of at most `tcp_tso_autosize()` segments and half of cwnd (`tcp_cwnd_test()`;
-            // for a retransmission Linux asks only what cwnd leaves: docs/fidelity.md, GSO skbs).
-            let goal = if paced {
-                self.tp
-                    .tso_autosize(self.cc.min_tso_segs(&self.tp))
-                    .min((self.tp.snd_cwnd / 2).max(1))
-            } else {
-                u32::MAX
-            };
+            // One skb of at most `tcp_tso_autosize()` segments (`tcp_tso_segs()`); `send_train()`
+            // holds new data to half of cwnd as well.
+            let goal =
+                if paced { self.tp.tso_autosize(self.cc.min_tso_segs(&self.tp)) } else { u32::MAX };
             let first = out.len();
             let edt = self.next_send.max(now);
             let (n, bytes, new) = self.send_train(now, goal, out);
@@ -1108,8 +1103,14 @@ impl TcpSender {
         let paced = goal != u32::MAX;
         // Segments the unpaced skb being built may still take; 0 = the next one starts an skb.
         let mut skb_room = 0;
+        let mut goal = goal;
         while n < goal && self.board.in_flight() < self.tp.snd_cwnd && !self.tsq_full() {
             let lost = self.board.next_lost();
+            if paced && n == 0 && lost.is_none() {
+                // `tcp_cwnd_test()` holds an skb of new data to half of cwnd;
+                // `tcp_xmit_retransmit_queue()` holds a retransmission only to what cwnd leaves.
+                goal = goal.min((self.tp.snd_cwnd / 2).max(1));
+            }
             if paced && n > 0 && !self.joins_skb(&out[out.len() - 1], lost) {
                 break;
             }
@@ -1219,19 +1220,21 @@ impl TcpSender {
 
     /// Cut what one `send_train()` produced into the skbs Linux would have built: runs of
     /// contiguous segments, new data or retransmissions alike, of at most `tcp_tso_segs()`
-    /// (`tcp_tso_autosize()`; before the first RTT sample the pacing rate is `~0UL`, so 64 KiB)
-    /// and at most half of cwnd: `tcp_cwnd_test()` caps each skb's quota at cwnd / 2 "to have at
-    /// least 2 GSO packets in flight" (a window of 15 leaves as 7 + 7 + 1; Linux does not hold a
-    /// retransmission to it, docs/fidelity.md). Retransmitted segments stay within the skb they
-    /// last left in ([`SKB_HEAD`]): Linux resends skbs as its retransmission queue holds them.
+    /// (`tcp_tso_autosize()`; before the first RTT sample the pacing rate is `~0UL`, so 64 KiB).
+    /// New data also at most half of cwnd: `tcp_cwnd_test()` caps each skb's quota at cwnd / 2
+    /// "to have at least 2 GSO packets in flight" (a window of 15 leaves as 7 + 7 + 1).
+    /// Retransmitted segments stay within the skb they last left in ([`SKB_HEAD`]): Linux
+    /// resends skbs as its retransmission queue holds them (`tcp_xmit_retransmit_queue()`), each
+    /// cut only to what cwnd leaves (`__tcp_retransmit_skb()`), not to half of it.
     fn group_skbs(&mut self, train: &mut [Packet]) {
         let half_cwnd = (self.tp.snd_cwnd / 2).max(1);
-        let max_segs = self.tso_segs().min(half_cwnd).min(u16::MAX as u32) as usize;
+        let rtx_segs = self.tso_segs().min(u16::MAX as u32) as usize;
+        let new_segs = self.tso_segs().min(half_cwnd).min(u16::MAX as u32) as usize;
         let mut start = 0;
         while start < train.len() {
             let mut end = start + 1;
             while end < train.len()
-                && end - start < max_segs
+                && end - start < if train[start].retrans { rtx_segs } else { new_segs }
                 && train[end].retrans == train[start].retrans
                 && train[end].seq == train[end - 1].seq + train[end - 1].payload as u64
                 && !(train[end].retrans && self.board.is_skb_head(train[end].seq))
@@ -2024,6 +2027,11 @@ mod tests {
         // New data is cut only by the size limits.
         s.tp.snd_cwnd = 40;
         assert_eq!(send(&mut s, 0, 10, false), [(0, 10)]);
+        // Half of cwnd holds new data, not a retransmission: at cwnd 12 the skb of 10 is resent
+        // whole (`__tcp_retransmit_skb()` cuts only to what cwnd leaves).
+        s.tp.snd_cwnd = 12;
+        assert_eq!(send(&mut s, 0, 10, true), [(0, 10)]);
+        assert_eq!(send(&mut s, 0, 10, false), [(0, 6), (6, 4)]);
     }
 
     #[test]
@@ -2068,6 +2076,19 @@ mod tests {
         assert!(out.iter().all(|p| p.retrans));
         assert_eq!(skbs(&out), [(0, 5)]);
         assert!(s.pace_at.is_some(), "the second skb waits for its slot");
+        // A cwnd of 8 holds a retransmission to what it leaves, not to half of it
+        // (`tcp_xmit_retransmit_queue()`): the first skb leaves whole (5, not 4), the second
+        // at its slot cut to the 3 that remain (`__tcp_retransmit_skb()`, `tcp_fragment()`).
+        s.board.mark_all_lost(now, Time::ZERO);
+        s.tp.snd_cwnd = 8;
+        s.next_send = now;
+        out.clear();
+        s.xmit(now, &mut out);
+        assert_eq!(skbs(&out), [(0, 5)]);
+        let slot = s.pace_at.take().expect("the second skb waits for its slot");
+        out.clear();
+        s.xmit(slot, &mut out);
+        assert_eq!(skbs(&out), [(5, 3)]);
     }
 
     #[test]
