@@ -223,8 +223,8 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
         failures.append(str(by[("incast-onset-128KB", "onset_n")]))
     # Their retransmits within 30 % (or the band), the issue's rule for counts above 50: every
     # cell resends hundreds to thousands (four shipped records: N = 1 138-401, N = 8 2,154-2,472,
-    # N = 32 3,278-4,580; their twins, replayed, 7-24 % off at N = 8 and 32, and at N = 1 up to
-    # 70 %, within the kernel's spread there). Where the collapse is, its timeouts and its share
+    # N = 32 3,278-4,580; their twins, replayed at ea69626, 2-26 % off at N = 8 and 32, and at
+    # N = 1 up to 70 %, within the kernel's spread there). Where the collapse is, its timeouts and its share
     # of stalled queries too.
     for n in (1, 8, 32):
         check(f"incast-{n}-128KB", "retrans_segs")
@@ -246,10 +246,10 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
     # where the twin resends 198-246 (docs/fidelity.md, "Where it stands").
     for cca in ("reno", "cubic"):
         check(f"single-{cca}-1gbit-64KB", "retrans_segs")
-    # BBR's retransmits at 1 Gbit/s are not held (its rate and FCT are, above). Since 41c22b6
-    # (a retransmission lost again is a loss) the twin comes within 16 % of the kernel's median
-    # at 128 KB in every sitting since 09:45 on 2026-11-26 (kernel 2,962-3,728, twin
-    # 3,127-4,029) and resends 1.1-2.1x the kernel's at 64 KB; but the kernel resent 499-1,750
+    # BBR's retransmits at 1 Gbit/s are not held (its rate and FCT are, above). Since ea69626
+    # (Linux's rules for lost and resent skbs) the twin comes within 2-15 % of the kernel's
+    # median at 128 KB in the twelve sittings since 09:45 on 2026-11-26 (kernel 2,962-3,878,
+    # twin 3,183-3,948) and resends 1.1-1.9x the kernel's at 64 KB; but the kernel resent 499-1,750
     # at 128 KB on 2026-11-25 and 329-2,026 early on 2026-11-26, a regime nothing found so far
     # tells apart, and a CI machine in it would fail a correct twin (docs/fidelity.md, "Not held
     # in CI"; docs/validation-notes.md, "BBR at 1 Gbit/s").
