@@ -348,7 +348,8 @@ impl Scoreboard {
         None
     }
 
-    /// Record a retransmission of segment `i` sent at `now`.
+    /// Record a retransmission of segment `i` sent at `now` (`tcp_retransmit_skb()`: RETRANS,
+    /// and counted in `retrans_out`).
     pub fn retransmitted(&mut self, i: usize, now: Time, tx: TxInfo) -> Segment {
         let s = &mut self.segs[i];
         debug_assert!(!s.has(SACKED));
@@ -358,7 +359,23 @@ impl Scoreboard {
         if s.has(LOST) && !s.has(RETRANS) {
             self.lost_pending -= 1;
         }
-        s.flags |= RETRANS | EVER_RETRANS;
+        s.flags |= RETRANS;
+        self.sent_again(i, now, tx)
+    }
+
+    /// Record a loss probe's copy of segment `i` sent at `now`. `tcp_send_loss_probe()` calls
+    /// `__tcp_retransmit_skb()`, which marks the skb EVER_RETRANS only: the probed segment is
+    /// not a retransmission in flight (`retrans_out`), so if RACK then finds it lost it is
+    /// resent at once.
+    pub fn probed(&mut self, i: usize, now: Time, tx: TxInfo) -> Segment {
+        debug_assert!(!self.segs[i].has(SACKED));
+        self.sent_again(i, now, tx)
+    }
+
+    /// A segment left again: a new send time for RACK and the rate samples, Karn's mark.
+    fn sent_again(&mut self, i: usize, now: Time, tx: TxInfo) -> Segment {
+        let s = &mut self.segs[i];
+        s.flags |= EVER_RETRANS;
         s.sent_at = now;
         s.tx = tx;
         let seg = *s;
@@ -543,6 +560,31 @@ mod tests {
         // The retransmitted segment stays LOST with RETRANS set: it counts once in flight.
         assert_eq!((b.lost_out, b.retrans_out, b.in_flight()), (4, 1, 1));
         assert_eq!(b.next_lost(), Some(1));
+        b.check();
+    }
+
+    /// `tcp_send_loss_probe()` resends through `__tcp_retransmit_skb()`: EVER_RETRANS, not
+    /// SACKED_RETRANS. If RACK then finds the probe lost, it is a first loss, queued for resending
+    /// at once, not a retransmission lost again.
+    #[test]
+    fn tlp_a_probed_segment_is_not_a_retransmission_in_flight() {
+        let mut b = board(4, 100);
+        b.probed(3, Time::from_ms(5), TxInfo::default());
+        assert_eq!((b.retrans_out, b.in_flight()), (0, 4));
+        assert!(b.get(3).has(EVER_RETRANS) && !b.get(3).has(RETRANS));
+        b.push(segment(400, 100, Time::from_ms(6)));
+        let mut d = AckDelta::default();
+        b.sack(&[SeqRange { start: 400, end: 500 }], 0, &mut d);
+        let (_, end, xmit) = d.rack_candidate.unwrap();
+        let (lost, _) =
+            b.rack_detect_loss(Time::from_ms(20), xmit, end, Time::from_ms(1), Time::ZERO);
+        assert_eq!((lost, b.lost_out, b.lost_retransmits), (4, 4, 0));
+        for k in 0..4 {
+            let i = b.next_lost().unwrap();
+            assert_eq!(b.get(i).start, k * 100);
+            b.retransmitted(i, Time::from_ms(20), TxInfo::default());
+        }
+        assert_eq!(b.next_lost(), None);
         b.check();
     }
 

@@ -897,7 +897,9 @@ impl TcpSender {
         if self.tlp_retrans
             && let Some(i) = self.board.len().checked_sub(1)
         {
-            self.retransmit(i, now, out);
+            let tx = self.tx_info(now);
+            let seg = self.board.probed(i, now, tx);
+            self.resent(seg, now, out);
             // `tcp_send_loss_probe()` cuts the last segment off its skb (`tcp_fragment()`).
             let start = self.board.get(i).start;
             self.board.set_skb_head(start, true);
@@ -1355,13 +1357,20 @@ impl TcpSender {
     fn retransmit(&mut self, i: usize, now: Time, out: &mut Vec<Packet>) -> u32 {
         let tx = self.tx_info(now);
         let seg = self.board.retransmitted(i, now, tx);
+        // `tcp_xmit_retransmit_queue()` counts what PRR lets out; a loss probe is not counted.
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+            self.prr_out += 1;
+        }
+        self.resent(seg, now, out)
+    }
+
+    /// What every copy of a segment sent again does (`__tcp_retransmit_skb()`), a loss probe's
+    /// included: `TCP_MIB_RETRANSSEGS` and the send clock.
+    fn resent(&mut self, seg: Segment, now: Time, out: &mut Vec<Packet>) -> u32 {
         self.stats.retransmits += 1;
         // `tcp_event_data_sent()` runs for every data segment, retransmissions included.
         self.data_segs_out += 1;
         self.tp.lsndtime = now;
-        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
-            self.prr_out += 1;
-        }
         let p = self.data_packet(now, seg.start, seg.len, true);
         out.push(p);
         seg.len
@@ -1808,11 +1817,13 @@ mod tests {
         let at = s.timer_deadline().unwrap();
         s.on_timer(at, &mut out);
         assert_eq!(s.tp.ca_state, CaState::Loss);
-        // `tcp_enter_loss()`: cwnd = packets in flight + 1; the TLP's retransmission of
-        // segment 9 is still counted in flight (it is LOST with SACKED_RETRANS), as in Linux.
-        // Then it retransmits the head: two in flight.
-        assert_eq!(s.tp.snd_cwnd, 2);
-        assert_eq!(s.in_flight_packets(), 2);
+        // `tcp_enter_loss()`: cwnd = packets in flight + 1. The TLP's copy of segment 9 is not
+        // a retransmission in flight (`__tcp_retransmit_skb()` marks it EVER_RETRANS only, not
+        // SACKED_RETRANS) and left more than the RACK RTT ago, so the RTO marks it lost with
+        // the rest: nothing in flight, cwnd 1. Then it retransmits the head.
+        assert_eq!(s.tp.snd_cwnd, 1);
+        assert_eq!(s.in_flight_packets(), 1);
+        assert_eq!((s.board.lost_out, s.board.retrans_out), (10, 1));
         // cubic: max(cwnd × 717 / 1024, 2) = 7 of a cwnd of 10.
         assert_eq!(s.tp.snd_ssthresh, 10 * 717 / 1024);
         assert_eq!(s.stats.timeouts, 1);
