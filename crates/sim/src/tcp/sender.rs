@@ -410,12 +410,16 @@ impl TcpSender {
 
         // Loss detection and state (`tcp_fastretrans_alert()`).
         let mut newly_lost = 0;
+        let prior_retrans = self.board.retrans_out;
         if self.rack.advanced {
             self.rack.advanced = false;
             newly_lost = self.rack_mark_lost(now);
         }
+        // `FLAG_LOST_RETRANS` (`tcp_identify_packet_loss()`): this ACK showed a retransmission
+        // lost again.
+        let lost_retrans = self.board.retrans_out < prior_retrans;
         self.process_tlp_ack(p.ack, snd_una_advanced, d.sacked > 0, dsack_tlp);
-        self.update_state(ece);
+        self.update_state(ece, lost_retrans);
 
         let mut flags = 0;
         if snd_una_advanced {
@@ -698,7 +702,7 @@ impl TcpSender {
 
     /// `tcp_fastretrans_alert()`: leave a finished episode; enter recovery on loss, or CWR on
     /// an ECN echo (`tcp_try_to_open()` → `tcp_enter_cwr()`, once per window).
-    fn update_state(&mut self, ece: bool) {
+    fn update_state(&mut self, ece: bool, lost_retrans: bool) {
         match self.tp.ca_state {
             // CWR is held until an ACK *above* high_seq: the ACK at high_seq may still carry
             // the ECE for which the CWR-flagged segment was the answer (`tcp_fastretrans_alert()`).
@@ -710,14 +714,24 @@ impl TcpSender {
                 self.end_cwnd_reduction();
                 self.set_ca_state(CaState::Open);
             }
-            CaState::Loss if self.snd_una >= self.high_seq => {
-                // `tcp_process_loss()` returns here: recovery can start on the next ACK only.
-                self.set_ca_state(CaState::Open);
-                return;
+            // `tcp_process_loss()` opens once everything sent before the RTO is ACKed (no undo
+            // here). `tcp_fastretrans_alert()` then falls through to the states below — so
+            // losses left start a recovery on this same ACK — and does so from Loss too when a
+            // retransmission was lost again: a new recovery, with ssthresh taken again from
+            // the cwnd of the slow start.
+            CaState::Loss => {
+                if self.snd_una >= self.high_seq {
+                    self.set_ca_state(CaState::Open);
+                } else if !lost_retrans {
+                    return;
+                }
             }
             _ => {}
         }
-        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder | CaState::Cwr) {
+        if matches!(
+            self.tp.ca_state,
+            CaState::Open | CaState::Disorder | CaState::Cwr | CaState::Loss
+        ) {
             if self.board.lost_out > 0 {
                 self.enter_recovery();
             } else if ece && self.tp.ca_state != CaState::Cwr {
@@ -867,18 +881,20 @@ impl TcpSender {
                 self.send_syn(now, out);
             }
             (State::Established, TimerKind::Reo) => {
-                // `tcp_rack_reo_timeout()`: mark, enter recovery, and let PRR send one packet;
-                // a CCA with its own `cong_control` (BBR) keeps its cwnd.
-                let prior_state = self.tp.ca_state;
+                // `tcp_rack_reo_timeout()`: if anything was marked lost, enter recovery from
+                // any other state (Loss included) and let PRR send one packet — a CCA with its
+                // own `cong_control` (BBR) keeps its cwnd — then resend.
+                let prior_in_flight = self.board.in_flight();
                 let lost = self.rack_mark_lost(now);
-                self.update_state(false);
-                if prior_state != CaState::Recovery
-                    && self.tp.ca_state == CaState::Recovery
-                    && !self.cc.has_cong_control()
-                {
-                    self.cwnd_reduction(1, lost, false);
+                if self.board.in_flight() != prior_in_flight {
+                    if self.tp.ca_state != CaState::Recovery {
+                        self.enter_recovery();
+                        if !self.cc.has_cong_control() {
+                            self.cwnd_reduction(1, lost, false);
+                        }
+                    }
+                    self.xmit(now, out);
                 }
-                self.xmit(now, out);
                 self.arm_timer(now, false);
             }
             (State::Established, TimerKind::Tlp) => self.send_loss_probe(now, out),
@@ -1700,6 +1716,43 @@ mod tests {
         let exact = FlowSpec { rto_min: Time::from_ms(5), ..spec("reno", 10) };
         let (s, _) = established_with(&exact);
         assert_eq!(s.rto_min, Time::from_ms(5));
+    }
+
+    #[test]
+    fn loss_ends_into_recovery_on_the_same_ack_when_losses_are_left() {
+        // `tcp_process_loss()` opens once snd_una reaches high_seq, and `tcp_fastretrans_alert()`
+        // falls through: segments 5–8, sent before the SACKed 9 and due by now, are lost, so
+        // recovery starts on this ACK, not the next.
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        s.tp.ca_state = CaState::Loss;
+        s.high_seq = 5 * MSS;
+        s.on_packet(Time::from_ms(20), &ack(5 * MSS, &[sacked(9, 10)], 1 << 20), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        assert_eq!((s.board.lost_out, s.stats.recoveries), (4, 1));
+        assert_eq!(out.first().map(|p| (p.seq, p.retrans)), Some((5 * MSS, true)));
+    }
+
+    #[test]
+    fn loss_a_retransmission_lost_again_starts_a_recovery() {
+        // After the RTO (cwnd 1, ssthresh 5) the head is resent and ACKed, slow start resends
+        // 1 and 2; a SACK of 2 shows the resent 1 lost again (`FLAG_LOST_RETRANS`), and
+        // `tcp_fastretrans_alert()` leaves Loss for Recovery: ssthresh again, from cwnd 2.
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        s.retransmit_timeout(Time::from_ms(300), &mut out);
+        assert_eq!((s.tp.ca_state, s.tp.snd_cwnd, s.tp.snd_ssthresh), (CaState::Loss, 1, 5));
+        out.clear();
+        s.on_packet(Time::from_ms(301), &ack(MSS, &[], 1 << 20), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Loss);
+        let resent: Vec<u64> = out.iter().filter(|p| p.retrans).map(|p| p.seq / MSS).collect();
+        assert_eq!(resent, [1, 2]);
+        out.clear();
+        // 11 ms after they left: above the 10 ms min RTT, so RACK takes the SACK (Karn).
+        s.on_packet(Time::from_ms(312), &ack(MSS, &[sacked(2, 3)], 1 << 20), &mut out);
+        assert_eq!(s.board.lost_retransmits, 1);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        assert_eq!((s.tp.snd_ssthresh, s.stats.recoveries), (2, 1));
     }
 
     #[test]
