@@ -408,6 +408,18 @@ impl TcpSender {
             self.cc.pkts_acked(&mut self.tp, &sample);
         }
 
+        // `tcp_in_ack_event()` runs before the loss and ECN state changes of this ACK (and
+        // before `tcp_process_tlp_ack()`): DCTCP's α is updated before a CWR it causes reads it
+        // in `dctcp_ssthresh()`.
+        let mut flags = 0;
+        if snd_una_advanced {
+            flags |= cc::ack_flags::WIN_UPDATE;
+        }
+        if ece {
+            flags |= cc::ack_flags::ECE;
+        }
+        self.cc.in_ack_event(&mut self.tp, flags);
+
         // Loss detection and state (`tcp_fastretrans_alert()`).
         let mut newly_lost = 0;
         let prior_retrans = self.board.retrans_out;
@@ -420,15 +432,6 @@ impl TcpSender {
         let lost_retrans = self.board.retrans_out < prior_retrans;
         self.process_tlp_ack(p.ack, snd_una_advanced, d.sacked > 0, dsack_tlp);
         self.update_state(ece, lost_retrans);
-
-        let mut flags = 0;
-        if snd_una_advanced {
-            flags |= cc::ack_flags::WIN_UPDATE;
-        }
-        if ece {
-            flags |= cc::ack_flags::ECE;
-        }
-        self.cc.in_ack_event(&mut self.tp, flags);
 
         // cwnd (`tcp_cong_control()`).
         let rs = self.rate_sample(now, &d, acked_sacked, newly_lost, prior_in_flight, ca_rtt);
@@ -1716,6 +1719,32 @@ mod tests {
         let exact = FlowSpec { rto_min: Time::from_ms(5), ..spec("reno", 10) };
         let (s, _) = established_with(&exact);
         assert_eq!(s.rto_min, Time::from_ms(5));
+    }
+
+    #[test]
+    fn ecn_dctcp_updates_alpha_before_the_cwr_the_same_ack_starts() {
+        // `tcp_in_ack_event()` (`dctcp_update_alpha()`) runs before `tcp_fastretrans_alert()`
+        // enters CWR, so `dctcp_ssthresh()` cuts by the α this ACK's marks produced.
+        let (mut s, _) = established("dctcp", 1000);
+        let first_window = s.snd_nxt;
+        let mut out = Vec::new();
+        // The first window ends unmarked: α 1024 → 960; the next ends where the first did.
+        s.on_packet(Time::from_ms(20), &ack(first_window - 5 * MSS, &[], 1 << 30), &mut out);
+        let AnyCc::Dctcp(d) = &s.cc else { panic!("not dctcp") };
+        assert_eq!(d.alpha(), 960);
+        let cwnd = s.tp.snd_cwnd;
+        // It ends with ECE on all 5: α 960 → 964, and that α makes ssthresh.
+        let mut echo = ack(first_window, &[], 1 << 30);
+        echo.ece = true;
+        s.on_packet(Time::from_ms(21), &echo, &mut out);
+        let AnyCc::Dctcp(d) = &s.cc else { panic!("not dctcp") };
+        assert_eq!((d.alpha(), s.tp.ca_state), (964, CaState::Cwr));
+        assert_eq!(s.tp.snd_ssthresh, cwnd - ((cwnd * 964) >> 11));
+        assert_ne!(
+            (cwnd * 964) >> 11,
+            (cwnd * 960) >> 11,
+            "{cwnd}: the test tells the orders apart"
+        );
     }
 
     #[test]
