@@ -822,8 +822,9 @@ impl TcpSender {
 
     // ---- timers (`net/ipv4/tcp_timer.c`) ----
 
-    /// Re-arm after an ACK: TLP while in Open state, else the RTO (`tcp_rearm_rto()`,
-    /// `tcp_schedule_loss_probe()`). A pending RACK reorder timer is kept.
+    /// Re-arm after an ACK: TLP in Open or CWR (`tcp_schedule_loss_probe()` probes an ECN
+    /// flow's reduction too), else the RTO (`tcp_rearm_rto()`). A pending RACK reorder timer
+    /// is kept.
     fn arm_timer(&mut self, now: Time, una_advanced: bool) {
         if self.board.is_empty() {
             self.timer = None;
@@ -832,10 +833,7 @@ impl TcpSender {
         if matches!(self.timer, Some((TimerKind::Reo, _))) {
             return;
         }
-        if self.tp.ca_state == CaState::Open
-            && self.tlp_high_seq.is_none()
-            && self.board.sacked_out == 0
-        {
+        if matches!(self.tp.ca_state, CaState::Open | CaState::Cwr) && self.tlp_high_seq.is_none() {
             self.schedule_tlp(now);
         } else if una_advanced || !matches!(self.timer, Some((TimerKind::Rto, _))) {
             self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
@@ -1745,6 +1743,19 @@ mod tests {
             (cwnd * 960) >> 11,
             "{cwnd}: the test tells the orders apart"
         );
+    }
+
+    #[test]
+    fn ecn_a_flow_in_cwr_still_arms_its_loss_probe() {
+        // `tcp_schedule_loss_probe()` refuses only states other than Open and CWR: an ECN flow
+        // whose tail is lost during its reduction probes at 2·SRTT, not at the RTO.
+        let (mut s, _) = established("dctcp", 10);
+        let mut out = Vec::new();
+        let mut echo = ack(2 * MSS, &[], 1 << 20);
+        echo.ece = true;
+        s.on_packet(Time::from_ms(20), &echo, &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Cwr);
+        assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
     }
 
     #[test]
