@@ -490,6 +490,21 @@ mod tests {
         Segment { start, len, sent_at, flags: 0, tx: TxInfo::default() }
     }
 
+    /// SACK `start..end`, then run RACK at `now` against the most recently sent segment it
+    /// delivered (RACK RTT 1 ms, reordering window `reo`): (newly lost, the reorder wait).
+    fn sack_then_rack(
+        b: &mut Scoreboard,
+        start: u64,
+        end: u64,
+        now: Time,
+        reo: Time,
+    ) -> (u32, Option<Time>) {
+        let mut d = AckDelta::default();
+        b.sack(&[SeqRange { start, end }], 0, &mut d);
+        let (_, rack_end, xmit) = d.rack_candidate.unwrap();
+        b.rack_detect_loss(now, xmit, rack_end, Time::from_ms(1), reo)
+    }
+
     fn board(n: u64, mss: u32) -> Scoreboard {
         let mut b = Scoreboard::default();
         for k in 0..n {
@@ -511,13 +526,9 @@ mod tests {
     #[test]
     fn recovery_sack_then_rack_marks_the_hole_lost() {
         let mut b = board(10, 100);
-        let mut d = AckDelta::default();
-        b.sack(&[SeqRange { start: 100, end: 500 }], 0, &mut d);
-        assert_eq!((d.sacked, b.sacked_out, b.in_flight()), (4, 4, 6));
-        let (xmit, end) = (d.rack_candidate.unwrap().2, d.rack_candidate.unwrap().1);
         // Segment 0 was sent before the delivered segment 4: with reo_wnd 0 it is lost at once.
-        let (lost, wait) =
-            b.rack_detect_loss(Time::from_ms(10), xmit, end, Time::from_ms(1), Time::ZERO);
+        let (lost, wait) = sack_then_rack(&mut b, 100, 500, Time::from_ms(10), Time::ZERO);
+        assert_eq!((b.sacked_out, b.lost_out, b.in_flight()), (4, 1, 5));
         assert_eq!((lost, wait), (1, None));
         assert_eq!(b.next_lost(), Some(0));
         b.check();
@@ -537,11 +548,8 @@ mod tests {
     #[test]
     fn recovery_rack_waits_for_the_reordering_window() {
         let mut b = board(4, 100);
-        let mut d = AckDelta::default();
-        b.sack(&[SeqRange { start: 300, end: 400 }], 0, &mut d);
-        let (_, end, xmit) = d.rack_candidate.unwrap();
         let now = Time::from_us(3) + Time::from_ms(1);
-        let (lost, wait) = b.rack_detect_loss(now, xmit, end, Time::from_ms(1), Time::from_ms(1));
+        let (lost, wait) = sack_then_rack(&mut b, 300, 400, now, Time::from_ms(1));
         assert_eq!(lost, 0);
         // Segments 0..2 (sent at 0, 1, 2 µs) are due 2 ms after their send; the timer waits for
         // the last of them (Linux keeps the largest remaining time): 1 ms − 1 µs from now.
@@ -573,11 +581,7 @@ mod tests {
         assert_eq!((b.retrans_out, b.in_flight()), (0, 4));
         assert!(b.get(3).has(EVER_RETRANS) && !b.get(3).has(RETRANS));
         b.push(segment(400, 100, Time::from_ms(6)));
-        let mut d = AckDelta::default();
-        b.sack(&[SeqRange { start: 400, end: 500 }], 0, &mut d);
-        let (_, end, xmit) = d.rack_candidate.unwrap();
-        let (lost, _) =
-            b.rack_detect_loss(Time::from_ms(20), xmit, end, Time::from_ms(1), Time::ZERO);
+        let (lost, _) = sack_then_rack(&mut b, 400, 500, Time::from_ms(20), Time::ZERO);
         assert_eq!((lost, b.lost_out, b.lost_retransmits), (4, 4, 0));
         for k in 0..4 {
             let i = b.next_lost().unwrap();
@@ -594,22 +598,14 @@ mod tests {
     #[test]
     fn recovery_a_retransmission_lost_again_counts_as_a_loss() {
         let mut b = board(4, 100);
-        let mut d = AckDelta::default();
-        b.sack(&[SeqRange { start: 300, end: 400 }], 0, &mut d);
-        let (_, end, xmit) = d.rack_candidate.unwrap();
-        let (lost, _) =
-            b.rack_detect_loss(Time::from_ms(5), xmit, end, Time::from_ms(1), Time::ZERO);
+        let (lost, _) = sack_then_rack(&mut b, 300, 400, Time::from_ms(5), Time::ZERO);
         assert_eq!((lost, b.lost_out), (3, 3));
         let i = b.next_lost().unwrap();
         b.retransmitted(i, Time::from_ms(5), TxInfo::default());
         assert_eq!((b.retrans_out, b.in_flight()), (1, 1));
         // A later delivery, sent after the retransmission, shows it lost too.
         b.push(segment(400, 100, Time::from_ms(6)));
-        let mut d2 = AckDelta::default();
-        b.sack(&[SeqRange { start: 400, end: 500 }], 0, &mut d2);
-        let (_, end, xmit) = d2.rack_candidate.unwrap();
-        let (lost, _) =
-            b.rack_detect_loss(Time::from_ms(20), xmit, end, Time::from_ms(1), Time::ZERO);
+        let (lost, _) = sack_then_rack(&mut b, 400, 500, Time::from_ms(20), Time::ZERO);
         assert_eq!(lost, 1, "the lost retransmission counts");
         assert_eq!((b.lost_out, b.retrans_out, b.lost_retransmits), (3, 0, 1));
         assert_eq!(b.next_lost(), Some(i));
