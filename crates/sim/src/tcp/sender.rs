@@ -90,6 +90,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Tail loss probes sent (`LINUX_MIB_TCPLOSSPROBES`).
     pub loss_probes: u64,
+    /// Segments the receiver reported received twice (`tcpi_dsack_dups`).
+    pub dsack_dups: u64,
     /// Reordering detected from SACKs and cumulative ACKs (`LINUX_MIB_TCPSACKREORDER`).
     pub reorder_events: u64,
     /// Fast-recovery episodes entered (`tcp_enter_recovery()`: `LINUX_MIB_TCPSACKRECOVERY`).
@@ -116,6 +118,8 @@ pub struct TcpSender {
     pub snd_nxt: u64,
     /// Peer's advertised window, bytes beyond `snd_una`.
     snd_wnd: u64,
+    /// The largest window the peer advertised (`tp->max_window`).
+    max_window: u64,
     size: Option<u64>,
     wmem: [u64; 3],
     /// `sk_sndbuf`, bytes; grows with cwnd up to `tcp_wmem[2]`.
@@ -206,6 +210,7 @@ impl TcpSender {
             snd_una: 0,
             snd_nxt: 0,
             snd_wnd: 0,
+            max_window: 0,
             size: spec.size_bytes,
             wmem: spec.tcp_wmem,
             sndbuf: spec.tcp_wmem[1],
@@ -300,6 +305,7 @@ impl TcpSender {
         self.ts_recent = p.ts_val;
         // The window in a SYN-ACK is never scaled (RFC 7323 §2.2).
         self.snd_wnd = p.rwnd.min(65_535);
+        self.max_window = self.snd_wnd;
         self.state = State::Established;
         self.tp.now = now;
         self.cc.init(&mut self.tp);
@@ -352,9 +358,13 @@ impl TcpSender {
         let dsack_tlp = dsack.is_some_and(|r| {
             r.end - r.start <= self.tp.mss as u64 && self.tlp_high_seq == Some(r.end)
         });
+        // A spurious retransmission is delivered too (`tcp_dsack_seen()` adds it to
+        // `sack_delivered`): PRR, cwnd growth and the rate sample count it.
+        let dup_segs = dsack.map_or(0, |r| self.dsack_seen(r));
         self.snd_una = p.ack;
         self.snd_wnd = p.rwnd;
-        let acked_sacked = d.delivered;
+        self.max_window = self.max_window.max(self.snd_wnd);
+        let acked_sacked = d.delivered + dup_segs;
         self.tp.delivered += acked_sacked as u64;
         // ECN-Echo (RFC 3168 §6.1.2): counted into `delivered_ce` as `tcp_count_delivered()`
         // does, reported to the CCA, and answered with a CWR episode below.
@@ -631,6 +641,22 @@ impl TcpSender {
             self.rack.xmit = xmit;
             self.rack.end = end;
         }
+    }
+
+    /// `tcp_dsack_seen()`: the segments a D-SACK reports received twice, counted in
+    /// `tcpi_dsack_dups`; 0 for a dubious one, longer than any window the peer offered or
+    /// reporting more duplicates than were ever resent.
+    fn dsack_seen(&mut self, r: SeqRange) -> u32 {
+        let len = r.end.saturating_sub(r.start);
+        if len == 0 || len > self.max_window {
+            return 0;
+        }
+        let dup_segs = len.div_ceil(self.tp.mss as u64).max(1);
+        self.stats.dsack_dups += dup_segs;
+        if self.stats.dsack_dups > self.stats.retransmits {
+            return 0;
+        }
+        dup_segs as u32
     }
 
     /// `tcp_check_sack_reordering()`: data below the highest SACK (`fack`) arrived late; raise
@@ -1961,6 +1987,16 @@ mod tests {
         assert!(s.tp.snd_cwnd >= cwnd);
     }
 
+    /// Nine of ten segments acked at 20 ms and the peer's window ending at `snd_nxt`: one
+    /// segment out, which a loss probe can only send again.
+    fn one_out_window_full() -> TcpSender {
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        s.on_packet(Time::from_ms(20), &ack(9 * MSS, &[], MSS), &mut out);
+        assert!(out.is_empty(), "the window allows nothing new");
+        s
+    }
+
     #[test]
     fn established_tlp_answered_by_a_dsack_means_no_loss() {
         // One segment out and the peer's window ends at snd_nxt: the probe retransmits it. The
@@ -1968,10 +2004,8 @@ mod tests {
         // both advances to the probe's end and D-SACKs the probe (`FLAG_DSACK_TLP`); without
         // the D-SACK the same ACK could be a repaired loss and the probe stays outstanding.
         for with_dsack in [true, false] {
-            let (mut s, _) = established("reno", 10);
+            let mut s = one_out_window_full();
             let mut out = Vec::new();
-            s.on_packet(Time::from_ms(20), &ack(9 * MSS, &[], MSS), &mut out);
-            assert!(out.is_empty(), "the window allows nothing new");
             let tlp = s.timer_deadline().unwrap();
             s.on_timer(tlp, &mut out);
             assert!(s.tlp_retrans && s.tlp_high_seq == Some(10 * MSS));
@@ -1979,6 +2013,29 @@ mod tests {
                 if with_dsack { vec![SeqRange { start: 9 * MSS, end: 10 * MSS }] } else { vec![] };
             s.on_packet(tlp + Time::from_ms(10), &ack(10 * MSS, &blocks, MSS), &mut out);
             assert_eq!(s.tlp_high_seq.is_none(), with_dsack, "with D-SACK: {with_dsack}");
+        }
+    }
+
+    #[test]
+    fn a_dsack_counts_its_duplicate_as_delivered_unless_nothing_was_resent() {
+        // `tcp_dsack_seen()`: a spurious retransmission is delivered (`sack_delivered`), for
+        // PRR, cwnd growth and the rate sample; a D-SACK reporting more duplicates than were
+        // ever resent is dubious and counts nothing (`tcpi_dsack_dups` still counts it).
+        for probed in [true, false] {
+            let mut s = one_out_window_full();
+            let mut out = Vec::new();
+            let mut at = Time::from_ms(25);
+            if probed {
+                at = s.timer_deadline().unwrap();
+                s.on_timer(at, &mut out);
+                assert_eq!(s.stats.retransmits, 1, "the loss probe resent the last segment");
+            }
+            let before = s.tp.delivered;
+            let dsack = [SeqRange { start: 9 * MSS, end: 10 * MSS }];
+            s.on_packet(at + Time::from_ms(10), &ack(10 * MSS, &dsack, MSS), &mut out);
+            let dup = u64::from(probed);
+            assert_eq!(s.tp.delivered - before, 1 + dup, "probed: {probed}");
+            assert_eq!(s.stats.dsack_dups, 1);
         }
     }
 
