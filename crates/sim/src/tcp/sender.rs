@@ -432,16 +432,25 @@ impl TcpSender {
 
         // Loss detection and state (`tcp_fastretrans_alert()`).
         let mut newly_lost = 0;
+        let mut rack_timer = false;
         let prior_retrans = self.board.retrans_out;
         if self.rack.advanced {
             self.rack.advanced = false;
-            newly_lost = self.rack_mark_lost(now);
+            (newly_lost, rack_timer) = self.rack_mark_lost(now);
         }
         // `FLAG_LOST_RETRANS` (`tcp_identify_packet_loss()`): this ACK showed a retransmission
         // lost again.
         let lost_retrans = self.board.retrans_out < prior_retrans;
         self.process_tlp_ack(p.ack, snd_una_advanced, d.sacked > 0, dsack_tlp);
         self.update_state(ece, lost_retrans);
+        // `FLAG_SET_XMIT_TIMER` (`tcp_clean_rtx_queue()`): data cumulatively acked, or a SACK of
+        // an original sent before the head's last transmission — a SACK of data sent after it
+        // must not keep pushing the RTO out in recovery. Not when RACK just armed its timer.
+        let sacked_before_head =
+            d.first_sackt.is_some_and(|t| self.board.head().is_some_and(|h| t < h.sent_at));
+        if (snd_una_advanced || sacked_before_head) && !rack_timer {
+            self.set_xmit_timer(now);
+        }
 
         // cwnd (`tcp_cong_control()`).
         let rs = self.rate_sample(now, &d, acked_sacked, newly_lost, prior_in_flight, ca_rtt);
@@ -478,7 +487,6 @@ impl TcpSender {
             return;
         }
         self.xmit(now, out);
-        self.arm_timer(now, snd_una_advanced);
     }
 
     fn all_acked(&self) -> bool {
@@ -688,16 +696,25 @@ impl TcpSender {
         quarter.min(Time::from_us(self.tp.srtt_us as u64))
     }
 
-    /// `tcp_rack_mark_lost()`; returns the segments newly marked lost.
-    fn rack_mark_lost(&mut self, now: Time) -> u32 {
+    /// `tcp_rack_detect_loss()`: marks lost what RACK finds lost; returns how many, and how
+    /// long until the next segment still within its reordering window would be.
+    fn rack_detect_loss(&mut self, now: Time) -> (u32, Option<Time>) {
         let reo = self.rack_reo_wnd();
         let (lost, wait) =
             self.board.rack_detect_loss(now, self.rack.xmit, self.rack.end, self.rack.rtt, reo);
         self.tp.lost += lost as u64;
+        (lost, wait)
+    }
+
+    /// `tcp_rack_mark_lost()`: `tcp_rack_detect_loss()`, and the reordering timer armed for a
+    /// segment still within its window. Returns the segments newly marked lost and whether
+    /// the timer was armed.
+    fn rack_mark_lost(&mut self, now: Time) -> (u32, bool) {
+        let (lost, wait) = self.rack_detect_loss(now);
         if let Some(w) = wait {
             self.timer = Some((TimerKind::Reo, self.fires_at(now, w + TCP_TIMEOUT_MIN)));
         }
-        lost
+        (lost, wait.is_some())
     }
 
     /// `tcp_process_tlp_ack()`: a probe that retransmitted data and is followed by an ACK beyond
@@ -851,33 +868,58 @@ impl TcpSender {
     /// Re-arm after an ACK: TLP in Open or CWR (`tcp_schedule_loss_probe()` probes an ECN
     /// flow's reduction too), else the RTO (`tcp_rearm_rto()`). A pending RACK reorder timer
     /// is kept.
-    fn arm_timer(&mut self, now: Time, una_advanced: bool) {
+    /// `tcp_set_xmit_timer()`: the loss probe if one may be armed, else the RTO.
+    fn set_xmit_timer(&mut self, now: Time) {
+        if !self.schedule_loss_probe(now, true) {
+            self.rearm_rto(now);
+        }
+    }
+
+    /// `tcp_rearm_rto()`: the RTO from now; while the loss probe or RACK's reordering timer is
+    /// pending, from the head's last transmission (`tcp_rto_delta_us()`, at least 1 µs ahead),
+    /// so a timer that stood in for the RTO does not push it out.
+    fn rearm_rto(&mut self, now: Time) {
         if self.board.is_empty() {
             self.timer = None;
             return;
         }
-        if matches!(self.timer, Some((TimerKind::Reo, _))) {
-            return;
-        }
-        if matches!(self.tp.ca_state, CaState::Open | CaState::Cwr) && self.tlp_high_seq.is_none() {
-            self.schedule_tlp(now);
-        } else if una_advanced || !matches!(self.timer, Some((TimerKind::Rto, _))) {
-            self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
-        }
+        let rto = match self.timer_kind() {
+            Some(TimerKind::Tlp | TimerKind::Reo) => {
+                self.rto_delta(now).unwrap_or(Time::ZERO).max(Time::from_us(1))
+            }
+            _ => self.rtt.rto(),
+        };
+        self.timer = Some((TimerKind::Rto, self.fires_at(now, rto)));
     }
 
-    /// `tcp_schedule_loss_probe()`: PTO = 2·SRTT, + `tcp_rto_min` if one packet is out (room for
-    /// a delayed ACK) else + 2 ms, capped by the RTO (RFC 8985 §7.2).
-    fn schedule_tlp(&mut self, now: Time) {
-        let srtt = self.rtt.srtt();
-        let mut pto = match srtt {
+    /// `tcp_rto_delta_us()`: how far ahead the RTO counted from the head's last transmission
+    /// lies; `None` once it has passed.
+    fn rto_delta(&self, now: Time) -> Option<Time> {
+        let head = self.board.head()?;
+        Some((head.sent_at + self.rtt.rto()).saturating_sub(now)).filter(|&d| d > Time::ZERO)
+    }
+
+    /// `tcp_schedule_loss_probe()`: in Open or CWR with data out, PTO = 2·SRTT, + `tcp_rto_min`
+    /// if one packet is out (room for a delayed ACK) else + 2 ms (RFC 8985 §7.2), no later than
+    /// the RTO would fire: a whole RTO from now when an ACK advanced (`advancing_rto`), else
+    /// what is left of it. Armed also while a probe is out; it then fires into the RTO
+    /// (`tcp_send_loss_probe()`). Returns whether it was armed.
+    fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
+        if self.board.is_empty() || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr) {
+            return false;
+        }
+        let mut pto = match self.rtt.srtt() {
             Some(s) => {
                 s * 2 + if self.board.packets_out() == 1 { self.rto_min } else { TCP_TIMEOUT_MIN }
             }
             None => self.rtt.rto(),
         };
-        pto = pto.min(self.rtt.rto());
+        let rto_left = if advancing_rto { Some(self.rtt.rto()) } else { self.rto_delta(now) };
+        if let Some(left) = rto_left {
+            pto = pto.min(left);
+        }
         self.timer = Some((TimerKind::Tlp, self.fires_at(now, pto)));
+        true
     }
 
     /// When a retransmit-slot timer of `timeout` armed now fires (`inet_csk_reset_xmit_timer()`).
@@ -899,7 +941,12 @@ impl TcpSender {
             return;
         }
         self.tp.now = now;
-        self.timer = None;
+        // The loss probe and the reordering timer stay pending while they run
+        // (`tcp_write_timer_handler()` clears `icsk_pending` for the RTO only): `tcp_rearm_rto()`
+        // then counts from the head.
+        if !matches!(kind, TimerKind::Tlp | TimerKind::Reo) || self.state != State::Established {
+            self.timer = None;
+        }
         match (self.state, kind) {
             (State::SynSent, _) => {
                 // SYN retransmission with exponential backoff (`tcp_retransmit_timer()`).
@@ -910,9 +957,10 @@ impl TcpSender {
             (State::Established, TimerKind::Reo) => {
                 // `tcp_rack_reo_timeout()`: if anything was marked lost, enter recovery from
                 // any other state (Loss included) and let PRR send one packet — a CCA with its
-                // own `cong_control` (BBR) keeps its cwnd — then resend.
+                // own `cong_control` (BBR) keeps its cwnd — then resend. The timer is not armed
+                // again: what is still within its window waits for an ACK or the RTO.
                 let prior_in_flight = self.board.in_flight();
-                let lost = self.rack_mark_lost(now);
+                let (lost, _) = self.rack_detect_loss(now);
                 if self.board.in_flight() != prior_in_flight {
                     if self.tp.ca_state != CaState::Recovery {
                         self.enter_recovery();
@@ -922,7 +970,9 @@ impl TcpSender {
                     }
                     self.xmit(now, out);
                 }
-                self.arm_timer(now, false);
+                if self.timer_kind() != Some(TimerKind::Rto) {
+                    self.rearm_rto(now);
+                }
             }
             (State::Established, TimerKind::Tlp) => self.send_loss_probe(now, out),
             (State::Established, TimerKind::Rto) => self.retransmit_timeout(now, out),
@@ -930,8 +980,13 @@ impl TcpSender {
         }
     }
 
-    /// `tcp_send_loss_probe()`: new data if the windows allow, else the last segment again.
+    /// `tcp_send_loss_probe()`: new data if the windows allow, else the last segment again; at
+    /// most one probe out, so a second one waits for the RTO counted from the head.
     fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.tlp_high_seq.is_some() {
+            self.rearm_rto(now);
+            return;
+        }
         let before = self.snd_nxt;
         if self.can_send_new() {
             self.send_new_segment(now, out);
@@ -949,7 +1004,9 @@ impl TcpSender {
         }
         self.tlp_high_seq = Some(self.snd_nxt);
         self.stats.loss_probes += 1;
-        self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
+        // The probe went out: the RTO restarts from now.
+        self.timer = None;
+        self.rearm_rto(now);
     }
 
     /// `tcp_retransmit_timer()` → `tcp_enter_loss()`.
@@ -1075,8 +1132,9 @@ impl TcpSender {
         if sent > 0 || cwnd_limited {
             self.cwnd_validate(cwnd_limited);
         }
-        if sent > 0 && self.timer.is_none() {
-            self.arm_timer(now, false);
+        // `tcp_write_xmit()`: new data sent arms the loss probe, within what is left of the RTO.
+        if sent > 0 {
+            self.schedule_loss_probe(now, false);
         }
     }
 
@@ -1383,8 +1441,14 @@ impl TcpSender {
             self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         }
         let tx = self.tx_info(now);
+        let first_out = self.board.is_empty();
         // An skb of its own until `group_skbs()` joins it to the one before.
         self.board.push(Segment { start: seq, len, sent_at: now, flags: SKB_HEAD, tx });
+        // `tcp_event_new_data_sent()`: the first data out starts the RTO, and new data sent while
+        // the loss probe is pending brings back the RTO under it.
+        if first_out || self.timer_kind() == Some(TimerKind::Tlp) {
+            self.rearm_rto(now);
+        }
         self.snd_nxt += len as u64;
         self.tp.lsndtime = now;
         self.data_segs_out += 1;
@@ -2037,6 +2101,66 @@ mod tests {
             assert_eq!(s.tp.delivered - before, 1 + dup, "probed: {probed}");
             assert_eq!(s.stats.dsack_dups, 1);
         }
+    }
+
+    #[test]
+    fn tlp_with_a_probe_out_fires_into_the_rto_counted_from_the_head() {
+        // `tcp_schedule_loss_probe()` arms the probe on an advancing ACK even with a probe out;
+        // `tcp_send_loss_probe()` then sends none and `tcp_rearm_rto()`, with the probe timer
+        // pending, counts the RTO from the head's last transmission (`tcp_rto_delta_us()`),
+        // not from the ACK.
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        let probe_at = s.timer_deadline().unwrap();
+        s.on_timer(probe_at, &mut out);
+        assert!(s.tlp_high_seq.is_some(), "the first probe is out");
+        let acked_at = probe_at + Time::from_ms(1);
+        s.on_packet(acked_at, &ack(MSS, &[], 1 << 20), &mut out);
+        assert_eq!(s.timer_kind(), Some(TimerKind::Tlp), "armed again with the probe out");
+        let fires = s.timer_deadline().unwrap();
+        let probes = s.stats.loss_probes;
+        s.on_timer(fires, &mut out);
+        assert_eq!(s.stats.loss_probes, probes, "at most one probe out");
+        let head_sent = s.board().head().unwrap().sent_at;
+        assert_eq!(head_sent, Time::from_ms(10));
+        assert_eq!(s.timer_kind(), Some(TimerKind::Rto));
+        assert_eq!(s.timer_deadline(), Some(head_sent + s.rtt.rto()));
+        assert!(head_sent + s.rtt.rto() < acked_at + s.rtt.rto());
+    }
+
+    #[test]
+    fn rto_a_sack_of_an_original_sent_before_the_head_was_resent_restarts_it() {
+        // `FLAG_SET_XMIT_TIMER` on a SACK-only ACK (`tcp_clean_rtx_queue()`): in recovery the
+        // head was resent at 20 ms; a SACK of an original that left at 10 ms restarts the RTO.
+        // (A SACK of data sent after the head's retransmission does not; RACK then finds that
+        // retransmission lost and resending it restarts the RTO anyway.)
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        let sacks = |a: u64, b: u64| [SeqRange { start: a * MSS, end: b * MSS }];
+        s.on_packet(Time::from_ms(20), &ack(0, &sacks(1, 5), 1 << 20), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        assert_eq!(s.board().head().unwrap().sent_at, Time::from_ms(20), "the head was resent");
+        assert_eq!(s.timer_deadline(), Some(Time::from_ms(20) + s.rtt.rto()));
+        s.on_packet(Time::from_ms(25), &ack(0, &sacks(1, 8), 1 << 20), &mut out);
+        assert_eq!(s.board().head().unwrap().sent_at, Time::from_ms(20), "not resent again");
+        assert_eq!(s.timer_deadline(), Some(Time::from_ms(25) + s.rtt.rto()));
+    }
+
+    #[test]
+    fn tlp_new_data_sent_arms_the_probe_again() {
+        // `tcp_write_xmit()` calls `tcp_schedule_loss_probe()` after new data, whatever sent it
+        // (here the application writing more), within what is left of the head's RTO.
+        let sp = FlowSpec { size_bytes: Some(5 * MSS), ..spec("reno", 10) };
+        let (mut s, sent) = established_with(&sp);
+        assert_eq!(sent.len(), 5);
+        assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
+        let first = s.timer_deadline().unwrap();
+        let mut out = Vec::new();
+        let wrote_at = Time::from_ms(15);
+        s.app_write(wrote_at, 5 * MSS, &mut out);
+        assert_eq!(out.len(), 5, "cwnd lets five more go");
+        assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
+        assert_eq!(s.timer_deadline(), Some(first + (wrote_at - Time::from_ms(10))));
     }
 
     #[test]
