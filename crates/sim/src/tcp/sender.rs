@@ -409,14 +409,14 @@ impl TcpSender {
         }
 
         self.sync_sock();
-        if acked_sacked > 0 || rtt_sample.is_some() {
-            let sample = AckSample {
-                pkts_acked: acked_sacked,
-                rtt_us: ca_rtt.map_or(-1, |t| t.as_us() as i64),
-                in_flight: prior_in_flight,
-            };
-            self.cc.pkts_acked(&mut self.tp, &sample);
-        }
+        // `tcp_clean_rtx_queue()` reports every ACK, with the packets the cumulative ACK took off
+        // the queue (SACKed earlier or not); H-TCP grows by that count.
+        let sample = AckSample {
+            pkts_acked: d.acked,
+            rtt_us: ca_rtt.map_or(-1, |t| t.as_us() as i64),
+            in_flight: prior_in_flight,
+        };
+        self.cc.pkts_acked(&mut self.tp, &sample);
 
         // `tcp_in_ack_event()` runs before the loss and ECN state changes of this ACK (and
         // before `tcp_process_tlp_ack()`): DCTCP's α is updated before a CWR it causes reads it
@@ -2161,6 +2161,24 @@ mod tests {
         assert_eq!(out.len(), 5, "cwnd lets five more go");
         assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
         assert_eq!(s.timer_deadline(), Some(first + (wrote_at - Time::from_ms(10))));
+    }
+
+    #[test]
+    fn htcp_counts_what_the_cumulative_ack_covers_not_what_a_sack_delivers() {
+        // `tcp_clean_rtx_queue()` passes `pkts_acked`, the packets the cumulative ACK took off
+        // the queue: none for an ACK that only SACKs, and the SACKed ones once it covers them.
+        // H-TCP's throughput sample (`packetcount`) sums it.
+        let (mut s, _) = established("htcp", 10);
+        let count = |s: &TcpSender| match &s.cc {
+            AnyCc::Htcp(h) => h.packetcount(),
+            _ => unreachable!("an H-TCP sender"),
+        };
+        let mut out = Vec::new();
+        let sacked = [SeqRange { start: MSS, end: 3 * MSS }];
+        s.on_packet(Time::from_ms(20), &ack(0, &sacked, 1 << 20), &mut out);
+        assert_eq!(count(&s), 0, "a SACK moves nothing off the queue");
+        s.on_packet(Time::from_ms(21), &ack(3 * MSS, &[], 1 << 20), &mut out);
+        assert_eq!(count(&s), 3, "the cumulative ACK covers the two SACKed and the head");
     }
 
     #[test]

@@ -135,6 +135,12 @@ impl Htcp {
         Htcp { params, ca: State::default() }
     }
 
+    /// Packets counted toward the throughput sample under way.
+    #[cfg(test)]
+    pub(crate) fn packetcount(&self) -> u32 {
+        self.ca.packetcount
+    }
+
     pub fn params(&self) -> &Params {
         &self.params
     }

@@ -210,7 +210,8 @@ impl Sock {
 /// Per-ACK sample for `pkts_acked` (Linux `struct ack_sample`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AckSample {
-    /// Packets newly acked (cumulatively or by SACK) by this ACK.
+    /// Packets the cumulative ACK newly covered, SACKed earlier or not (`tcp_clean_rtx_queue()`'s
+    /// `pkts_acked`); 0 for an ACK that only SACKs.
     pub pkts_acked: u32,
     /// RTT sample in µs, or negative if this ACK gave none (Karn's rule).
     pub rtt_us: i64,
