@@ -995,8 +995,9 @@ impl TcpSender {
         if self.tlp_retrans
             && let Some(i) = self.board.len().checked_sub(1)
         {
-            let tx = self.tx_info(now);
-            let seg = self.board.probed(i, now, tx);
+            let at = self.departure(now);
+            let tx = self.tx_info(at);
+            let seg = self.board.probed(i, at, tx);
             self.resent(seg, now, out);
             // `tcp_send_loss_probe()` cuts the last segment off its skb (`tcp_fragment()`).
             let start = self.board.get(i).start;
@@ -1412,11 +1413,12 @@ impl TcpSender {
         }
     }
 
-    fn data_packet(&mut self, now: Time, seq: u64, len: u32, retrans: bool) -> Packet {
+    /// A data segment stamped `at` (its TSval).
+    fn data_packet(&mut self, at: Time, seq: u64, len: u32, retrans: bool) -> Packet {
         let mut p = Packet::new(Kind::Data, self.flow, self.src, self.dst, len + header_bytes());
         p.payload = len;
         p.seq = seq;
-        p.ts_val = now;
+        p.ts_val = at;
         p.ts_ecr = self.ts_recent;
         p.retrans = retrans;
         p.dscp = self.dscp;
@@ -1440,10 +1442,11 @@ impl TcpSender {
             self.tp.app_limited = self.app_limited_until != 0;
             self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         }
-        let tx = self.tx_info(now);
+        let at = self.departure(now);
+        let tx = self.tx_info(at);
         let first_out = self.board.is_empty();
         // An skb of its own until `group_skbs()` joins it to the one before.
-        self.board.push(Segment { start: seq, len, sent_at: now, flags: SKB_HEAD, tx });
+        self.board.push(Segment { start: seq, len, sent_at: at, flags: SKB_HEAD, tx });
         // `tcp_event_new_data_sent()`: the first data out starts the RTO, and new data sent while
         // the loss probe is pending brings back the RTO under it.
         if first_out || self.timer_kind() == Some(TimerKind::Tlp) {
@@ -1456,14 +1459,15 @@ impl TcpSender {
             // `tcp_in_cwnd_reduction()`: PRR counts what leaves during CWR as well.
             self.prr_out += 1;
         }
-        let p = self.data_packet(now, seq, len, false);
+        let p = self.data_packet(at, seq, len, false);
         out.push(p);
     }
 
     /// Retransmit segment `i`; returns its payload length.
     fn retransmit(&mut self, i: usize, now: Time, out: &mut Vec<Packet>) -> u32 {
-        let tx = self.tx_info(now);
-        let seg = self.board.retransmitted(i, now, tx);
+        let at = self.departure(now);
+        let tx = self.tx_info(at);
+        let seg = self.board.retransmitted(i, at, tx);
         // `tcp_xmit_retransmit_queue()` counts what PRR lets out; a loss probe is not counted.
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
@@ -1478,9 +1482,17 @@ impl TcpSender {
         // `tcp_event_data_sent()` runs for every data segment, retransmissions included.
         self.data_segs_out += 1;
         self.tp.lsndtime = now;
-        let p = self.data_packet(now, seg.start, seg.len, true);
+        let p = self.data_packet(self.departure(now), seg.start, seg.len, true);
         out.push(p);
         seg.len
+    }
+
+    /// `tp->tcp_wstamp_ns`: the time TCP stamps on what it sends now. With `fq` on the host it
+    /// is the departure time fq holds the skb to, and `skb->skb_mstamp_ns` (the send time of
+    /// RTT and RACK, rate samples and TSval) is that earliest departure time; otherwise, paced
+    /// internally or not, the skb leaves now.
+    fn departure(&self, now: Time) -> Time {
+        if self.fq_host { self.next_send.max(now) } else { now }
     }
 
     /// Bytes in flight as the sender sees them (for records).
@@ -1518,7 +1530,7 @@ fn split_dsack(blocks: &[SeqRange], ack: u64) -> (Option<SeqRange>, &[SeqRange])
 mod tests {
     use super::*;
     use crate::packet::SeqRange;
-    use crate::scenario::WindowModel;
+    use crate::scenario::{FqParams, WindowModel};
     use crate::tcp::cc::TCP_MIN_TSO_SEGS;
 
     const MSS: u64 = 1448;
@@ -2179,6 +2191,25 @@ mod tests {
         assert_eq!(count(&s), 0, "a SACK moves nothing off the queue");
         s.on_packet(Time::from_ms(21), &ack(3 * MSS, &[], 1 << 20), &mut out);
         assert_eq!(count(&s), 3, "the cumulative ACK covers the two SACKed and the head");
+    }
+
+    #[test]
+    fn fq_host_a_segment_is_sent_at_the_departure_time_fq_holds_it_to() {
+        // With `fq` TCP stamps each skb with its earliest departure time (`tcp_wstamp_ns`), and
+        // that is the skb's send time (`skb->skb_mstamp_ns`): its TSval and what RTT, RACK and
+        // rate samples count from. A wait in fq is not path delay.
+        let fq =
+            HostQdisc::Fq(FqParams { maxrate_bytes_per_s: None, flow_limit: 100, quantum: None });
+        let sp = FlowSpec { qdisc: fq, ..spec("cubic", 10) };
+        let (mut s, _) = established_with(&sp);
+        let mut out = Vec::new();
+        let now = Time::from_ms(20);
+        s.on_packet(now, &ack(10 * MSS, &[], 1 << 20), &mut out);
+        let held: Vec<&Packet> = out.iter().filter(|p| p.edt > now).collect();
+        assert!(held.len() >= 2, "fq holds the later trains: {} of {}", held.len(), out.len());
+        assert!(held.iter().all(|p| p.ts_val == p.edt));
+        let last = s.board().get(s.board().len() - 1);
+        assert_eq!(last.sent_at, out.last().unwrap().edt);
     }
 
     #[test]
