@@ -2,7 +2,8 @@
 //! the same picosecond pop in the order they were scheduled and a run is deterministic.
 //!
 //! Events are small `Copy` values; handlers never cancel events — a timer whose deadline moved
-//! is recognised as stale when it pops (lazy cancellation, see `sim.rs`).
+//! is recognised as stale when it pops (lazy cancellation, see `sim.rs`), or swept out in bulk
+//! when many have piled up (`retain`).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -90,6 +91,12 @@ impl EventQueue {
         let e = self.heap.pop()?;
         self.popped += 1;
         Some((e.time, e.event))
+    }
+
+    /// Drop the pending events `keep` rejects. The rest pop in the same order as before: the
+    /// order is the total one of (time, seq), whatever the heap's layout.
+    pub fn retain(&mut self, mut keep: impl FnMut(Time, Event) -> bool) {
+        self.heap.retain(|e| keep(e.time, e.event));
     }
 
     pub fn peek_time(&self) -> Option<Time> {

@@ -172,7 +172,15 @@ pub struct World<'s> {
     /// The `int` table's recorder; `None` (one predictable branch per hook) when INT is off.
     int: Option<Box<IntRecorder>>,
     out: Vec<Packet>,
+    /// Sender-timer events superseded by an earlier deadline since the last sweep.
+    stale_sender_timers: usize,
 }
+
+/// Superseded sender-timer events are swept out of the event heap once they are more than this
+/// share of it (amortised O(1) per event). Linux's loss probe, re-armed after new data within
+/// what is left of the head's RTO, moves a few µs earlier on many ACKs as the SRTT falls; each
+/// move leaves one behind, and every event pays for a deeper heap.
+const STALE_SENDER_TIMER_SHARE: usize = 8;
 
 /// Run a scenario to its end and return its records.
 pub fn run(scn: &Scenario) -> Output {
@@ -282,6 +290,7 @@ impl<'s> World<'s> {
             scn,
             now: Time::ZERO,
             events: EventQueue::default(),
+            stale_sender_timers: 0,
             pool: PacketPool::default(),
             net,
             active: scn.flows.len() + incasts.len() + bursts.len(),
@@ -644,9 +653,15 @@ impl<'s> World<'s> {
         if let Some(d) = f.snd.timer_deadline()
             && f.snd_timer_at.is_none_or(|t| d < t)
         {
-            f.snd_timer_at = Some(d);
+            if f.snd_timer_at.replace(d).is_some() {
+                self.stale_sender_timers += 1;
+            }
             self.events.push(d, Event::SenderTimer { flow: fi as u32 });
+            if self.stale_sender_timers * STALE_SENDER_TIMER_SHARE > self.events.len() {
+                self.sweep_stale_sender_timers();
+            }
         }
+        let f = &mut self.flows[fi];
         // The pacing timer runs the sender late by one draw per departure time it is armed for
         // (`tcp_pacing_check()` does not re-arm a queued timer).
         f.pace_runs = match (f.snd.pace_deadline(), f.pace_runs) {
@@ -666,6 +681,17 @@ impl<'s> World<'s> {
             f.delack_at = Some(d);
             self.events.push(d, Event::DelAckTimer { flow: fi as u32 });
         }
+    }
+
+    /// Drop the sender-timer events an earlier deadline superseded: a flow's live one is at
+    /// `snd_timer_at`, and one at any other time would pop to find nothing due.
+    fn sweep_stale_sender_timers(&mut self) {
+        let flows = &self.flows;
+        self.events.retain(|t, e| match e {
+            Event::SenderTimer { flow } => flows[flow as usize].snd_timer_at == Some(t),
+            _ => true,
+        });
+        self.stale_sender_timers = 0;
     }
 
     fn sender_timer(&mut self, fi: u32, t: Time) {
