@@ -142,4 +142,25 @@ mod tests {
         }
         assert_eq!(q.popped(), 100);
     }
+
+    #[test]
+    fn retain_drops_the_rejected_and_keeps_the_order_of_the_rest() {
+        let mut q = EventQueue::default();
+        for i in 0..60u32 {
+            // Times repeat, so insertion order decides among equals.
+            q.push(Time(u64::from(i % 7)), Event::SenderTimer { flow: i });
+        }
+        let mut kept: Vec<(u64, u32)> =
+            (0..60u32).filter(|i| i % 3 != 0).map(|i| (u64::from(i % 7), i)).collect();
+        kept.sort();
+        q.retain(|_, e| !matches!(e, Event::SenderTimer { flow } if flow % 3 == 0));
+        assert_eq!(q.len(), kept.len());
+        let popped: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
+            .map(|(t, e)| match e {
+                Event::SenderTimer { flow } => (t.0, flow),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(popped, kept);
+    }
 }
