@@ -503,6 +503,9 @@ impl TcpSender {
     /// The application writes `bytes` more (a persistent connection's next response): the
     /// transfer grows and sending resumes.
     pub fn app_write(&mut self, now: Time, bytes: u64, out: &mut Vec<Packet>) {
+        if self.state == State::Established || self.state == State::Done {
+            self.check_app_limited();
+        }
         self.size = Some(self.size.unwrap_or(0) + bytes);
         if self.state == State::Done {
             self.state = State::Established;
@@ -620,9 +623,10 @@ impl TcpSender {
         rs
     }
 
-    /// `tcp_rate_check_app_limited()`: nothing more to send while cwnd has room (the
-    /// application, or the send buffer, is the limit): samples taken until this much has been
-    /// delivered are marked app-limited.
+    /// `tcp_rate_check_app_limited()`, which Linux runs as the application writes
+    /// (`tcp_sendmsg()`): nothing more to send while cwnd has room (the application, or the
+    /// send buffer, is the limit), so samples taken until this much has been delivered are
+    /// marked app-limited.
     fn check_app_limited(&mut self) {
         let unsent = self.written().saturating_sub(self.snd_nxt);
         if unsent < self.tp.mss as u64
@@ -1127,7 +1131,11 @@ impl TcpSender {
             }
             self.after_train(now, bytes);
         }
-        self.check_app_limited();
+        // The application writes again as the send buffer drains, until it has written all it
+        // has; after its last write nothing asks (a transfer's tail is not app-limited).
+        if self.size.is_none_or(|s| self.snd_una + self.sndbuf < s) {
+            self.check_app_limited();
+        }
         let cwnd_limited = self.board.in_flight() >= self.tp.snd_cwnd
             || std::mem::take(&mut self.defer_cwnd_limited);
         if sent > 0 || cwnd_limited {
@@ -2210,6 +2218,25 @@ mod tests {
         assert!(held.iter().all(|p| p.ts_val == p.edt));
         let last = s.board().get(s.board().len() - 1);
         assert_eq!(last.sent_at, out.last().unwrap().edt);
+    }
+
+    #[test]
+    fn app_limited_is_marked_as_the_application_writes_not_at_a_transfers_tail() {
+        // `tcp_rate_check_app_limited()` runs in `tcp_sendmsg()`. After the application's last
+        // write nothing asks, so the tail of a transfer is not app-limited; a response written
+        // to an idle connection is.
+        let sp = FlowSpec { size_bytes: Some(10 * MSS), ..spec("cubic", 10) };
+        let (mut s, sent) = established_with(&sp);
+        for p in &sent {
+            s.nic_done(p.ip_bytes, true);
+        }
+        let mut out = Vec::new();
+        s.on_packet(Time::from_ms(20), &ack(2 * MSS, &[], 1 << 20), &mut out);
+        assert!(out.is_empty(), "all ten are out, cwnd has room");
+        assert_eq!(s.app_limited_until, 0, "the tail is not app-limited");
+        s.on_packet(Time::from_ms(21), &ack(10 * MSS, &[], 1 << 20), &mut out);
+        s.app_write(Time::from_ms(30), 5 * MSS, &mut out);
+        assert!(s.app_limited_until > 0, "a write to an idle connection is app-limited");
     }
 
     #[test]
