@@ -21,7 +21,16 @@ from pathlib import Path
 
 from burstlab.validate.host_cpu import SoftirqMeter
 from burstlab.validate.host_stalls import INSTANCE_PREFIX, TbfTrace, within
-from burstlab.validate.topology import FRAME_BYTES, Bottleneck, Dumbbell, HostTuning, rate_bps
+from burstlab.validate.topology import (
+    DEFAULT_MTU,
+    FRAME_BYTES,
+    Bottleneck,
+    Dumbbell,
+    HostTuning,
+    default_burst_bytes,
+    frame_bytes,
+    rate_bps,
+)
 from burstlab.validate.traffic import midpoint_quantiles
 
 #: The traffic tool runs as a script, not `-m`, so it does not import burstlab (or its Rust
@@ -87,9 +96,9 @@ def watchdog_summary(trace: TbfTrace) -> dict:
 
 
 def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_bytes: int,
-                     timeout: float) -> dict[str, float]:
+                     timeout: float, mtu: int = DEFAULT_MTU) -> dict[str, float]:
     py = sys.executable
-    with Dumbbell(senders=1, bottleneck=bottleneck, tuning=tuning) as net:
+    with Dumbbell(senders=1, bottleneck=bottleneck, tuning=tuning, mtu=mtu) as net:
         buffers = net.buffer_sysctls()
         softirq = SoftirqMeter()
         softirq.start()
@@ -114,9 +123,9 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
     return {
         "fct_s": recv["fct_s"],
         "goodput_bps": recv["goodput_bps"],
-        # tbf meters Ethernet frames: a full segment of snd_mss payload bytes is a FRAME_BYTES
-        # frame, so the payload goodput scales by FRAME_BYTES / mss to compare with the rate.
-        "rate_fraction": recv["goodput_bps"] * FRAME_BYTES / info["snd_mss"] / rate_bps(bottleneck.rate),
+        # tbf meters Ethernet frames: a full segment of snd_mss payload bytes is a full frame
+        # of the MTU, so the payload goodput scales by frame / mss to compare with the rate.
+        "rate_fraction": recv["goodput_bps"] * frame_bytes(mtu) / info["snd_mss"] / rate_bps(bottleneck.rate),
         "sender_done_s": send["acked_s"],
         "retrans_segs": send["mib"]["Tcp.RetransSegs"],
         "timeouts": send["mib"]["TcpExt.TCPTimeouts"],
@@ -158,17 +167,17 @@ def recovery_counters(mib: dict[str, int]) -> dict[str, int]:
 def single_flow(cca: str, *, rate: str = "1gbit", limit_bytes: int = 128 * 1024,
                 size_bytes: int = 50_000_000, burst_bytes: int | None = None,
                 rmem: tuple[int, int, int] | None = None, wmem: tuple[int, int, int] | None = None,
-                repeat: int = 1, timeout: float = 60.0) -> dict:
-    """One `cca` flow of `size_bytes` through a tbf of `rate`/`limit_bytes`, `repeat` times.
+                mtu: int = DEFAULT_MTU, repeat: int = 1, timeout: float = 60.0) -> dict:
+    """One `cca` flow of `size_bytes` through a tbf of `rate`/`limit_bytes`, `repeat` times, on
+    links of `mtu` bytes (the bucket, unless given, ten full frames of it).
 
     There is no emulated delay (no netem on this kernel): the base RTT is the veth path's, tens of
     µs, and what the flow sees above that is queueing in the tbf."""
-    bottleneck = Bottleneck(rate=rate, limit_bytes=limit_bytes,
-                            **({"burst_bytes": burst_bytes} if burst_bytes else {}))
+    bottleneck = Bottleneck(rate=rate, limit_bytes=limit_bytes, burst_bytes=burst_bytes or default_burst_bytes(mtu))
     tuning = HostTuning(cca=cca, rmem=rmem, wmem=wmem)
-    runs = [_one_single_flow(cca, bottleneck, tuning, size_bytes, timeout) for _ in range(repeat)]
+    runs = [_one_single_flow(cca, bottleneck, tuning, size_bytes, timeout, mtu) for _ in range(repeat)]
     return {"scenario": {"kind": "single_flow", "cca": cca, "rate": rate, "limit_bytes": limit_bytes,
-                         "burst_bytes": bottleneck.burst_bytes, "size_bytes": size_bytes},
+                         "burst_bytes": bottleneck.burst_bytes, "size_bytes": size_bytes, "mtu": mtu},
             "runs": runs, "summary": summarize(runs)}
 
 
@@ -355,6 +364,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     s.add_argument("--rate", default="1gbit")
     s.add_argument("--limit-bytes", type=int, default=128 * 1024)
     s.add_argument("--size-bytes", type=int, default=50_000_000)
+    s.add_argument("--mtu", type=int, default=DEFAULT_MTU, help="every veth's MTU (default %(default)s)")
     s.add_argument("--repeat", type=int, default=1)
     i = sub.add_parser("incast")
     i.add_argument("--n", type=int, required=True)
@@ -376,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     a = _parse_args(argv)
     if a.what == "single-flow":
         out: object = single_flow(a.cca, rate=a.rate, limit_bytes=a.limit_bytes,
-                                  size_bytes=a.size_bytes, repeat=a.repeat)
+                                  size_bytes=a.size_bytes, mtu=a.mtu, repeat=a.repeat)
     elif a.what == "incast":
         out = incast(a.n, a.limit_bytes, total_bytes=a.total_bytes, queries=a.queries,
                      rto_min=a.rto_min, quickack=a.quickack, cca=a.cca, repeat=a.repeat)

@@ -58,13 +58,32 @@ RECEIVER_NET = "10.202.0"
 _HAS_IPV6 = Path("/proc/sys/net/ipv6").exists()  #: a kernel built without IPv6 has nothing to turn off
 MAX_SENDERS = 250
 
-#: Ethernet frame of a full 1500-byte MTU packet as tbf counts it (qdisc_pkt_len: IP + 14-byte
-#: Ethernet header, no FCS/preamble on a veth).
-FRAME_BYTES = 1514
-#: Default bucket: ten full frames. tbf refuses packets larger than the bucket and segments GSO
-#: super-packets larger than it (tbf_segment in net/sched/sch_tbf.c), so a small bucket keeps the
-#: byte `limit` counting wire-sized packets rather than 64 KB GSO aggregates.
-DEFAULT_BURST_BYTES = 10 * FRAME_BYTES
+#: The veths' MTU unless a dumbbell asks for another (what `ip link add … type veth` gives).
+DEFAULT_MTU = 1500
+#: What tbf counts on top of an IP packet on a veth (`qdisc_pkt_len`): the 14-byte Ethernet
+#: header, no FCS or preamble.
+ETH_HEADER_BYTES = 14
+
+
+def frame_bytes(mtu: int) -> int:
+    """The frame of a full `mtu`-byte IP packet, as tbf counts it."""
+    return mtu + ETH_HEADER_BYTES
+
+
+#: The frame of a full packet at the default MTU.
+FRAME_BYTES = frame_bytes(DEFAULT_MTU)
+
+
+def default_burst_bytes(mtu: int = DEFAULT_MTU) -> int:
+    """The default bucket: ten full frames. tbf refuses packets larger than the bucket and
+    segments GSO super-packets larger than it (tbf_segment in net/sched/sch_tbf.c), so a small
+    bucket keeps the byte `limit` counting wire-sized packets rather than 64 KB GSO aggregates."""
+    return 10 * frame_bytes(mtu)
+
+
+DEFAULT_BURST_BYTES = default_burst_bytes()
+#: The MTUs a dumbbell accepts: IPv4's least (RFC 791) up to what a veth takes (`VETH_MAX_MTU`).
+MIN_MTU, MAX_MTU = 68, 65535
 
 
 class TopologyError(RuntimeError):
@@ -254,6 +273,8 @@ class Dumbbell:
     senders: int = 1
     bottleneck: Bottleneck = field(default_factory=Bottleneck)
     tuning: HostTuning = field(default_factory=HostTuning)
+    #: Every veth's MTU (`ip link set … mtu`); the hosts' MSS follows from it.
+    mtu: int = DEFAULT_MTU
     run: str = field(default_factory=lambda: f"{os.getpid()}x{next(_seq)}")
     #: False when a namespace refused `tuning.cca` as its default (see HostTuning.cca).
     cca_default_set: bool = field(default=True, init=False)
@@ -265,6 +286,8 @@ class Dumbbell:
     def __post_init__(self) -> None:
         if not 1 <= self.senders <= MAX_SENDERS:
             raise ValueError(f"senders must be in 1..{MAX_SENDERS}, got {self.senders}")
+        if not MIN_MTU <= self.mtu <= MAX_MTU:
+            raise ValueError(f"mtu must be in {MIN_MTU}..{MAX_MTU} bytes, got {self.mtu}")
 
     # -- names and addresses -------------------------------------------------------------------
     @property
@@ -405,6 +428,8 @@ class Dumbbell:
             if _HAS_IPV6:
                 run_cmd(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"net.ipv6.conf.{ifname}.disable_ipv6=1"])
             run_cmd(["ip", "-n", ns, "addr", "add", addr, "dev", ifname])
+            if self.mtu != DEFAULT_MTU:
+                run_cmd(["ip", "-n", ns, "link", "set", ifname, "mtu", str(self.mtu)])
             _steer_by_flow(ns, ifname)
             run_cmd(["ip", "-n", ns, "link", "set", ifname, "up"])
 

@@ -69,6 +69,11 @@ def test_tuning_sysctls_and_route_attrs() -> None:
         "tbf", "rate", "1gbit", "burst", "15140", "limit", "131072"]
 
 
+def test_dumbbell_refuses_an_mtu_no_link_takes() -> None:
+    with pytest.raises(ValueError, match="mtu must be in 68..65535 bytes, got 65536"):
+        Dumbbell(mtu=65536)
+
+
 # -- real kernel --------------------------------------------------------------------------------------
 @pytest.mark.netns
 def test_dumbbell_built_as_asked_then_gone() -> None:
@@ -101,6 +106,15 @@ def test_dumbbell_built_as_asked_then_gone() -> None:
         sleeper = net.spawn(net.receiver_ns, ["sleep", "30"])
     _assert_torn_down(names, [sleeper.pid])
     assert Path("/proc/sys/net/ipv4/tcp_no_metrics_save").read_text() == root_before
+
+
+@pytest.mark.netns
+def test_dumbbell_links_take_the_mtu_asked_for() -> None:
+    with Dumbbell(mtu=9000) as net:
+        links = [(net.sender_ns[0], "s0"), (net.router_ns, "rs0"), (net.router_ns, "rr0"), (net.receiver_ns, "r0")]
+        for ns, dev in links:
+            shown = json.loads(run_cmd(["ip", "-j", "-n", ns, "link", "show", dev]))
+            assert shown[0]["mtu"] == 9000, (ns, dev)
 
 
 @pytest.mark.netns
