@@ -58,7 +58,7 @@ def command(
     """Run the same set-ups on real Linux and in the simulator and compare them metric by metric.
 
     The real side builds network namespaces joined by veth pairs with a `tbf` bottleneck
-    (1 Gbit/s, 100 Mbit/s for the control), runs real reno/cubic/bbr between them with burstlab's own traffic tool, reads
+    (1 Gbit/s, 100 Mbit/s for one control), runs real reno/cubic/bbr between them with burstlab's own traffic tool, reads
     the kernel's counters (TCP_INFO, MIB), and tears everything down, also on Ctrl-C. No
     traffic leaves the namespaces it creates. Needs root.
 
@@ -68,12 +68,14 @@ def command(
     query completion time, retransmits, timeouts, the stall fraction: the share of queries over
     100 ms, and the first N where it reaches 10 %). Counts are compared where they are large
     enough to mean something (retransmits above 50, timeouts from 5 per run, the stall fraction
-    where the real runs collapse). A control: one 10 MB flow
-    per CCA through a 100 Mbit/s tbf of 16 and 32 KB, slow enough that the hosts' scheduling
-    hardly matters, so a miss there is most likely the simulator's (one known exception: reno's
-    occasional RTO through 16 KB, docs/validation-notes.md). --quick: one flow per CCA at 64 and 128 KB,
-    each of the three through 16 and 32 KB at 100 Mbit/s, incast N in 1, 8, 32 (what CI runs).
-    The full matrix takes about two minutes at --repeat 3, --quick about 20 s per repetition.
+    where the real runs collapse). Two controls, where the hosts' scheduling hardly matters, so
+    a miss there is most likely the simulator's: one 10 MB flow per CCA through a 100 Mbit/s tbf
+    of 16 and 32 KB (one known exception: reno's occasional RTO through 16 KB,
+    docs/validation-notes.md), and the 1 Gbit/s single flows again on links of MTU 9000, where
+    the hosts do a sixth of the per-packet work. --quick: one flow per CCA at 64 and 128 KB,
+    each of the three through 16 and 32 KB at 100 Mbit/s and through 128 KB at MTU 9000,
+    incast N in 1, 8, 32 (what CI runs). The full matrix takes about three minutes at
+    --repeat 3, --quick about 25 s per repetition.
 
     The simulated twin of each case is given what the hosts' CPUs did in its real runs: how
     long the receiving application took to read (for incast, the aggregator's own share: not

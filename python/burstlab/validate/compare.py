@@ -28,14 +28,14 @@ from dataclasses import asdict, dataclass
 import burstlab
 from burstlab.errors import BurstlabError, ReplayError
 from burstlab.validate.real import SLOW_QUERY_S, incast, percentile, single_flow
-from burstlab.validate.topology import FRAME_BYTES
+from burstlab.validate.topology import MAX_MTU, MIN_MTU, DEFAULT_MTU, default_burst_bytes, frame_bytes
 from burstlab.validate.topology import rate_bps as tc_rate_bps
 from burstlab.validate.traffic import midpoint_quantiles
 
 RATE = "1gbit"
 RATE_BPS = 1_000_000_000
 LIMIT_BYTES = 128 * 1024
-BURST_BYTES = 15_140
+BURST_BYTES = default_burst_bytes()
 #: Tolerances (relative) per metric: issue 4's for throughput, FCT, retransmits and the median
 #: QCT. It names the p99 QCT, timeouts and the stall fraction (the share of queries stalled past
 #: 100 ms) for the report without a tolerance: the p99 is held to the median's, and the two
@@ -90,9 +90,17 @@ FULL_SINGLE = tuple((cca, limit) for limit in (64 * 1024, 128 * 1024, 512 * 1024
 CONTROL_RATE = "100mbit"
 CONTROL_SIZE = 10_000_000
 FULL_CONTROL = tuple((cca, limit) for limit in (16 * 1024, 32 * 1024) for cca in ("reno", "cubic", "bbr"))
-FULL = {"single": FULL_SINGLE, "control": FULL_CONTROL, "incast_n": (1, 2, 4, 8, 16, 32), "queries": 50,
-        "incast_variants": (DEFAULT_RTO, SHORT_RTO)}
-#: The lean subset CI runs: one flow per CCA through 64 and 128 KB at 1 Gbit/s, the control, and
+#: The jumbo control: the single flows of the matrix again, at 1 Gbit/s through the same tbf
+#: limits, on links of 9000 bytes. A frame takes 72 µs to leave, six times a 1500-byte one, so
+#: the hosts do a sixth of the per-packet work: the busiest CPU spends 2-15 % of the transfer in
+#: softirq against 61-97 % at 1500 bytes, and the real runs agree with each other within a few
+#: tens of per cent in retransmits where at 1500 bytes they spread 3-10x (docs/validation-notes.md,
+#: "A second control: 1 Gbit/s with jumbo frames"). The queues hold 7, 14 and 58 frames.
+JUMBO_MTU = 9000
+FULL_JUMBO = FULL_SINGLE
+FULL = {"single": FULL_SINGLE, "control": FULL_CONTROL, "jumbo": FULL_JUMBO, "incast_n": (1, 2, 4, 8, 16, 32),
+        "queries": 50, "incast_variants": (DEFAULT_RTO, SHORT_RTO)}
+#: The lean subset CI runs: one flow per CCA through 64 and 128 KB at 1 Gbit/s, the controls, and
 #: incast at N = 1, 8 and 32. At 1 Gbit/s CI holds every rate and FCT, and the retransmits of reno
 #: and cubic through 64 KB, where the kernel's runs agree with each other. The rest move with the
 #: hosts: through 128 KB the twin's reno sits at the bottom of the kernel's spread, and the
@@ -100,11 +108,13 @@ FULL = {"single": FULL_SINGLE, "control": FULL_CONTROL, "incast_n": (1, 2, 4, 8,
 #: 198-246); the kernel's BBR keeps its window open behind a receiver that batches, and resends
 #: 0.2-1.1x the twin's (docs/fidelity.md). CI holds all three CCAs' losses in the control, through
 #: 16 and 32 KB at 100 Mbit/s, where a sender that cuts or paces its skbs unlike Linux's fails
-#: issue 4's rule (docs/validation-notes.md, "A host-insensitive control").
+#: issue 4's rule (docs/validation-notes.md, "A host-insensitive control"), and through 128 KB at
+#: 1 Gbit/s on links of MTU 9000, where the hosts do a sixth of the per-packet work.
 QUICK = {"single": (("reno", 64 * 1024), ("cubic", 64 * 1024), ("bbr", 64 * 1024),
                     ("reno", 128 * 1024), ("cubic", 128 * 1024), ("bbr", 128 * 1024)),
          "control": (("reno", 16 * 1024), ("reno", 32 * 1024), ("cubic", 16 * 1024), ("cubic", 32 * 1024),
                      ("bbr", 16 * 1024), ("bbr", 32 * 1024)),
+         "jumbo": (("reno", 128 * 1024), ("cubic", 128 * 1024), ("bbr", 128 * 1024)),
          "incast_n": (1, 8, 32), "queries": 50, "incast_variants": (DEFAULT_RTO,)}
 
 
@@ -135,7 +145,7 @@ def kernel_tbf_burst(burst_bytes: int, rate_bps: int) -> int:
 
 
 def _twin_topology(limit_bytes: int, rate_bps: int = RATE_BPS,
-                   tbf_watchdog_us: list[float] | None = None) -> str:
+                   tbf_watchdog_us: list[float] | None = None, mtu: int = DEFAULT_MTU) -> str:
     # veth: the real senders, router and receiver are namespaces joined by veth pairs, so GSO
     # skbs reach the tbf and the receiver whole (docs/fidelity.md, "Against real Linux").
     late = f"tbf_watchdog_latency = {latency_toml(tbf_watchdog_us)}\n" if tbf_watchdog_us else ""
@@ -144,10 +154,10 @@ def _twin_topology(limit_bytes: int, rate_bps: int = RATE_BPS,
 bottleneck_rate = "10Gbps"
 host_rate = "10Gbps"
 rtt = "10us"
-mtu = 1500
+mtu = {mtu}
 veth = true
 tbf_rate = "{rate_bps // 1_000_000}Mbps"
-tbf_burst = "{kernel_tbf_burst(BURST_BYTES, rate_bps)}B"
+tbf_burst = "{kernel_tbf_burst(default_burst_bytes(mtu), rate_bps)}B"
 tbf_limit = "{limit_bytes}B"
 """ + late
 
@@ -181,13 +191,14 @@ def buffers_toml(buffers: dict[str, list[int]] | None) -> str:
 def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int = LIMIT_BYTES,
                     read_gap_us: int = READ_GAP_US,
                     host_stalls_s: list[tuple[float, float]] | None = None,
-                    buffers: dict[str, list[int]] | None = None, rate_bps: int = RATE_BPS) -> dict:
+                    buffers: dict[str, list[int]] | None = None, rate_bps: int = RATE_BPS,
+                    mtu: int = DEFAULT_MTU) -> dict:
     """The simulated twin of `real.single_flow` (same metric names); the receiving application
     reads `read_gap_us` after data arrives, as the real one was measured to, and the bottleneck
     pauses where the real hosts left the tbf idle (`host_stalls_s`, from the flow's connect on).
     `buffers` are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`); `rate_bps`
-    is the tbf's rate."""
-    text = f'name = "twin-{cca}"\nstop = "60s"\n' + _twin_topology(limit_bytes, rate_bps)
+    is the tbf's rate and `mtu` the links'."""
+    text = f'name = "twin-{cca}"\nstop = "60s"\n' + _twin_topology(limit_bytes, rate_bps, mtu=mtu)
     if host_stalls_s:
         text += pauses_toml(host_stalls_s)
     text += f'[[flow]]\ncca = "{cca}"\nsize = "{size_bytes}B"\n' + TWIN_TCP + buffers_toml(buffers)
@@ -195,11 +206,11 @@ def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int 
     summary = burstlab.run(text).summary
     f = summary["flows"][0]
     goodput = f["delivered_bytes"] * 8 / f["fct_s"]
-    mss = 1448
+    mss = mtu - TCP_IP_OVERHEAD
     return {
         "fct_s": f["fct_s"],
         "goodput_bps": goodput,
-        "rate_fraction": goodput * FRAME_BYTES / mss / rate_bps,
+        "rate_fraction": goodput * frame_bytes(mtu) / mss / rate_bps,
         "retrans_segs": f["retransmits"],
         "timeouts": f["timeouts"],
         **{k: f[k] for k in RECOVERY_COUNTERS},
@@ -210,6 +221,9 @@ def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int 
     }
 
 
+#: IP and TCP headers with timestamps, 52 bytes: a full segment's payload is the MTU less these
+#: (`tcp_mtu_to_mss()` less TCPOLEN_TSTAMP_ALIGNED), on both sides.
+TCP_IP_OVERHEAD = 52
 #: The simulator's loss-recovery counters, named as `real.recovery_counters` names the kernel's.
 RECOVERY_COUNTERS = ("recoveries", "lost_retransmits", "recovery_timeouts")
 
@@ -346,9 +360,11 @@ def self_agreement(values: list[float], tol: float) -> float | None:
 Progress = Callable[[int, int, str], None]
 
 
-def single_setup(cca: str, limit_bytes: int, rate: str, size_bytes: int) -> dict:
-    """What a single-flow case sets up, as a record keeps it (`--detail`, `replay`)."""
-    return {"kind": "single", "cca": cca, "limit_bytes": limit_bytes, "rate": rate, "size_bytes": size_bytes}
+def single_setup(cca: str, limit_bytes: int, rate: str, size_bytes: int, mtu: int = DEFAULT_MTU) -> dict:
+    """What a single-flow case sets up, as a record keeps it (`--detail`, `replay`). Records
+    made before the jumbo control (2026-11-26) have no `mtu`: theirs was the default."""
+    return {"kind": "single", "cca": cca, "limit_bytes": limit_bytes, "rate": rate, "size_bytes": size_bytes,
+            "mtu": mtu}
 
 
 def incast_setup(n: int, variant: tuple[str, float | None, bool], queries: int) -> dict:
@@ -359,7 +375,9 @@ def incast_setup(n: int, variant: tuple[str, float | None, bool], queries: int) 
 
 
 def single_name(setup: dict) -> str:
-    return f"single-{setup['cca']}-{setup['rate']}-{setup['limit_bytes'] // 1024}KB"
+    mtu = setup.get("mtu") or DEFAULT_MTU
+    jumbo = f"-mtu{mtu}" if mtu != DEFAULT_MTU else ""
+    return f"single-{setup['cca']}-{setup['rate']}-{setup['limit_bytes'] // 1024}KB{jumbo}"
 
 
 def incast_name(setup: dict) -> str:
@@ -385,7 +403,8 @@ def twin_single(setup: dict, host: dict) -> dict:
 
     def twin(gap: int, stalls: list) -> dict:
         return sim_single_flow(setup["cca"], size_bytes=setup["size_bytes"], limit_bytes=setup["limit_bytes"],
-                               read_gap_us=gap, host_stalls_s=stalls, buffers=host["buffers"], rate_bps=rate_bps)
+                               read_gap_us=gap, host_stalls_s=stalls, buffers=host["buffers"], rate_bps=rate_bps,
+                               mtu=setup.get("mtu") or DEFAULT_MTU)
 
     runs = []
     for gap, stalls in zip(host["read_gap_us"], host["host_stalls_s"], strict=True):
@@ -476,6 +495,7 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
     plan = QUICK if quick else FULL
     singles = [single_setup(cca, limit, RATE, 50_000_000) for cca, limit in plan["single"]]
     singles += [single_setup(cca, limit, CONTROL_RATE, CONTROL_SIZE) for cca, limit in plan["control"]]
+    singles += [single_setup(cca, limit, RATE, 50_000_000, JUMBO_MTU) for cca, limit in plan["jumbo"]]
     total = len(singles) + len(plan["incast_variants"]) * len(plan["incast_n"])
     done = 0
 
@@ -491,14 +511,17 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
         name = single_name(setup)
         starting(name)
         real = single_flow(setup["cca"], rate=setup["rate"], limit_bytes=setup["limit_bytes"],
-                           size_bytes=setup["size_bytes"], burst_bytes=BURST_BYTES, repeat=repeat)
+                           size_bytes=setup["size_bytes"], burst_bytes=default_burst_bytes(setup["mtu"]),
+                           mtu=setup["mtu"], repeat=repeat)
         rs, runs = real["summary"], real["runs"]
-        # The control's twins run without the hosts' stalls: the detector's bounds are set for
-        # 1 Gbit/s, and at 100 Mbit/s the flow's own gaps (an skb of 9 segments leaves in
-        # 1.09 ms) would pass for stalls.
+        # The controls' twins run without the hosts' stalls: the detector's bounds are set for
+        # 1500-byte frames at 1 Gbit/s, and the flow's own gaps would pass for stalls at
+        # 100 Mbit/s (an skb of 9 segments leaves in 1.09 ms) and with jumbo frames (one of 7
+        # in 0.5 ms).
+        stalls = setup["rate"] == RATE and setup["mtu"] == DEFAULT_MTU
         host = {"read_gap_us": [round(r["read_gap_us"]) for r in runs],
                 "buffers": runs[0]["host_buffers"],
-                "host_stalls_s": [r["host_stall_list"] if setup["rate"] == RATE else [] for r in runs],
+                "host_stalls_s": [r["host_stall_list"] if stalls else [] for r in runs],
                 "host_stall_ms": [r["host_stall_ms"] for r in runs],
                 "host_stalls_not_measured": sorted({r["host_stall_why"] for r in runs} - {""})}
         sim = twin_single(setup, host)
@@ -539,15 +562,17 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
 
 
 def host_softirq_loads(result: dict) -> dict[str, dict[str, float]]:
-    """Per tbf rate, per single-flow case: the median over its real runs of the busiest CPU's
-    softirq share of the transfer (`host_softirq_load`, host_cpu.py). Cases whose record has
-    none (before 2026-11-26) are left out."""
+    """Per tbf rate (and MTU, where not the default), per single-flow case: the median over its
+    real runs of the busiest CPU's softirq share of the transfer (`host_softirq_load`,
+    host_cpu.py). Cases whose record has none (before 2026-11-26) are left out."""
     out: dict[str, dict[str, float]] = {}
     for name, entry in result.get("detail", {}).items():
         setup, real = entry.get("setup", {}), entry.get("real", {})
         load = real.get("host_softirq_load") if isinstance(real, dict) else None
         if setup.get("kind") == "single" and isinstance(load, dict) and _number(load.get("median")):
-            out.setdefault(str(setup.get("rate")), {})[name] = load["median"]
+            mtu = setup.get("mtu") or DEFAULT_MTU
+            key = str(setup.get("rate")) + (f" at MTU {mtu}" if mtu != DEFAULT_MTU else "")
+            out.setdefault(key, {})[name] = load["median"]
     return out
 
 
@@ -659,7 +684,9 @@ _SETUP_FIELDS = {
     "single": {"cca": (lambda v: isinstance(v, str) and bool(v), "a congestion control's name"),
                "limit_bytes": (_count, "the tbf limit in bytes, above 0"),
                "rate": (lambda v: isinstance(v, str) and bool(v), 'the tbf rate as tc writes it ("1gbit")'),
-               "size_bytes": (_count, "the flow's size in bytes, above 0")},
+               "size_bytes": (_count, "the flow's size in bytes, above 0"),
+               "mtu": (lambda v: v is None or (_count(v) and MIN_MTU <= v <= MAX_MTU),
+                       f"the links' MTU in bytes, {MIN_MTU}-{MAX_MTU} (or absent: {DEFAULT_MTU})")},
     "incast": {"n": (_count, "the number of senders, above 0"),
                "limit_bytes": (_count, "the tbf limit in bytes, above 0"),
                "variant": (lambda v: isinstance(v, str), 'the variant\'s tag ("" or "rtomin5ms-")'),

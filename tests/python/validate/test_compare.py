@@ -117,6 +117,21 @@ def test_sim_single_flow_twin_runs_near_the_shaped_rate():
     assert 0 < m["qdisc_drops"] <= m["retrans_segs"]
 
 
+def test_a_jumbo_twin_has_the_links_mtu_and_a_bucket_of_ten_jumbo_frames():
+    text = compare._twin_topology(128 * 1024, mtu=9000)
+    assert "mtu = 9000" in text
+    assert f'tbf_burst = "{kernel_tbf_burst(10 * 9014, 10**9)}B"' in text
+    # A full segment carries 8948 bytes in a 9014-byte frame: goodput x 9014/8948 is the rate.
+    m = sim_single_flow("reno", size_bytes=5_000_000, mtu=9000, buffers=KERNEL_BUFFERS)
+    assert 0.9 < m["rate_fraction"] <= 1.01
+    assert m["fct_s"] > 5_000_000 * 8 / 1e9
+    setup = single_setup("bbr", 128 * 1024, "1gbit", 50_000_000, mtu=9000)
+    assert compare.single_name(setup) == "single-bbr-1gbit-128KB-mtu9000"
+    # Records made before the jumbo control have no MTU: theirs was 1500, and their names stay.
+    del setup["mtu"]
+    assert compare.single_name(setup) == "single-bbr-1gbit-128KB"
+
+
 def test_twin_takes_the_hosts_socket_buffers():
     assert buffers_toml(KERNEL_BUFFERS) == ('tcp_rmem = "4096 131072 33554432"\ntcp_wmem = "4096 16384 4194304"\n'
                                             'rmem_max = 4194304\n')
@@ -277,6 +292,14 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
     for limit in (16, 32):
         for metric in ("rate_fraction", "fct_s", "retrans_segs"):
             check(f"single-bbr-100mbit-{limit}KB", metric)
+    # The jumbo control: the three CCAs through 128 KB at 1 Gbit/s on links of 9000 bytes,
+    # everything. There the hosts do a sixth of the per-packet work and the kernel's runs agree
+    # with each other (2026-11-26, three sittings of five and ten runs: reno 161-191, cubic
+    # 120-183, BBR 568-687 retransmits; the twins 211, 201-213 and 685), so its losses are
+    # held at the issue's rate and queue, which the hosts keep from it at 1500 bytes.
+    for cca in ("reno", "cubic", "bbr"):
+        for metric in ("rate_fraction", "fct_s", "retrans_segs"):
+            check(f"single-{cca}-1gbit-128KB-mtu9000", metric)
     _broken_twins_fail_on_the_same_real_runs(det)
     assert not failures, "\n".join(failures)
 
@@ -311,6 +334,11 @@ def _broken_twins_fail_on_the_same_real_runs(det: dict) -> None:
         swapped = _single_twins(case, other, 64 * 1024)
         assert not _case("c", "retrans_segs", case["real"]["retrans_segs"], swapped["retrans_segs"]).passed, \
             (cca, swapped)
+    # The wrong MTU: at 1500 bytes BBR through 128 KB resends thousands of segments, at 9000
+    # some hundreds.
+    jumbo = det["single-bbr-1gbit-128KB-mtu9000"]
+    as_1500 = twin_single({**jumbo["setup"], "mtu": 1500}, jumbo["twin_host"])
+    assert not _case("c", "retrans_segs", jumbo["real"]["retrans_segs"], as_1500["retrans_segs"]).passed, as_1500
     # The wrong queue: a 16 KB tbf limit starves reno's window.
     reno = det["single-reno-1gbit-128KB"]
     shallow = _single_twins(reno, "reno", 16 * 1024)

@@ -107,7 +107,8 @@ def test_a_twin_with_the_wrong_queue_fails_the_replay(record: dict, monkeypatch)
     # A twin whose tbf holds twice the real limit loses far fewer segments in the control.
     control = _subset(record, lambda n: "100mbit" in n)
     topology = compare._twin_topology
-    monkeypatch.setattr(compare, "_twin_topology", lambda limit, rate=compare.RATE_BPS: topology(2 * limit, rate))
+    monkeypatch.setattr(compare, "_twin_topology",
+                        lambda limit, rate=compare.RATE_BPS, **kw: topology(2 * limit, rate, **kw))
     broken = replay(control)["cases"]
     failed = {c["name"] for c in broken if c["metric"] == "retrans_segs" and not c["pass"]}
     assert {"single-reno-100mbit-16KB", "single-bbr-100mbit-16KB"} <= failed
@@ -124,6 +125,8 @@ def test_a_twin_with_the_wrong_queue_fails_the_replay(record: dict, monkeypatch)
     (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"]["read_gap_us"].__setitem__(0, -5),
      "twin_host.read_gap_us = [-5, "),
     (lambda r: r["detail"]["incast-8-128KB"]["setup"].update(rto_min=-1), "setup.rto_min = -1: expected null or"),
+    (lambda r: r["detail"]["single-reno-1gbit-64KB"]["setup"].update(mtu=20),
+     "setup.mtu = 20: expected the links' MTU in bytes, 68-65535"),
     # Optional (older records were made without it), but checked where it is.
     (lambda r: r["detail"]["incast-8-128KB"]["twin_host"][2].update(tbf_watchdog_us=[12.0, -3.0]),
      "twin_host[2].tbf_watchdog_us = [12.0, -3.0]: expected the tbf watchdog's lateness"),
