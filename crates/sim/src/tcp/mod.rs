@@ -1,6 +1,7 @@
 //! TCP as Linux runs it: a sender ([`sender`]) and a receiver ([`receiver`]) per flow, the SACK
 //! scoreboard and RACK ([`scoreboard`]), RTT/RTO ([`rtt`]), the receive window ([`rwnd`]),
-//! congestion control ([`cc`]) and when their timers fire ([`timer_wheel`]).
+//! congestion control ([`cc`]), when their timers fire ([`timer_wheel`]) and the skbs the
+//! application's bytes are queued in ([`write_queue`]).
 
 pub mod cc;
 pub mod receiver;
@@ -9,6 +10,7 @@ pub mod rwnd;
 pub mod scoreboard;
 pub mod sender;
 pub mod timer_wheel;
+pub mod write_queue;
 
 use crate::packet::{IPV4_HEADER_BYTES, TCP_HEADER_BYTES, TCP_TIMESTAMP_OPTION_BYTES};
 

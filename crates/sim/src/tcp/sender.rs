@@ -7,14 +7,16 @@
 //! Sequence numbers are 64-bit byte offsets from 0 (the first payload byte); the SYN is not
 //! counted. cwnd is in packets (`Sock::snd_cwnd`), as in Linux.
 
-use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, SeqRange};
+use crate::packet::{Ecn, FlowId, IPV4_HEADER_BYTES, Kind, NodeId, Packet, SeqRange};
 use crate::scenario::{FlowSpec, HostQdisc};
 use crate::tcp::cc::{
     self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock,
     TCP_INFINITE_SSTHRESH,
 };
 use crate::tcp::rtt::RttEstimator;
+use crate::tcp::rwnd::TCP_MSS_DEFAULT;
 use crate::tcp::scoreboard::{AckDelta, EVER_RETRANS, SKB_HEAD, Scoreboard, Segment, TxInfo};
+use crate::tcp::write_queue::WriteQueue;
 use crate::tcp::{SYN_BYTES, header_bytes, mss_from_mtu, timer_wheel};
 use crate::time::Time;
 
@@ -132,6 +134,10 @@ pub struct TcpSender {
     tlp_high_seq: Option<u64>,
     /// `tcp_tso_should_defer()` waited for cwnd: the flow counts as cwnd-limited.
     defer_cwnd_limited: bool,
+    /// The skbs of written, unsent data; what is sent is cut from them, never joined.
+    write_queue: WriteQueue,
+    /// Where the skbs `send_train()` built without pacing start (new data), for `group_skbs()`.
+    train_skb_starts: Vec<u64>,
     /// The last probe retransmitted data (`tp->tlp_retrans`).
     tlp_retrans: bool,
     /// RTOs since `snd_una` last moved (`icsk_retransmits`).
@@ -220,6 +226,8 @@ impl TcpSender {
             prr_out: 0,
             tlp_high_seq: None,
             defer_cwnd_limited: false,
+            write_queue: WriteQueue::default(),
+            train_skb_starts: Vec::new(),
             tlp_retrans: false,
             rto_retransmits: 0,
             cwr_pending: false,
@@ -1070,6 +1078,44 @@ impl TcpSender {
         self.size.map_or(limit, |s| s.min(limit))
     }
 
+    /// `tcp_xmit_size_goal()`: the bytes one skb of the write queue holds, `sk_gso_max_size`
+    /// less `MAX_TCP_HEADER + 1` (`sk_setup_caps()`), bounded to half the largest window the
+    /// peer offered (`tcp_bound_to_half_wnd()`), in whole MSS and at least one.
+    fn size_goal(&self) -> u64 {
+        let mss = self.tp.mss as u64;
+        let mut bytes = (self.tp.gso_max_size as u64).saturating_sub(MAX_TCP_HEADER + 1);
+        let cutoff = if self.max_window > TCP_MSS_DEFAULT as u64 {
+            self.max_window >> 1
+        } else {
+            self.max_window
+        };
+        if cutoff > 0 && bytes > cutoff {
+            // `max(cutoff, 68 - tcp_header_len)`: the TCP header with timestamps is 32 bytes.
+            let tcp_header_len = (header_bytes() - IPV4_HEADER_BYTES) as u64;
+            bytes = cutoff.max(68 - tcp_header_len);
+        }
+        (bytes / mss).max(1) * mss
+    }
+
+    /// The write queue's head skb after what the application has written so far: its unsent
+    /// bytes, and whether it is also the tail.
+    fn write_queue_head(&mut self) -> Option<(u64, bool)> {
+        let (nxt, written, goal) = (self.snd_nxt, self.written(), self.size_goal());
+        self.write_queue.sync(nxt, written, goal);
+        self.write_queue.head(nxt)
+    }
+
+    /// `tcp_write_xmit()` before it sends the head: `tcp_grow_skb()` tops it up from the next
+    /// skb to `segs` segments (the quota).
+    fn grow_write_queue_head(&mut self, segs: u32) {
+        let want = segs as u64 * self.tp.mss as u64;
+        if let Some((len, _)) = self.write_queue_head()
+            && want > len
+        {
+            self.write_queue.grow_head(self.snd_nxt, want - len);
+        }
+    }
+
     /// Length of the next new segment, if one may leave now: a full MSS within the peer's
     /// window (`tcp_snd_wnd_test()`), or a short one when it ends the transfer or nothing is
     /// unacknowledged — Nagle (RFC 896, `tcp_nagle_test()`) holds back short segments only
@@ -1213,6 +1259,8 @@ impl TcpSender {
         let (mut n, mut bytes, mut new) = (0, 0u64, 0);
         let first = out.len();
         let paced = goal != u32::MAX;
+        self.train_skb_starts.clear();
+        self.write_queue_head();
         // Segments the unpaced skb being built may still take; 0 = the next one starts an skb.
         let mut skb_room = 0;
         let mut goal = goal;
@@ -1222,6 +1270,8 @@ impl TcpSender {
                 // `tcp_cwnd_test()` holds an skb of new data to half of cwnd;
                 // `tcp_xmit_retransmit_queue()` holds a retransmission only to what cwnd leaves.
                 goal = goal.min((self.tp.snd_cwnd / 2).max(1));
+                let room = self.tp.snd_cwnd.saturating_sub(self.board.in_flight());
+                self.grow_write_queue_head(goal.min(room));
             }
             if paced && n > 0 && !self.joins_skb(&out[out.len() - 1], lost) {
                 break;
@@ -1236,10 +1286,18 @@ impl TcpSender {
             } else if let Some(len) = self.next_new_len() {
                 if goal == u32::MAX {
                     if skb_room == 0 {
+                        let quota = self.cwnd_quota();
+                        self.grow_write_queue_head(quota);
                         if self.tso_should_defer(now) {
                             break;
                         }
-                        skb_room = self.cwnd_quota();
+                        // `tcp_mss_split_point()`: at most the quota, and never past the end
+                        // of the write queue's head skb.
+                        let mss = self.tp.mss as u64;
+                        let head =
+                            self.write_queue_head().map_or(1, |(bytes, _)| bytes.div_ceil(mss));
+                        skb_room = self.cwnd_quota().min(head.max(1) as u32);
+                        self.train_skb_starts.push(self.snd_nxt);
                     }
                     skb_room -= 1;
                 }
@@ -1255,12 +1313,19 @@ impl TcpSender {
         (n, bytes, new)
     }
 
+    /// Whether new data at `seq` starts an skb: one `send_train()` began there, or one of the
+    /// write queue.
+    fn starts_new_skb(&self, seq: u64) -> bool {
+        self.train_skb_starts.contains(&seq) || self.write_queue.starts_skb(seq)
+    }
+
     /// Whether the segment sent next (the lost one at `lost`, else new data) continues the skb
     /// whose last segment is `last`, as [`TcpSender::group_skbs`] cuts skbs.
     fn joins_skb(&self, last: &Packet, lost: Option<usize>) -> bool {
         let (retrans, seq) = match lost {
             Some(i) if self.board.get(i).has(SKB_HEAD) => return false,
             Some(i) => (true, self.board.get(i).start),
+            None if self.write_queue.starts_skb(self.snd_nxt) => return false,
             None => (false, self.snd_nxt),
         };
         retrans == last.retrans && seq == last.seq + last.payload as u64
@@ -1296,9 +1361,8 @@ impl TcpSender {
         }
         let mss = self.tp.mss as u64;
         let max_segs = self.tso_segs() as u64;
-        // The head skb: what the last write queued beyond snd_nxt, at most a full TSO skb.
-        let unsent = self.written().saturating_sub(self.snd_nxt);
-        let skb_len = unsent.min(max_segs * mss);
+        // The write queue's head skb, what of it is unsent.
+        let Some((skb_len, is_tail)) = self.write_queue_head() else { return false };
         let in_flight = self.board.in_flight() as u64;
         let cwnd = self.tp.snd_cwnd as u64;
         if skb_len <= mss || cwnd <= in_flight {
@@ -1307,7 +1371,9 @@ impl TcpSender {
         let send_win = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
         let cong_win = (cwnd - in_flight) * mss;
         let limit = send_win.min(cong_win);
-        if limit >= max_segs * mss || (unsent > skb_len && limit >= skb_len) {
+        // A full TSO skb fits, or a skb in the middle of the queue, which gets no more data,
+        // fits whole.
+        if limit >= max_segs * mss || (!is_tail && limit >= skb_len) {
             return false;
         }
         if limit >= self.snd_wnd.min(cwnd * mss) / TCP_TSO_WIN_DIVISOR {
@@ -1350,6 +1416,7 @@ impl TcpSender {
                 && train[end].retrans == train[start].retrans
                 && train[end].seq == train[end - 1].seq + train[end - 1].payload as u64
                 && !(train[end].retrans && self.board.is_skb_head(train[end].seq))
+                && (train[end].retrans || !self.starts_new_skb(train[end].seq))
             {
                 end += 1;
             }
@@ -1654,13 +1721,55 @@ mod tests {
 
     #[test]
     fn tso_a_train_leaves_as_skbs_of_at_most_tso_segs() {
-        // No RTT sample before the SYN-ACK: the pacing rate is ~0UL, so 64 KiB skbs (45
-        // segments); the first flight of 45 is one skb.
+        // No RTT sample before the SYN-ACK: the pacing rate is ~0UL, so `tcp_tso_segs()` allows
+        // 64 KiB (45 segments). But the application wrote its first bytes into skbs of half the
+        // largest window the peer had offered, the SYN-ACK's unscaled 65,535 bytes
+        // (`tcp_bound_to_half_wnd()`): 22 segments. `tcp_grow_skb()` tops the first up to the
+        // quota of 45 from the second only, so the first flight of 45 leaves as 44 + 1.
         let (s, out) = established("reno", 1000);
         assert_eq!(out.len(), 45);
-        assert!(out.iter().enumerate().all(|(i, p)| p.gso_segs == 45 && p.gso_index as usize == i));
-        assert_eq!(out[0].gso_bytes, 45 * (MSS as u32 + header_bytes()));
+        let skbs: Vec<u16> = out.iter().filter(|p| p.gso_index == 0).map(|p| p.gso_segs).collect();
+        assert_eq!(skbs, [44, 1]);
+        assert_eq!(out[0].gso_bytes, 44 * (MSS as u32 + header_bytes()));
         assert_eq!(s.tso_segs(), 45);
+        assert_eq!(s.size_goal(), 22 * MSS);
+    }
+
+    #[test]
+    fn write_queue_skbs_hold_64_kib_less_headroom_within_half_the_peers_window() {
+        // `tcp_xmit_size_goal()`: sk_gso_max_size (65,536 less MAX_TCP_HEADER + 1) in whole MSS,
+        // 45 segments of 1448 or 7 of 8948 once the peer's window is large.
+        let (mut s, _) = established("reno", 10);
+        let mut out = Vec::new();
+        s.on_packet(Time::from_ms(20), &ack(2 * MSS, &[], 1 << 30), &mut out);
+        assert_eq!(s.size_goal(), 45 * MSS);
+        s.tp.mss = 8948;
+        assert_eq!(s.size_goal(), 7 * 8948);
+        // A peer that never offered more than 20,000 bytes: skbs of half that, 1 MSS at least.
+        s.max_window = 20_000;
+        assert_eq!(s.size_goal(), 8948);
+        s.tp.mss = 1448;
+        assert_eq!(s.size_goal(), 6 * 1448);
+    }
+
+    #[test]
+    fn new_data_is_cut_from_the_write_queues_skbs_never_joined_across_them() {
+        // cwnd 40, a peer window of 1 GB: skbs of 45 segments wait in the write queue. A train
+        // that starts 40 segments into the first one leaves as its last 5 and then the next
+        // skb's head, not as one skb across the boundary.
+        let (mut s, _) = established("reno", 10);
+        s.tp.pacing_rate = 0;
+        s.max_window = 1 << 30;
+        s.write_queue = WriteQueue::default();
+        s.train_skb_starts.clear();
+        s.write_queue.sync(0, 200 * MSS, s.size_goal());
+        s.tp.snd_cwnd = 40;
+        let mut train: Vec<Packet> =
+            (40..52).map(|k| s.data_packet(Time::ZERO, k * MSS, MSS as u32, false)).collect();
+        s.group_skbs(&mut train);
+        let skbs: Vec<(u64, u16)> =
+            train.iter().filter(|p| p.gso_index == 0).map(|p| (p.seq / MSS, p.gso_segs)).collect();
+        assert_eq!(skbs, [(40, 5), (45, 7)]);
     }
 
     #[test]
@@ -1669,6 +1778,9 @@ mod tests {
         // incast senders shows; 10 as 5 + 5. (No pacing rate yet: `tcp_tso_segs()` allows 45.)
         let (mut s, _) = established("reno", 10);
         s.tp.pacing_rate = 0;
+        // Only the size limits: no write queue skb, no skb a train began, starts in this train.
+        s.write_queue = WriteQueue::default();
+        s.train_skb_starts.clear();
         for (cwnd, skbs) in [(15u32, vec![7u16, 7, 1]), (10, vec![5, 5]), (1, vec![1])] {
             s.tp.snd_cwnd = cwnd;
             let mut train: Vec<Packet> = (0..cwnd)
@@ -1706,9 +1818,12 @@ mod tests {
         // than cwnd / 3, and the head's ACK is due now, so TCP waits (`tcp_tso_should_defer()`)
         // and sends on the next ACK, when 8 are free: a skb of 7. The eighth segment waits as
         // well: `tcp_write_xmit()` asks before every skb, and one segment is no more worth
-        // sending than four (before 2026-11-25 it left as an skb of 1 behind the 7).
+        // sending than four (before 2026-11-25 it left as an skb of 1 behind the 7). The
+        // fourth ACK's quota is 5: the last 3 of the write queue's first skb (22 segments, half
+        // the SYN-ACK's window), grown by 2 from the next (`tcp_grow_skb()`), fit whole in the
+        // middle of the queue and go at once; the next skb, of 45, waits for a full TSO skb.
         let (s, sent) = deferral_run(6, 50);
-        assert_eq!(sent, [4, 0, 7, 0, 7, 0]);
+        assert_eq!(sent, [4, 0, 7, 5, 0, 8]);
         assert_eq!(s.tso_segs(), 8, "grown with cwnd by the end");
         // Deferring for cwnd keeps the flow cwnd-limited, so slow start goes on growing.
         assert!(s.tp.is_cwnd_limited);
@@ -1717,9 +1832,11 @@ mod tests {
 
     #[test]
     fn tso_no_deferral_after_a_millisecond_without_sending() {
-        // ACKs 1.5 ms apart: the last send is always more than 1 ms old.
+        // ACKs 1.5 ms apart: the last send is always more than 1 ms old, so what each ACK
+        // allows leaves, where ACKs 50 µs apart leave some with nothing.
         let (_, sent) = deferral_run(4, 1500);
-        assert!(sent.iter().all(|&n| n >= 4), "{sent:?}");
+        assert_eq!(sent, [4, 4, 4, 4]);
+        assert!(deferral_run(4, 50).1.contains(&0));
     }
 
     #[test]
@@ -2365,8 +2482,11 @@ mod tests {
         // `__tcp_retransmit_skb()` merges only sub-MSS skbs): two lost skbs side by side leave as
         // two, even where one skb could carry them all.
         let (mut s, _) = established("reno", 10);
-        // No pacing rate yet, so `tcp_tso_segs()` allows 45: only cwnd / 2 and the old skbs cut.
+        // No pacing rate yet, so `tcp_tso_segs()` allows 45: only cwnd / 2 and the old skbs cut
+        // (no write queue skb, no skb a train began, starts in this train).
         s.tp.pacing_rate = 0;
+        s.write_queue = WriteQueue::default();
+        s.train_skb_starts.clear();
         let send = |s: &mut TcpSender, from: u64, to: u64, retrans: bool| {
             let mut train: Vec<Packet> = (from..to)
                 .map(|k| s.data_packet(Time::from_ms(30), k * MSS, MSS as u32, retrans))
