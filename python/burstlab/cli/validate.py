@@ -78,8 +78,10 @@ def command(
     --repeat 3, --quick about 25 s per repetition.
 
     The simulated twin of each case is given what the hosts' CPUs did in its real runs: how
-    long the receiving application took to read (for incast, the aggregator's own share: not
-    the time a flight it was held for took to arrive), where the hosts stalled a single flow,
+    long the receiving application took to read (its gap between reads at 1 Gbit/s and 1500
+    bytes, where it falls behind; in the controls, which it keeps up with, how long arrived
+    data waited for it; for incast, the aggregator's own share: not the time a flight it was
+    held for took to arrive), where the hosts stalled a single flow,
     how the incast server spaced its responses (in a fresh order each query, as the real
     server's threads wake), and how long each connection's handshake took (the receiving
     host's latency, which the twin gives every segment it receives). Each row shows the

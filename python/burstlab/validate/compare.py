@@ -392,13 +392,34 @@ def incast_name(setup: dict) -> str:
 GAP_ENSEMBLE_US = (-8, -4, 0, 4, 8)
 
 
+def hosts_keep_up(setup: dict) -> bool:
+    """Whether a single-flow case is a control, where the hosts keep up with the flow: 100 Mbit/s,
+    or links of MTU 9000. There the data arrives in skbs 0.5-1 ms apart and the receiving
+    application sleeps until each one comes (its reads wait 20-40 µs, `read_wait_us`, while the
+    330-370 µs between them are the flow's spacing, not the reader's). At 1 Gbit/s with 1500-byte
+    frames the hosts' softirq work takes 61-97 % of a CPU and the reader falls behind: data keeps
+    arriving between reads, so the gap between them is what it adds."""
+    return setup["rate"] != RATE or (setup.get("mtu") or DEFAULT_MTU) != DEFAULT_MTU
+
+
+def twin_read_latencies_us(setup: dict, host: dict) -> list[int]:
+    """Per real run, the read latency its twins' receiving application is given (µs): the
+    reader's wait for arrived data where the hosts keep up (`hosts_keep_up`), its gap between
+    reads elsewhere. Replayed records made before the waits were kept per run give each run the
+    median of the real runs' mean waits (`real_read_wait_us`)."""
+    if hosts_keep_up(setup):
+        return host["read_wait_us"]
+    return host["read_gap_us"]
+
+
 def twin_single(setup: dict, host: dict) -> dict:
     """The twin of a single-flow case: per real run, a twin at each of `GAP_ENSEMBLE_US` around
-    that run's read gap, with its stalls (`host`, as `twin_host` records them), and per metric
-    the median over all of them. A single flow through a shallow queue is chaotic (cubic's
-    retransmits range 179-400 over read gaps of 150-400 µs), so the twin's value is the median
-    of an ensemble that gives each real run the same weight. A run whose reader kept up (gap 0:
-    no reader gaps were measured) has no gap to move: its one twin counts as many times."""
+    that run's read latency (`twin_read_latencies_us`), with its stalls (`host`, as `twin_host`
+    records them), and per metric the median over all of them. A single flow through a shallow
+    queue is chaotic (cubic's retransmits range 179-400 over read gaps of 150-400 µs), so the
+    twin's value is the median of an ensemble that gives each real run the same weight. A run
+    whose reader kept up (latency 0: no reader gaps were measured) has no latency to move: its
+    one twin counts as many times."""
     rate_bps = int(tc_rate_bps(setup["rate"]))
 
     def twin(gap: int, stalls: list) -> dict:
@@ -407,7 +428,7 @@ def twin_single(setup: dict, host: dict) -> dict:
                                mtu=setup.get("mtu") or DEFAULT_MTU)
 
     runs = []
-    for gap, stalls in zip(host["read_gap_us"], host["host_stalls_s"], strict=True):
+    for gap, stalls in zip(twin_read_latencies_us(setup, host), host["host_stalls_s"], strict=True):
         if gap > 0:
             # At least 1 µs: a read latency of 0 is a reader that keeps up, another model.
             runs += [twin(max(1, gap + shift), stalls) for shift in GAP_ENSEMBLE_US]
@@ -518,8 +539,9 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
         # 1500-byte frames at 1 Gbit/s, and the flow's own gaps would pass for stalls at
         # 100 Mbit/s (an skb of 9 segments leaves in 1.09 ms) and with jumbo frames (one of 7
         # in 0.5 ms).
-        stalls = setup["rate"] == RATE and setup["mtu"] == DEFAULT_MTU
+        stalls = not hosts_keep_up(setup)
         host = {"read_gap_us": [round(r["read_gap_us"]) for r in runs],
+                "read_wait_us": [round(r["read_wait_us"]) for r in runs],
                 "buffers": runs[0]["host_buffers"],
                 "host_stalls_s": [r["host_stall_list"] if stalls else [] for r in runs],
                 "host_stall_ms": [r["host_stall_ms"] for r in runs],
@@ -709,10 +731,18 @@ _HOST_FIELDS = {
 }
 #: Host fields a twin takes where its record has them (older records were made without).
 _OPTIONAL_HOST_FIELDS = {
-    "single": {},
+    "single": {"read_wait_us": (lambda v: _numbers(v) and min(v) >= 0,
+                                "the reader's wait for arrived data per real run, in µs, 0 or more")},
     "incast": {"tbf_watchdog_us": (lambda v: _numbers(v, empty=True) and min(v, default=0) >= 0,
                                    "the tbf watchdog's lateness quantiles in µs, 0 or more (or [])")},
 }
+
+
+def real_read_wait_us(real: dict) -> int | None:
+    """The median of the real runs' mean read waits (µs), for records that kept no wait per run;
+    None in records older still, which measured no waits."""
+    wait = real.get("read_wait_us")
+    return round(wait["median"]) if isinstance(wait, dict) and _number(wait.get("median")) else None
 
 
 def _record_detail(record: object) -> dict:
@@ -771,9 +801,16 @@ def _replayable(name: str, entry: object) -> tuple[dict, dict, dict | list]:
             if f in h and not ok(h[f]):
                 raise fail(f"{at}.{f}", h[f], expected)
     if kind == "single":
-        if len(host["read_gap_us"]) != len(host["host_stalls_s"]):
+        runs = len(host["read_gap_us"])
+        if len(host["host_stalls_s"]) != runs:
             raise fail("twin_host.host_stalls_s", host["host_stalls_s"],
-                       f"one list of stalls per real run ({len(host['read_gap_us'])}, as read_gap_us)")
+                       f"one list of stalls per real run ({runs}, as read_gap_us)")
+        if "read_wait_us" not in host:
+            wait = real_read_wait_us(real)
+            host = {**host, "read_wait_us": host["read_gap_us"] if wait is None else [wait] * runs}
+        elif len(host["read_wait_us"]) != runs:
+            raise fail("twin_host.read_wait_us", host["read_wait_us"],
+                       f"one wait per real run ({runs}, as read_gap_us)")
         return setup, real, host
     taken = (*_HOST_FIELDS["incast"], *_OPTIONAL_HOST_FIELDS["incast"])
     return setup, real, [{f: h[f] for f in taken if f in h} for h in hosts]

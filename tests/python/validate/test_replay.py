@@ -84,6 +84,19 @@ def test_replay_keeps_the_real_side_and_renews_the_twins(record: dict, replayed:
     assert replayed["detail"]["incast-rtomin5ms-4-128KB"]["sim"] == compare.twin_incast(cell["setup"], cell["twin_host"])
 
 
+def test_a_record_without_read_waits_per_run_replays_with_the_real_runs_median(record: dict):
+    """Records made before the twin_host kept the reader's wait per real run: a control's twins
+    each take the median of the real runs' mean waits."""
+    name = "single-cubic-100mbit-32KB"
+    old = _subset(record, lambda n: n == name)
+    host = old["detail"][name]["twin_host"]
+    host.pop("read_wait_us", None)
+    wait = compare.real_read_wait_us(old["detail"][name]["real"])
+    assert wait is not None and 10 < wait < 100
+    waits = {**host, "read_wait_us": [wait] * len(host["read_gap_us"])}
+    assert replay(old)["detail"][name]["sim"] == compare.twin_single(old["detail"][name]["setup"], waits)
+
+
 def test_onsets_follow_their_variants_cells_in_any_order(record: dict, replayed: dict):
     names = [c["name"] for c in replayed["cases"]]
     for variant in ("", "rtomin5ms-"):
@@ -130,6 +143,10 @@ def test_a_twin_with_the_wrong_queue_fails_the_replay(record: dict, monkeypatch)
     # Optional (older records were made without it), but checked where it is.
     (lambda r: r["detail"]["incast-8-128KB"]["twin_host"][2].update(tbf_watchdog_us=[12.0, -3.0]),
      "twin_host[2].tbf_watchdog_us = [12.0, -3.0]: expected the tbf watchdog's lateness"),
+    (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(read_wait_us=[30, -1, 30, 30, 30]),
+     "twin_host.read_wait_us = [30, -1, 30, 30, 30]: expected the reader's wait for arrived data per real run"),
+    (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(read_wait_us=[30]),
+     "twin_host.read_wait_us = [30]: expected one wait per real run (5, as read_gap_us)"),
     # The record's first case, so that the replay fails before any twin runs (each case's take
     # five simulations per real run).
     (lambda r: r["detail"]["single-reno-1gbit-64KB"]["setup"].update(cca="vegas"),
