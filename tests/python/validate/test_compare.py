@@ -302,8 +302,10 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
     # The jumbo control: the three CCAs through 128 KB at 1 Gbit/s on links of 9000 bytes,
     # everything. There the hosts do a sixth of the per-packet work and the kernel's runs agree
     # with each other (2026-11-26, three sittings of five and ten runs: reno 161-191, cubic
-    # 120-183, BBR 568-687 retransmits; the twins 211, 201-213 and 685), so its losses are
-    # held at the rate and queue, which the hosts keep from it at 1500 bytes.
+    # 120-183, BBR 568-687 retransmits; the twins 211, 201-213 and 685, and since the write
+    # queue and the reader's waits, 23:00, 180, 156-162 and 726-733 against 165-180, 154-160
+    # and 575-601 in two full sittings), so its losses are held at the rate and queue,
+    # which the hosts keep from it at 1500 bytes.
     for cca in ("reno", "cubic", "bbr"):
         for metric in ("rate_fraction", "fct_s", "retrans_segs"):
             check(f"single-{cca}-1gbit-128KB-mtu9000", metric)
