@@ -7,7 +7,7 @@
 //! Sequence numbers are 64-bit byte offsets from 0 (the first payload byte); the SYN is not
 //! counted. cwnd is in packets (`Sock::snd_cwnd`), as in Linux.
 
-use crate::packet::{Ecn, FlowId, IPV4_HEADER_BYTES, Kind, NodeId, Packet, SeqRange};
+use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, SeqRange};
 use crate::scenario::{FlowSpec, HostQdisc};
 use crate::tcp::cc::{
     self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock,
@@ -1090,9 +1090,9 @@ impl TcpSender {
             self.max_window
         };
         if cutoff > 0 && bytes > cutoff {
-            // `max(cutoff, 68 - tcp_header_len)`: the TCP header with timestamps is 32 bytes.
-            let tcp_header_len = (header_bytes() - IPV4_HEADER_BYTES) as u64;
-            bytes = cutoff.max(68 - tcp_header_len);
+            // Linux keeps at least `68 - tcp_header_len` bytes, less than any MSS, which the
+            // rounding below keeps anyway.
+            bytes = cutoff;
         }
         (bytes / mss).max(1) * mss
     }
@@ -1750,6 +1750,10 @@ mod tests {
         assert_eq!(s.size_goal(), 8948);
         s.tp.mss = 1448;
         assert_eq!(s.size_goal(), 6 * 1448);
+        // Never below one MSS, however small the window (Linux's floor, 68 bytes less the TCP
+        // header, is below any MSS).
+        s.max_window = 50;
+        assert_eq!(s.size_goal(), 1448);
     }
 
     #[test]
