@@ -86,8 +86,8 @@ pub struct AckDelta {
     /// The cumulative ACK covered a segment ever retransmitted, SACKed or not (Linux
     /// `FLAG_RETRANS_DATA_ACKED`): Karn's rule then forbids a sequence RTT sample.
     pub cum_retrans_acked: bool,
-    /// The most recently sent of the newly (S)ACKed segments, for RACK: (flags, end, sent_at).
-    pub rack_candidate: Option<(u8, u64, Time)>,
+    /// What the newly (S)ACKed segments tell RACK.
+    pub rack: RackAdvance,
     /// Rate-sampling info of the most recently sent newly delivered segment.
     pub rate_from: Option<Segment>,
     /// Lowest start of a never-retransmitted segment newly SACKed below the highest SACK of
@@ -99,15 +99,69 @@ pub struct AckDelta {
     pub reord_acked: Option<u64>,
 }
 
-impl AckDelta {
-    fn delivered(&mut self, seg: &Segment) {
-        self.delivered += 1;
-        let newer = match self.rack_candidate {
+/// `tcp_rack_advance()` as Linux calls it, once per newly delivered skb: first for the SACKed
+/// ones (`tcp_sacktag_one()`, blocks sorted, ascending), then for the cumulatively acked ones
+/// never SACKed (`tcp_clean_rtx_queue()`, ascending). `rack.mstamp` becomes the most recently
+/// sent of them, but `rack.rtt_us` the RTT of the *last one called* (`net/ipv4/tcp_recovery.c`):
+/// when an ACK both advances `snd_una` and SACKs newer data, that is the oldest segment's RTT,
+/// and a hole sent after it is not yet overdue (RFC 8985 §6.2 takes the newest's RTT instead).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RackAdvance {
+    /// Send time and the min RTT the ACK arrived with: a retransmission delivered faster than
+    /// the min RTT may be the original's doing and does not advance RACK.
+    now: Time,
+    min_rtt: Time,
+    /// The most recently sent advancing segment: (flags, end, sent_at).
+    pub newest: Option<(u8, u64, Time)>,
+    /// (start, sent_at) of the highest advancing segment newly SACKed.
+    last_sacked: Option<(u64, Time)>,
+    /// Send time of the highest advancing segment the cumulative ACK removed.
+    last_acked: Option<Time>,
+}
+
+impl RackAdvance {
+    /// The RTT `rack.rtt_us` ends up with, if any segment advanced RACK.
+    pub fn rtt(&self) -> Option<Time> {
+        let sent = self.last_acked.or(self.last_sacked.map(|(_, t)| t))?;
+        Some(self.now.saturating_sub(sent))
+    }
+
+    fn advance(&mut self, seg: &Segment, cumulative: bool) {
+        if seg.has(EVER_RETRANS) && self.now.saturating_sub(seg.sent_at) < self.min_rtt {
+            return;
+        }
+        if cumulative {
+            self.last_acked = Some(seg.sent_at);
+        } else if self.last_sacked.is_none_or(|(start, _)| seg.start > start) {
+            self.last_sacked = Some((seg.start, seg.sent_at));
+        }
+        let newer = match self.newest {
             None => true,
             Some((_, end, t)) => seg.sent_at > t || (seg.sent_at == t && seg.end() > end),
         };
         if newer {
-            self.rack_candidate = Some((seg.flags, seg.end(), seg.sent_at));
+            self.newest = Some((seg.flags, seg.end(), seg.sent_at));
+        }
+    }
+}
+
+impl AckDelta {
+    /// An empty delta for an ACK arriving at `now` when the min RTT was `min_rtt`.
+    pub fn at(now: Time, min_rtt: Time) -> AckDelta {
+        AckDelta {
+            rack: RackAdvance { now, min_rtt, ..RackAdvance::default() },
+            ..AckDelta::default()
+        }
+    }
+
+    fn delivered(&mut self, seg: &Segment, cumulative: bool) {
+        self.delivered += 1;
+        self.rack.advance(seg, cumulative);
+        let newer = match self.rate_from {
+            None => true,
+            Some(r) => seg.sent_at > r.sent_at || (seg.sent_at == r.sent_at && seg.end() > r.end()),
+        };
+        if newer {
             self.rate_from = Some(*seg);
         }
         if seg.has(EVER_RETRANS) {
@@ -199,7 +253,7 @@ impl Scoreboard {
                     d.last_ackt = Some(seg.sent_at);
                     d.reord_acked = Some(d.reord_acked.map_or(seg.start, |r| r.min(seg.start)));
                 }
-                d.delivered(&seg);
+                d.delivered(&seg, true);
             }
             if seg.has(EVER_RETRANS) {
                 d.cum_retrans_acked = true;
@@ -270,7 +324,7 @@ impl Scoreboard {
                             Some(d.reord_sacked.map_or(seg.start, |x| x.min(seg.start)));
                     }
                 }
-                d.delivered(&seg);
+                d.delivered(&seg, false);
             }
             i += 1;
         }
@@ -501,7 +555,7 @@ mod tests {
     ) -> (u32, Option<Time>) {
         let mut d = AckDelta::default();
         b.sack(&[SeqRange { start, end }], 0, &mut d);
-        let (_, rack_end, xmit) = d.rack_candidate.unwrap();
+        let (_, rack_end, xmit) = d.rack.newest.unwrap();
         b.rack_detect_loss(now, xmit, rack_end, Time::from_ms(1), reo)
     }
 
