@@ -95,6 +95,12 @@ struct Flow {
     read_latency: Latency,
     read_rng: rng::Stream,
     read_at: Option<Time>,
+    /// The socket held by the reader before its next read ends (`read_hold`): from when, and
+    /// the data segments that came meanwhile, waiting in the socket's backlog.
+    read_hold: Latency,
+    hold_rng: rng::Stream,
+    hold_from: Option<Time>,
+    backlog: Vec<Packet>,
     /// How late the receiving host answers the handshake; the SYN waiting for that answer.
     handshake_latency: Latency,
     handshake_rng: rng::Stream,
@@ -236,6 +242,10 @@ impl<'s> World<'s> {
                     read_latency: spec.read_latency.clone(),
                     read_rng: rng::stream(scn.seed, "read-latency", i as u64),
                     read_at: None,
+                    read_hold: spec.read_hold.clone(),
+                    hold_rng: rng::stream(scn.seed, "read-hold", i as u64),
+                    hold_from: None,
+                    backlog: Vec::new(),
                     handshake_latency: spec.handshake_latency.clone(),
                     handshake_rng: rng::stream(scn.seed, "handshake-latency", i as u64),
                     pending_syn: None,
@@ -432,6 +442,11 @@ impl<'s> World<'s> {
         }
         let fi = p.flow as usize;
         let f = &mut self.flows[fi];
+        if p.kind == Kind::Data && node != f.snd.src && f.hold_from.is_some_and(|t| self.now >= t) {
+            // The reader holds the socket: `tcp_v4_rcv()` queues to the backlog.
+            f.backlog.push(p);
+            return;
+        }
         if let (Some(delay), Kind::Data, false) = (&f.rx_coalesce, p.kind, node == f.snd.src) {
             // Receive batching: the first segment of a batch sets when the batch goes up.
             if f.rx_held.is_empty() {
@@ -442,6 +457,27 @@ impl<'s> World<'s> {
             return;
         }
         self.receive(node, p);
+    }
+
+    /// The reader lets go of the socket (`__release_sock()`): the backlog's segments, joined
+    /// into one skb by `tcp_add_backlog()` (our segments are contiguous or not; Linux would keep
+    /// a hole's two sides apart, but defers the ACK either of them asks for to the one
+    /// `tcp_release_cb()` sends), so TCP decides about one ACK for all of them. The read then
+    /// takes what was queued before them, and after (`tcp_recvmsg()` flushes the backlog when
+    /// it has copied the queue).
+    fn release_backlog(&mut self, fi: usize) {
+        let f = &mut self.flows[fi];
+        f.hold_from = None;
+        let mut held = std::mem::take(&mut f.backlog);
+        let segs = held.len() as u16;
+        for (i, p) in held.iter_mut().enumerate() {
+            p.gso_index = i as u16;
+            p.gso_segs = segs;
+        }
+        let node = f.rcv.node;
+        for p in held {
+            self.receive(node, p);
+        }
     }
 
     /// The receiving host hands a batch of data segments to TCP, in the order they arrived.
@@ -486,6 +522,10 @@ impl<'s> World<'s> {
                     // The application sleeps in recv(); data wakes it `read_latency` later.
                     let at = now + f.next_read_latency();
                     f.read_at = Some(at);
+                    if !f.read_hold.is_zero() {
+                        let hold = f.read_hold.draw(&mut f.hold_rng);
+                        f.hold_from = Some(at.saturating_sub(hold).max(now));
+                    }
                     self.events.push(at, Event::AppRead { flow: fi as u32 });
                 }
             }
@@ -513,6 +553,7 @@ impl<'s> World<'s> {
     /// A slow reader wakes and reads everything queued in order; the read may send an ACK.
     fn app_read(&mut self, fi: u32) {
         let fi = fi as usize;
+        self.release_backlog(fi);
         self.flow_acts(fi, |f, now, out| {
             f.read_at = None;
             f.rcv.app_read(now, out);

@@ -334,6 +334,14 @@ fn latencies_are_a_time_or_a_list_of_times_to_draw_from() {
     );
     let m = error(BASE, &["flow[0].read_latency=[]"], "field");
     assert!(m.starts_with("scenario.flow[0].read_latency = []: expected a time such as \"400us\", or a non-empty array"), "{m}");
+    // A reader's hold of the socket: times like the latencies, and only for a reader that waits.
+    let s =
+        load(BASE, &["flow[0].read_latency=\"300us\"", "flow[0].read_hold=[\"20us\", \"600us\"]"])
+            .unwrap();
+    assert_eq!(s.flows[0].read_hold, Latency::Samples(vec![Time::from_us(20), Time::from_us(600)]));
+    assert_eq!(load(BASE, &[]).unwrap().flows[0].read_hold, Latency::ZERO, "never held by default");
+    let m = error(BASE, &["flow[0].read_hold=\"100us\""], "field");
+    assert!(m.starts_with("scenario.flow[0].read_hold = \"100us\": expected a hold only with a read_latency above 0"), "{m}");
 }
 
 #[test]

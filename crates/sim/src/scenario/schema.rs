@@ -64,6 +64,7 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("timers", Leaf),
     ("read_latency", Leaf),
     ("read_latency_dist", Leaf),
+    ("read_hold", Leaf),
     ("handshake_latency", Leaf),
     ("rx_coalesce", Leaf),
     ("pacing_latency", Leaf),

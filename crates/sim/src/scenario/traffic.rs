@@ -43,6 +43,12 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
     let read_latency = read_latency(q)?;
     let handshake_latency = q.latency("handshake_latency")?.unwrap_or(Latency::ZERO);
     let rx_coalesce = q.latency("rx_coalesce")?.unwrap_or(Latency::ZERO);
+    let read_hold = q.latency("read_hold")?.unwrap_or(Latency::ZERO);
+    q.ensure("read_hold", read_hold.is_zero() || !read_latency.is_zero(), || {
+        "a hold only with a read_latency above 0 (a reader that reads as data arrives never \
+         holds the socket in the simulator)"
+            .into()
+    })?;
     let pacing_latency = q.latency("pacing_latency")?.unwrap_or(Latency::ZERO);
     Ok(FlowSpec {
         cca,
@@ -63,6 +69,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
             .choice("timers", &[("exact", Timers::Exact), ("jiffies", Timers::Jiffies)])?
             .unwrap_or(Timers::Exact),
         read_latency,
+        read_hold,
         handshake_latency,
         rx_coalesce,
         pacing_latency,
