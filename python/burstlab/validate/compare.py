@@ -192,17 +192,20 @@ def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int 
                     read_gap_us: int = READ_GAP_US,
                     host_stalls_s: list[tuple[float, float]] | None = None,
                     buffers: dict[str, list[int]] | None = None, rate_bps: int = RATE_BPS,
-                    mtu: int = DEFAULT_MTU) -> dict:
+                    mtu: int = DEFAULT_MTU, read_hold_us: list[float] | None = None) -> dict:
     """The simulated twin of `real.single_flow` (same metric names); the receiving application
     reads `read_gap_us` after data arrives, as the real one was measured to, and the bottleneck
     pauses where the real hosts left the tbf idle (`host_stalls_s`, from the flow's connect on).
     `buffers` are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`); `rate_bps`
-    is the tbf's rate and `mtu` the links'."""
+    is the tbf's rate and `mtu` the links'. `read_hold_us` are the real reader's holds of the
+    socket (one drawn before each read ends; none: never held)."""
     text = f'name = "twin-{cca}"\nstop = "60s"\n' + _twin_topology(limit_bytes, rate_bps, mtu=mtu)
     if host_stalls_s:
         text += pauses_toml(host_stalls_s)
     text += f'[[flow]]\ncca = "{cca}"\nsize = "{size_bytes}B"\n' + TWIN_TCP + buffers_toml(buffers)
     text += f'read_latency = "{read_gap_us}us"\n'
+    if read_hold_us and read_gap_us > 0:
+        text += f"read_hold = {latency_toml(read_hold_us)}\n"
     summary = burstlab.run(text).summary
     f = summary["flows"][0]
     goodput = f["delivered_bytes"] * 8 / f["fct_s"]
@@ -422,18 +425,21 @@ def twin_single(setup: dict, host: dict) -> dict:
     one twin counts as many times."""
     rate_bps = int(tc_rate_bps(setup["rate"]))
 
-    def twin(gap: int, stalls: list) -> dict:
+    def twin(gap: int, stalls: list, hold: list[float] | None) -> dict:
         return sim_single_flow(setup["cca"], size_bytes=setup["size_bytes"], limit_bytes=setup["limit_bytes"],
                                read_gap_us=gap, host_stalls_s=stalls, buffers=host["buffers"], rate_bps=rate_bps,
-                               mtu=setup.get("mtu") or DEFAULT_MTU)
+                               mtu=setup.get("mtu") or DEFAULT_MTU, read_hold_us=hold)
 
+    latencies = twin_read_latencies_us(setup, host)
+    # Records made before the holds were measured have none: their twins' readers never hold.
+    holds = host.get("read_hold_us") or [None] * len(latencies)
     runs = []
-    for gap, stalls in zip(twin_read_latencies_us(setup, host), host["host_stalls_s"], strict=True):
+    for gap, stalls, hold in zip(latencies, host["host_stalls_s"], holds, strict=True):
         if gap > 0:
             # At least 1 µs: a read latency of 0 is a reader that keeps up, another model.
-            runs += [twin(max(1, gap + shift), stalls) for shift in GAP_ENSEMBLE_US]
+            runs += [twin(max(1, gap + shift), stalls, hold) for shift in GAP_ENSEMBLE_US]
         else:
-            runs += [twin(0, stalls)] * len(GAP_ENSEMBLE_US)
+            runs += [twin(0, stalls, None)] * len(GAP_ENSEMBLE_US)
     return _median_each(runs)
 
 
@@ -542,6 +548,7 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
         stalls = not hosts_keep_up(setup)
         host = {"read_gap_us": [round(r["read_gap_us"]) for r in runs],
                 "read_wait_us": [round(r["read_wait_us"]) for r in runs],
+                "read_hold_us": [[round(v, 1) for v in r["read_hold_quantiles_us"]] for r in runs],
                 "buffers": runs[0]["host_buffers"],
                 "host_stalls_s": [r["host_stall_list"] if stalls else [] for r in runs],
                 "host_stall_ms": [r["host_stall_ms"] for r in runs],
@@ -732,7 +739,11 @@ _HOST_FIELDS = {
 #: Host fields a twin takes where its record has them (older records were made without).
 _OPTIONAL_HOST_FIELDS = {
     "single": {"read_wait_us": (lambda v: _numbers(v) and min(v) >= 0,
-                                "the reader's wait for arrived data per real run, in µs, 0 or more")},
+                                "the reader's wait for arrived data per real run, in µs, 0 or more"),
+               "read_hold_us": (lambda v: isinstance(v, list)
+                                and all(_numbers(x, empty=True) and min(x, default=0) >= 0 for x in v),
+                                "per real run the reader's holds of the socket in µs, 0 or more "
+                                "(a list, possibly empty)")},
     "incast": {"tbf_watchdog_us": (lambda v: _numbers(v, empty=True) and min(v, default=0) >= 0,
                                    "the tbf watchdog's lateness quantiles in µs, 0 or more (or [])")},
 }
@@ -811,6 +822,9 @@ def _replayable(name: str, entry: object) -> tuple[dict, dict, dict | list]:
         elif len(host["read_wait_us"]) != runs:
             raise fail("twin_host.read_wait_us", host["read_wait_us"],
                        f"one wait per real run ({runs}, as read_gap_us)")
+        if "read_hold_us" in host and len(host["read_hold_us"]) != runs:
+            raise fail("twin_host.read_hold_us", host["read_hold_us"],
+                       f"one list of holds per real run ({runs}, as read_gap_us)")
         return setup, real, host
     taken = (*_HOST_FIELDS["incast"], *_OPTIONAL_HOST_FIELDS["incast"])
     return setup, real, [{f: h[f] for f in taken if f in h} for h in hosts]

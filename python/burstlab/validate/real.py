@@ -138,6 +138,10 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         # The receiving application's read cadence and the ACKs it let through (stretch ACKs).
         "read_gap_us": recv["read_gap_us"],
         "read_wait_us": recv["read_wait_us"],
+        # How long a read held the socket (sampled reads): what came meanwhile waited in its
+        # backlog and was processed, with one ACK, when the read let go.
+        "read_hold_us": recv["read_hold_us"],
+        "read_hold_quantiles_us": recv["read_hold_quantiles_us"],
         "read_wait_median_us": recv["read_wait_median_us"],
         "read_wait_quantiles_us": recv["read_wait_quantiles_us"],
         "reader_gap_quantiles_us": recv["reader_gap_quantiles_us"],

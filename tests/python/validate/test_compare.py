@@ -182,6 +182,40 @@ def test_a_case_twin_moves_only_a_measured_read_latency(monkeypatch):
         assert sorted(set(latencies)) == [0] + [used + s for s in compare.GAP_ENSEMBLE_US]
 
 
+def test_a_case_twin_gives_each_runs_holds_to_its_own_twins(monkeypatch):
+    """The reader's holds of the socket are measured per real run and go to that run's twins;
+    a run whose reader kept up has no reader to hold, and an older record has no holds."""
+    seen: list[tuple[int, list | None]] = []
+
+    def twin(cca, *, read_gap_us, read_hold_us=None, **kw):
+        seen.append((read_gap_us, read_hold_us))
+        return {"rate_fraction": 1.0}
+
+    monkeypatch.setattr(compare, "sim_single_flow", twin)
+    setup = single_setup("cubic", 64 * 1024, "1gbit", 50_000_000)
+    host = {"read_gap_us": [0, 300], "read_wait_us": [0, 30], "read_hold_us": [[5.0], [40.0, 600.0]],
+            "host_stalls_s": [[]] * 2, "buffers": KERNEL_BUFFERS}
+    compare.twin_single(setup, host)
+    assert [h for g, h in seen if g == 0] == [None] and len(seen) == 1 + len(compare.GAP_ENSEMBLE_US)
+    assert all(h == [40.0, 600.0] for g, h in seen if g > 0)
+    seen.clear()
+    compare.twin_single(setup, {k: v for k, v in host.items() if k != "read_hold_us"})
+    assert all(h is None for _, h in seen)
+
+
+def test_the_single_twin_holds_the_socket_only_behind_a_waiting_reader(monkeypatch):
+    texts: list[str] = []
+    run = compare.burstlab.run
+    monkeypatch.setattr(compare.burstlab, "run", lambda text: (texts.append(text), run(text))[1])
+    held = sim_single_flow("cubic", size_bytes=2_000_000, read_gap_us=300, read_hold_us=[20.0, 600.0])
+    assert 'read_hold = ["20.0us", "600.0us"]' in texts[-1]
+    free = sim_single_flow("cubic", size_bytes=2_000_000, read_gap_us=300)
+    assert "read_hold" not in texts[-1]
+    assert held["acks"] < free["acks"], (held["acks"], free["acks"])
+    sim_single_flow("cubic", size_bytes=2_000_000, read_gap_us=0, read_hold_us=[20.0])
+    assert "read_hold" not in texts[-1]
+
+
 def test_gap_sweep_script_marks_every_gap_and_judges_sittings_both_ways():
     """`scripts/twin_gap_sweep.py`, behind docs/validation-notes.md's "A chaotic twin" figures."""
     script = Path(__file__).parents[3] / "scripts" / "twin_gap_sweep.py"

@@ -147,6 +147,10 @@ def test_a_twin_with_the_wrong_queue_fails_the_replay(record: dict, monkeypatch)
      "twin_host.read_wait_us = [30, -1, 30, 30, 30]: expected the reader's wait for arrived data per real run"),
     (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(read_wait_us=[30]),
      "twin_host.read_wait_us = [30]: expected one wait per real run (5, as read_gap_us)"),
+    (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(read_hold_us=[[12.0, -2.0], [], [], [], []]),
+     "twin_host.read_hold_us = [[12.0, -2.0], [], [], [], []]: expected per real run the reader's holds"),
+    (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(read_hold_us=[[12.0]]),
+     "twin_host.read_hold_us = [[12.0]]: expected one list of holds per real run (5, as read_gap_us)"),
     # The record's first case, so that the replay fails before any twin runs (each case's take
     # five simulations per real run).
     (lambda r: r["detail"]["single-reno-1gbit-64KB"]["setup"].update(cca="vegas"),

@@ -77,6 +77,32 @@ def test_read_wait_is_how_long_the_oldest_unread_byte_waited() -> None:
         assert traffic.read_wait_us(d, bytearray(1)) == (1, None)
 
 
+def test_a_sampled_read_times_how_long_it_holds_the_socket() -> None:
+    """The sampled read's second part takes what is queued without waiting: its time is how
+    long the read holds the socket, and it is kept only where asked for."""
+    import socket
+    import time
+
+    with socket.create_server(("127.0.0.1", 0)) as srv:
+        a = socket.create_connection(srv.getsockname())
+        b = srv.accept()[0]
+    with a, b:
+        a.sendall(b"z" * 200_000)
+        time.sleep(0.05)
+        buf = bytearray(1 << 20)
+        waits: list = []
+        holds: list[float] = []
+        k = traffic.sampled_read(b, buf, len(buf), 0, waits, None, holds)
+        assert k > 1 and len(holds) == 1 and 0 <= holds[0] < 1_000_000, (k, holds)
+        # A read that is not sampled, or a caller that keeps no holds, times nothing.
+        a.sendall(b"z" * 1000)
+        time.sleep(0.02)
+        assert traffic.sampled_read(b, buf, len(buf), 1, waits, None, holds) > 0 and len(holds) == 1
+        a.sendall(b"z" * 1000)
+        time.sleep(0.02)
+        assert traffic.sampled_read(b, buf, len(buf), 0, waits, None) > 0 and len(holds) == 1
+
+
 def test_midpoint_quantiles_split_the_values_into_equal_slices() -> None:
     # 0..100 in steps of 1: the midpoints of 10 slices are 5, 15, ..., 95.
     assert traffic.midpoint_quantiles([float(v) for v in range(101)], 10) == pytest.approx(range(5, 100, 10))
