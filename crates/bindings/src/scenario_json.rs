@@ -112,6 +112,7 @@ fn flow(f: &FlowSpec) -> Value {
             Timers::Jiffies => "jiffies",
         },
         "read_latency_s": latency(&f.read_latency),
+        "read_hold_s": latency(&f.read_hold),
         "handshake_latency_s": latency(&f.handshake_latency),
         "pacing_latency_s": latency(&f.pacing_latency),
         "rx_coalesce_s": latency(&f.rx_coalesce),
