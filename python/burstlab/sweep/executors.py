@@ -53,13 +53,26 @@ def open_executor(jobs: int | None = None, dask: Any = None) -> Iterator[tuple[E
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
     """Cancel queued runs and end running ones now: their results would be discarded anyway
-    (a run is recorded only when it completes), and a long run could hold Ctrl-C for minutes."""
+    (a run is recorded only when it completes), and a long run could hold Ctrl-C for minutes.
+
+    A worker ended while writing a result leaves half a message in the result pipe, and
+    CPython's manager thread then blocks reading the rest; the interpreter joins that thread
+    at exit, so the sweep would never exit (seen in CI, 2026-11-27). The parent holds the
+    pipe's last write end: closing it once the workers are gone turns the wait into an
+    end-of-file, which the manager treats as a broken pool and stops."""
     processes = list(getattr(pool, "_processes", {}).values())  # CPython's pool keeps them here
+    result_queue = getattr(pool, "_result_queue", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
     for process in processes:
         process.join(timeout=5)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    writer = getattr(result_queue, "_writer", None)
+    if writer is not None:
+        writer.close()
 
 
 @contextmanager
