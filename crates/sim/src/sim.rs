@@ -459,25 +459,27 @@ impl<'s> World<'s> {
         self.receive(node, p);
     }
 
-    /// The reader lets go of the socket (`__release_sock()`): the backlog's segments, joined
-    /// into one skb by `tcp_add_backlog()` (our segments are contiguous or not; Linux would keep
-    /// a hole's two sides apart, but defers the ACK either of them asks for to the one
-    /// `tcp_release_cb()` sends), so TCP decides about one ACK for all of them. The read then
-    /// takes what was queued before them, and after (`tcp_recvmsg()` flushes the backlog when
-    /// it has copied the queue).
+    /// The reader lets go of the socket (`__release_sock()`): TCP processes the backlog's skbs
+    /// in order, each with its own ACK decision, and sends the ACK they deferred when done
+    /// (`tcp_release_cb()`). The read then takes what was queued before them, and after
+    /// (`tcp_recvmsg()` flushes the backlog when it has copied the queue).
     fn release_backlog(&mut self, fi: usize) {
         let f = &mut self.flows[fi];
         f.hold_from = None;
-        let mut held = std::mem::take(&mut f.backlog);
-        let segs = held.len() as u16;
-        for (i, p) in held.iter_mut().enumerate() {
-            p.gso_index = i as u16;
-            p.gso_segs = segs;
+        if f.backlog.is_empty() {
+            return;
         }
-        let node = f.rcv.node;
+        let mut held = std::mem::take(&mut f.backlog);
+        mark_backlog_skbs(&mut held);
+        self.flows[fi].rcv.begin_backlog();
+        let node = self.flows[fi].rcv.node;
         for p in held {
             self.receive(node, p);
         }
+        self.flow_acts(fi, |f, now, out| {
+            f.rcv.release_cb(now, out);
+            f.rcv.node
+        });
     }
 
     /// The receiving host hands a batch of data segments to TCP, in the order they arrived.
@@ -1183,4 +1185,70 @@ fn median_us(v: &mut [u32]) -> f64 {
     v.sort_unstable();
     let mid = v.len() / 2;
     if v.len() % 2 == 1 { v[mid] as f64 } else { (v[mid - 1] as f64 + v[mid] as f64) / 2.0 }
+}
+
+/// `tcp_add_backlog()` joins a segment to the backlog's last skb when it continues it
+/// (`end_seq == seq`), with the same TCP options (our timestamps: the same millisecond, as
+/// Linux's TSval clock ticks), ECN bits and flags, while the skb has room for its page
+/// (`MAX_SKB_FRAGS`, 17: veth delivers a segment's payload as one page fragment; traced here,
+/// the kernel's backlog skbs at 1500 bytes held at most 16-18 segments). Each resulting skb is
+/// marked as a GSO skb (`gso_index` of `gso_segs`): one receive event, one ACK decision.
+fn mark_backlog_skbs(held: &mut [Packet]) {
+    /// `MAX_SKB_FRAGS` (`include/linux/skbuff.h`, `CONFIG_MAX_SKB_FRAGS` default 17).
+    const MAX_SKB_FRAGS: usize = 17;
+    const TSVAL_TICK_PS: u64 = 1_000_000_000;
+    let joins = |tail: &Packet, p: &Packet| {
+        tail.seq + tail.payload as u64 == p.seq
+            && tail.ts_val.ps() / TSVAL_TICK_PS == p.ts_val.ps() / TSVAL_TICK_PS
+            && tail.ecn == p.ecn
+            && tail.dscp == p.dscp
+            && (tail.ece, tail.cwr) == (p.ece, p.cwr)
+    };
+    let mut start = 0;
+    for i in 1..=held.len() {
+        if i < held.len() && i - start < MAX_SKB_FRAGS && joins(&held[i - 1], &held[i]) {
+            continue;
+        }
+        let segs = (i - start) as u16;
+        for (k, p) in held[start..i].iter_mut().enumerate() {
+            p.gso_index = k as u16;
+            p.gso_segs = segs;
+        }
+        start = i;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Time;
+
+    fn seg(k: u64, sent_us: u64) -> Packet {
+        let mut p = Packet::new(Kind::Data, 0, 0, 1, 1500);
+        (p.seq, p.payload, p.ts_val) = (k * 1448, 1448, Time::from_us(sent_us));
+        p
+    }
+
+    fn skb_sizes(held: &[Packet]) -> Vec<u16> {
+        held.iter().filter(|p| p.gso_index == 0).map(|p| p.gso_segs).collect()
+    }
+
+    #[test]
+    fn backlog_joins_contiguous_segments_of_one_tsval_up_to_max_skb_frags() {
+        // 40 segments sent within one millisecond: skbs of 17, 17 and 6.
+        let mut held: Vec<Packet> = (0..40).map(|k| seg(k, 100 + k)).collect();
+        mark_backlog_skbs(&mut held);
+        assert_eq!(skb_sizes(&held), [17, 17, 6]);
+        assert!(held.iter().all(|p| p.gso_index < p.gso_segs));
+    }
+
+    #[test]
+    fn backlog_keeps_a_holes_sides_and_a_new_tsval_apart() {
+        // Segments 0-4, then 6-9 (5 lost), of which 8 and 9 were sent in the next millisecond.
+        let mut held: Vec<Packet> =
+            [0, 1, 2, 3, 4, 6, 7].iter().map(|&k| seg(k, 900 + k)).collect();
+        held.extend([seg(8, 1_000), seg(9, 1_001)]);
+        mark_backlog_skbs(&mut held);
+        assert_eq!(skb_sizes(&held), [5, 2, 2]);
+    }
 }

@@ -88,6 +88,15 @@ pub struct TcpReceiver {
     pingpong: u8,
     /// An earlier segment of the GSO skb being received asked for an immediate ACK.
     skb_ack_now: bool,
+    /// TCP is working through the socket's backlog for the reader that held it
+    /// (`__release_sock()`): an ACK the data asks for waits for the release
+    /// (`TCP_ACK_DEFERRED`, `net.ipv4.tcp_backlog_ack_defer` = 1, Linux ≥ 6.7); SACK
+    /// compression's first duplicate ACKs do not (`__tcp_ack_snd_check()` jumps past the
+    /// deferral to `send_now`).
+    owned: bool,
+    ack_deferred: bool,
+    /// Data came since the last ACK went out (`inet_csk_ack_scheduled()`).
+    ack_scheduled: bool,
     /// SACK compression (`tcp_comp_sack_nr`; 0 = off): duplicate ACKs sent at once for the
     /// current `rcv_nxt` (`dup_ack_counter`, for `compressed_ack_rcv_nxt`), ACKs held back
     /// since the last one sent (`compressed_ack`), and when the held-back ones go out.
@@ -140,6 +149,9 @@ impl TcpReceiver {
             pushed2: false,
             pingpong: 0,
             skb_ack_now: false,
+            owned: false,
+            ack_deferred: false,
+            ack_scheduled: false,
             comp_sack_nr: spec.comp_sack_nr,
             dup_ack_counter: 0,
             compressed_ack_rcv_nxt: 0,
@@ -202,6 +214,7 @@ impl TcpReceiver {
         if !self.established {
             return;
         }
+        self.ack_scheduled = true;
         let (start, end) = (p.seq, p.seq + p.payload as u64);
         // Timestamps: remember the TSval of a segment at or before the last ACKed point, so a
         // delayed ACK echoes the first of the segments it covers (RFC 7323 §4.3,
@@ -283,7 +296,11 @@ impl TcpReceiver {
                 || self.unread() == 0
                 || self.win.would_offer(self.held_bytes()) >= self.win.rcv_wnd());
         if ack_now || full_frame || self.in_quickack_mode() {
-            self.send_ack(now, out);
+            if self.owned {
+                self.ack_deferred = true;
+            } else {
+                self.send_ack(now, out);
+            }
         } else if !self.ofo.is_empty() {
             self.compress_sack(now, out);
         } else if self.delack.is_none() {
@@ -370,17 +387,32 @@ impl TcpReceiver {
     fn event_data_recv(&mut self, now: Time) {
         let rto = TCP_RTO_MIN + self.rcv_rtt.unwrap_or(Time::ZERO);
         match self.last_data_at {
-            None => self.incr_quickack(),
-            Some(t) if now - t > rto => self.incr_quickack(),
+            None => self.incr_quickack(TCP_MAX_QUICKACKS),
+            Some(t) if now - t > rto => self.incr_quickack(TCP_MAX_QUICKACKS),
             _ => {}
         }
         self.last_data_at = Some(now);
     }
 
+    /// The reader that held the socket lets go: TCP works through the backlog
+    /// (`__release_sock()`) until `release_cb`.
+    pub fn begin_backlog(&mut self) {
+        self.owned = true;
+    }
+
+    /// `tcp_release_cb()`: the ACK the backlog's data deferred goes out, unless an ACK sent
+    /// since (a duplicate ACK) already covered everything received.
+    pub fn release_cb(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.owned = false;
+        if std::mem::take(&mut self.ack_deferred) && self.ack_scheduled {
+            self.send_ack(now, out);
+        }
+    }
+
     /// `tcp_enter_quickack_mode()`: `n` quick ACKs, and the connection is no longer interactive
     /// (`inet_csk_exit_pingpong_mode()`).
     fn enter_quickack_mode(&mut self, n: u32) {
-        self.quick = self.quick.max(n);
+        self.incr_quickack(n);
         self.pingpong = 0;
     }
 
@@ -411,11 +443,11 @@ impl TcpReceiver {
         }
     }
 
-    /// `tcp_incr_quickack()`: rcv_wnd / (2·rcv_mss) ACKs (2 if that is 0), at most 16.
-    fn incr_quickack(&mut self) {
+    /// `tcp_incr_quickack()`: rcv_wnd / (2·rcv_mss) ACKs (2 if that is 0), at most `max`.
+    fn incr_quickack(&mut self, max: u32) {
         let q = match (self.win.rcv_wnd() / (2 * self.rcv_mss as u64)) as u32 {
             0 => 2,
-            q => q.min(TCP_MAX_QUICKACKS),
+            q => q.min(max),
         };
         self.quick = self.quick.max(q);
     }
@@ -549,12 +581,15 @@ impl TcpReceiver {
         a.rwnd = self.win.advertise(self.held_bytes(), ack);
         a.ts_val = now;
         a.ts_ecr = self.ts_recent;
-        let acked_segs =
-            ((ack.saturating_sub(self.rcv_wup)) / self.rcv_mss.max(1) as u64).max(1) as u32;
-        // `tcp_dec_quickack_mode()`.
-        self.quick = self.quick.saturating_sub(acked_segs);
+        // `tcp_dec_quickack_mode()` (Linux ≥ 6.6, "tcp: fix quick-ack counting to count
+        // actual ACKs of new data"): one quick ACK used per ACK sent while one was scheduled,
+        // however much it covers; none for DCTCP's ACK of the data before a CE flip.
+        if self.ack_scheduled && ack == self.rcv_nxt {
+            self.quick = self.quick.saturating_sub(1);
+        }
         self.rcv_wup = ack;
         self.delack = None;
+        self.ack_scheduled = false;
         // `inet_csk_clear_xmit_timer(ICSK_TIME_DACK)` clears `icsk_ack.pending`.
         self.pushed = false;
         self.pushed2 = false;
@@ -722,6 +757,92 @@ mod tests {
         }
         assert_eq!(out.len(), 1, "{out:?}");
         assert_eq!(out[0].ack, 21 * MSS as u64);
+    }
+
+    /// `n`-segment skb from segment `first` on, as the backlog hands it to TCP.
+    fn skb(first: u64, n: u16) -> Vec<Packet> {
+        (0..n)
+            .map(|i| {
+                let mut p = data((first + i as u64) * MSS as u64, MSS);
+                (p.gso_segs, p.gso_index, p.gso_bytes) = (n, i, n as u32 * (MSS + 52));
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn backlog_acks_wait_for_the_release_but_duplicate_acks_do_not() {
+        // Working through the backlog (`__release_sock()`), an ACK the data asks for is
+        // deferred to `tcp_release_cb()`: in-order skbs and an out-of-order one behind them
+        // (more than a full frame unacknowledged still asks for it) get one ACK, at the
+        // release, that both advances and SACKs.
+        let mut r = established();
+        feed(&mut r, 0..16, Time::from_ms(1)); // past the quick-ACK phase
+        let now = Time::from_ms(2);
+        let mut out = Vec::new();
+        r.begin_backlog();
+        for p in skb(16, 4).into_iter().chain(skb(21, 3)) {
+            r.on_packet(now, &p, &mut out); // segment 20 lost
+        }
+        assert!(out.is_empty(), "deferred: {out:?}");
+        r.release_cb(now, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].ack, out[0].sack_len), (20 * MSS as u64, 1));
+
+        // With everything in order ACKed, SACK compression's first duplicate ACKs jump past
+        // the deferral and leave at once; the release then has nothing left to ACK.
+        let mut out = Vec::new();
+        r.begin_backlog();
+        for first in [25, 29] {
+            for p in skb(first, 2) {
+                r.on_packet(now, &p, &mut out); // segments 24 and 27, 28 lost
+            }
+        }
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out.iter().all(|a| a.ack == 20 * MSS as u64));
+        r.release_cb(now, &mut out);
+        assert_eq!(out.len(), 2);
+
+        // Not owned any more: the next skb is ACKed as it comes.
+        for p in skb(20, 4) {
+            r.on_packet(now, &p, &mut out);
+        }
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[2].ack, 24 * MSS as u64);
+    }
+
+    #[test]
+    fn quick_ack_mode_counts_acks_not_the_segments_they_cover() {
+        // `tcp_dec_quickack_mode()` (Linux ≥ 6.6): each ACK sent for new data uses one quick
+        // ACK, whether it covers one segment or a 4-segment skb. A duplicate segment gives 16
+        // (`tcp_enter_quickack_mode()`), its own duplicate ACK uses one.
+        let mut r = established();
+        feed(&mut r, 0..16, Time::from_ms(1));
+        let now = Time::from_ms(2);
+        let mut out = Vec::new();
+        r.on_packet(now, &data(3 * MSS as u64, MSS), &mut out);
+        assert_eq!(out.len(), 1);
+        let mut acks = Vec::new();
+        for k in 0..20 {
+            for p in skb(16 + 4 * k, 4) {
+                r.on_packet(now, &p, &mut acks);
+            }
+            r.app_read(now, &mut acks);
+        }
+        // 15 quick ACKs for the first 15 skbs; after that a 4-segment skb is still more than
+        // one full frame, so every skb is ACKed either way: tell them apart by `quick` left.
+        assert_eq!(acks.len(), 20);
+        assert_eq!(r.quick, 0);
+        let mut r = established();
+        feed(&mut r, 0..16, Time::from_ms(1));
+        r.on_packet(now, &data(3 * MSS as u64, MSS), &mut out);
+        for k in 0..5 {
+            for p in skb(16 + 4 * k, 4) {
+                r.on_packet(now, &p, &mut acks);
+            }
+        }
+        // Segment by segment it would have used 1 + 5 · 4 = 21 ≥ 16.
+        assert_eq!(r.quick, TCP_MAX_QUICKACKS - 1 - 5);
     }
 
     #[test]
