@@ -649,6 +649,13 @@ mod tests {
         r
     }
 
+    /// An established receiver that has used its first quick ACKs on segments 0-15 (at 1 ms).
+    fn past_quick_acks() -> TcpReceiver {
+        let mut r = established();
+        feed(&mut r, 0..16, Time::from_ms(1));
+        r
+    }
+
     fn data(seq: u64, len: u32) -> Packet {
         let mut p = Packet::new(Kind::Data, 0, 0, 1, len + 52);
         p.seq = seq;
@@ -746,8 +753,7 @@ mod tests {
     fn established_a_whole_gso_skb_gets_one_ack() {
         // On a veth path a 5-segment skb arrives whole: `tcp_v4_rcv()` sees one skb, so one
         // ACK for all five (segment by segment it would be two or more).
-        let mut r = established();
-        feed(&mut r, 0..16, Time::from_ms(1)); // past the quick-ACK phase
+        let mut r = past_quick_acks();
         let mut out = Vec::new();
         for i in 0..5u16 {
             let mut p = data((16 + i as u64) * MSS as u64, MSS);
@@ -776,8 +782,7 @@ mod tests {
         // deferred to `tcp_release_cb()`: in-order skbs and an out-of-order one behind them
         // (more than a full frame unacknowledged still asks for it) get one ACK, at the
         // release, that both advances and SACKs.
-        let mut r = established();
-        feed(&mut r, 0..16, Time::from_ms(1)); // past the quick-ACK phase
+        let mut r = past_quick_acks();
         let now = Time::from_ms(2);
         let mut out = Vec::new();
         r.begin_backlog();
@@ -816,8 +821,7 @@ mod tests {
         // `tcp_dec_quickack_mode()` (Linux ≥ 6.6): each ACK sent for new data uses one quick
         // ACK, whether it covers one segment or a 4-segment skb. A duplicate segment gives 16
         // (`tcp_enter_quickack_mode()`), its own duplicate ACK uses one.
-        let mut r = established();
-        feed(&mut r, 0..16, Time::from_ms(1));
+        let mut r = past_quick_acks();
         let now = Time::from_ms(2);
         let mut out = Vec::new();
         r.on_packet(now, &data(3 * MSS as u64, MSS), &mut out);
@@ -833,8 +837,7 @@ mod tests {
         // one full frame, so every skb is ACKed either way: tell them apart by `quick` left.
         assert_eq!(acks.len(), 20);
         assert_eq!(r.quick, 0);
-        let mut r = established();
-        feed(&mut r, 0..16, Time::from_ms(1));
+        let mut r = past_quick_acks();
         r.on_packet(now, &data(3 * MSS as u64, MSS), &mut out);
         for k in 0..5 {
             for p in skb(16 + 4 * k, 4) {
@@ -990,8 +993,7 @@ mod tests {
 
     #[test]
     fn established_acks_every_second_full_segment_after_quick_mode() {
-        let mut r = established();
-        feed(&mut r, 0..16, Time::from_ms(1));
+        let mut r = past_quick_acks();
         let acks = feed(&mut r, 16..26, Time::from_ms(2));
         assert_eq!(acks.len(), 5);
         assert_eq!(acks[0].ack, 18 * MSS as u64);
@@ -999,8 +1001,7 @@ mod tests {
 
     #[test]
     fn established_lone_segment_waits_for_the_delack_timer() {
-        let mut r = established();
-        feed(&mut r, 0..16, Time::from_ms(1));
+        let mut r = past_quick_acks();
         let now = Time::from_ms(5);
         assert!(feed(&mut r, [16], now).is_empty());
         assert_eq!(r.delack_deadline(), Some(now + TCP_DELACK_MIN));
@@ -1013,8 +1014,7 @@ mod tests {
 
     #[test]
     fn established_short_segment_is_acked_at_once() {
-        let mut r = established();
-        feed(&mut r, 0..16, Time::from_ms(1));
+        let mut r = past_quick_acks();
         let mut out = Vec::new();
         r.on_packet(Time::from_ms(3), &data(16 * MSS as u64, 100), &mut out);
         assert_eq!(out.len(), 1);
@@ -1072,8 +1072,7 @@ mod tests {
     /// sent a request then; the segments after a silence longer than the RTO then arrive at
     /// 300 ms, which asks for quick ACKs again (`tcp_event_data_recv()`).
     fn after_a_reply(reply_at: Option<Time>) -> (TcpReceiver, Vec<Packet>) {
-        let mut r = established();
-        feed(&mut r, 0..16, Time::from_ms(1));
+        let mut r = past_quick_acks();
         let mut out = Vec::new();
         if let Some(t) = reply_at {
             r.on_app_send(t, &mut out);
