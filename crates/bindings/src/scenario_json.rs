@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 
 use burstlab_sim::scenario::{
-    BurstSpec, EcnMode, FlowSpec, HostQdisc, Latency, PortSpec, Preset, QueueSpec, Scenario,
-    Scheduler, Timers, WindowModel,
+    BurstSpec, EcnMode, FlowSpec, HostQdisc, Latency, PortSpec, Preset, QueueSpec, RcvBufTuning,
+    Scenario, Scheduler, Timers, WindowModel,
 };
 
 pub fn to_json(s: &Scenario) -> Value {
@@ -101,6 +101,11 @@ fn flow(f: &FlowSpec) -> Value {
         "tcp_wmem": f.tcp_wmem,
         "rmem_max": f.rmem_max,
         "window_model": window_model,
+        "skb_scaling_ratio": f.skb_scaling_ratio,
+        "rcvbuf_tuning": match f.rcvbuf_tuning {
+            RcvBufTuning::Linux6_6 => "6.6",
+            RcvBufTuning::Linux6_18 => "6.18",
+        },
         "initcwnd": f.initcwnd,
         "initrwnd": f.initrwnd,
         "rto_min_s": f.rto_min.as_secs_f64(),

@@ -1194,12 +1194,11 @@ fn median_us(v: &mut [u32]) -> f64 {
 /// the kernel's backlog skbs at 1500 bytes held at most 16-18 segments). Each resulting skb is
 /// marked as a GSO skb (`gso_index` of `gso_segs`): one receive event, one ACK decision.
 fn mark_backlog_skbs(held: &mut [Packet]) {
-    /// `MAX_SKB_FRAGS` (`include/linux/skbuff.h`, `CONFIG_MAX_SKB_FRAGS` default 17).
-    const MAX_SKB_FRAGS: usize = 17;
-    const TSVAL_TICK_PS: u64 = 1_000_000_000;
+    use crate::tcp::{MAX_SKB_FRAGS, TCP_TS_TICK};
+    let tick = |p: &Packet| p.ts_val.ps() / TCP_TS_TICK.ps();
     let joins = |tail: &Packet, p: &Packet| {
         tail.seq + tail.payload as u64 == p.seq
-            && tail.ts_val.ps() / TSVAL_TICK_PS == p.ts_val.ps() / TSVAL_TICK_PS
+            && tick(tail) == tick(p)
             && tail.ecn == p.ecn
             && tail.dscp == p.dscp
             && (tail.ece, tail.cwr) == (p.ece, p.cwr)

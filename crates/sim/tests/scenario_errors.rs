@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use burstlab_sim::scenario::{
-    self, EcnMode, Latency, Preset, Scenario, ScenarioError, Scheduler, ServeOrder, WindowModel,
-    defaults,
+    self, EcnMode, Latency, Preset, RcvBufTuning, Scenario, ScenarioError, Scheduler, ServeOrder,
+    WindowModel, defaults,
 };
 use burstlab_sim::tcp::rwnd::TCP_DEFAULT_SCALING_RATIO;
 use burstlab_sim::{Rate, Time};
@@ -242,6 +242,31 @@ fn adv_win_scale_accepts_linux_sysctl_range() {
     }
     let s = load(BASE, &["flow[0].scaling_ratio=128"]).unwrap();
     assert_eq!(s.flows[0].window_model, WindowModel::ScalingRatio(128));
+}
+
+#[test]
+fn receive_side_of_a_kernel_is_chosen_by_name() {
+    let s =
+        load(BASE, &["flow[0].skb_scaling_ratio=229", "flow[0].rcvbuf_tuning=\"6.18\""]).unwrap();
+    assert_eq!(s.flows[0].skb_scaling_ratio, Some(229));
+    assert_eq!(s.flows[0].rcvbuf_tuning, RcvBufTuning::Linux6_18);
+    let d = load(BASE, &[]).unwrap();
+    assert_eq!(
+        (d.flows[0].skb_scaling_ratio, d.flows[0].rcvbuf_tuning),
+        (None, RcvBufTuning::Linux6_6)
+    );
+    let m = error(BASE, &["flow[0].rcvbuf_tuning=\"6.12\""], "field");
+    assert_eq!(m, "scenario.flow[0].rcvbuf_tuning = \"6.12\": expected one of \"6.6\", \"6.18\"");
+    let m = error(BASE, &["flow[0].tcp_adv_win_scale=1", "flow[0].skb_scaling_ratio=229"], "field");
+    assert!(
+        m.starts_with("scenario.flow[0].skb_scaling_ratio = 229: expected no skb_scaling_ratio"),
+        "{m}"
+    );
+    let m = error(BASE, &["flow[0].skb_scaling_ratio=0"], "field");
+    assert!(
+        m.starts_with("scenario.flow[0].skb_scaling_ratio = 0: expected an integer from 1"),
+        "{m}"
+    );
 }
 
 #[test]

@@ -190,6 +190,20 @@ pub enum WindowModel {
     ScalingRatio(u8),
 }
 
+/// Which kernel's receive-buffer auto-tuning (`net.ipv4.tcp_moderate_rcvbuf`, dynamic
+/// right-sizing) the receiving host runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RcvBufTuning {
+    /// Linux 6.6–6.15 `tcp_rcv_space_adjust()`: once per receiver RTT, from the bytes the
+    /// application read, `rcvwin = 2·copied + 16·advmss`, grown for a sender in slow start.
+    #[default]
+    Linux6_6,
+    /// Linux 6.18 `tcp_rcvbuf_grow()`: once per receiver RTT from what was read less what is
+    /// still queued, `rcvwin = 2·copied` grown for slow start, and at every out-of-order
+    /// segment from the span the out-of-order queue covers.
+    Linux6_18,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowSpec {
     pub cca: String,
@@ -203,6 +217,12 @@ pub struct FlowSpec {
     /// Receiver `net.core.rmem_max`, bytes (bounds the window scale, like `tcp_rmem[2]`).
     pub rmem_max: u64,
     pub window_model: WindowModel,
+    /// The len/truesize ratio (of 256) of the receiving host's skbs, which Linux ≥ 6.6 measures
+    /// from the first full-sized segment (`tcp_measure_rcv_mss()`) and sizes the window with
+    /// from then on; `None` = the window keeps `window_model`'s ratio.
+    pub skb_scaling_ratio: Option<u8>,
+    /// The receiving host's receive-buffer auto-tuning.
+    pub rcvbuf_tuning: RcvBufTuning,
     /// `ip route … initcwnd` (packets); default `TCP_INIT_CWND` = 10.
     pub initcwnd: u32,
     /// `ip route … initrwnd` (packets); 0 = kernel default.
@@ -265,6 +285,8 @@ impl FlowSpec {
             tcp_wmem: DEFAULT_TCP_WMEM,
             rmem_max: DEFAULT_RMEM_MAX,
             window_model: WindowModel::ScalingRatio(crate::tcp::rwnd::TCP_DEFAULT_SCALING_RATIO),
+            skb_scaling_ratio: None,
+            rcvbuf_tuning: RcvBufTuning::Linux6_6,
             initcwnd: TCP_INIT_CWND,
             initrwnd: 0,
             comp_sack_nr: crate::tcp::receiver::TCP_COMP_SACK_NR,

@@ -54,6 +54,8 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("rmem_max", Leaf),
     ("tcp_adv_win_scale", Leaf),
     ("scaling_ratio", Leaf),
+    ("skb_scaling_ratio", Leaf),
+    ("rcvbuf_tuning", Leaf),
     ("initcwnd", Leaf),
     ("initrwnd", Leaf),
     ("tcp_comp_sack_nr", Leaf),

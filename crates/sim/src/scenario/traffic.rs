@@ -33,6 +33,18 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         format!("net.core.rmem_max from 1 to {SYSCTL_INT_MAX} bytes")
     })?;
     let window_model = window_model(q)?;
+    let skb_scaling_ratio = q.integer("skb_scaling_ratio", SCALING_RATIO_RANGE)?.map(|r| r as u8);
+    q.ensure(
+        "skb_scaling_ratio",
+        skb_scaling_ratio.is_none() || matches!(window_model, WindowModel::ScalingRatio(_)),
+        || "no skb_scaling_ratio with tcp_adv_win_scale (kernels <= 6.5 measure no ratio)".into(),
+    )?;
+    let rcvbuf_tuning = q
+        .choice(
+            "rcvbuf_tuning",
+            &[("6.6", RcvBufTuning::Linux6_6), ("6.18", RcvBufTuning::Linux6_18)],
+        )?
+        .unwrap_or_default();
     let initcwnd = q.integer("initcwnd", 1..=U32_MAX)?.map_or(TCP_INIT_CWND, |v| v as u32);
     let initrwnd = q.integer("initrwnd", 0..=U32_MAX)?.map_or(0, |v| v as u32);
     let comp_sack_nr = q
@@ -58,6 +70,8 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         tcp_wmem,
         rmem_max,
         window_model,
+        skb_scaling_ratio,
+        rcvbuf_tuning,
         initcwnd,
         initrwnd,
         comp_sack_nr,

@@ -13,10 +13,22 @@ pub mod timer_wheel;
 pub mod write_queue;
 
 use crate::packet::{IPV4_HEADER_BYTES, TCP_HEADER_BYTES, TCP_TIMESTAMP_OPTION_BYTES};
+use crate::time::Time;
 
 /// `TCP_INIT_CWND` (`include/net/tcp.h`), RFC 6928 §2: 10 segments, the initial congestion
 /// window without a route `initcwnd`; `tcp_init_buffer_space()` also starts DRS from it.
 pub const TCP_INIT_CWND: u32 = 10;
+
+/// `MAX_SKB_FRAGS` (`include/linux/skbuff.h`, `CONFIG_MAX_SKB_FRAGS` default 17): the page
+/// fragments one skb holds. veth hands TCP each segment's payload as one fragment, so a
+/// receiver's coalesced skbs (`tcp_add_backlog()`, `tcp_try_coalesce()`) hold at most this many
+/// segments (traced here at 1500 bytes: 16–18, a few more when the first one's payload sits in
+/// the skb's head).
+pub const MAX_SKB_FRAGS: usize = 17;
+
+/// One tick of RFC 7323 timestamps as Linux sends them: `TCP_TS_HZ` = 1000 (`include/net/tcp.h`;
+/// microsecond TSvals only with the route's `tcp_usec_ts` feature, 6.7+).
+pub const TCP_TS_TICK: Time = Time::from_ms(1);
 
 /// IP + TCP header bytes on every segment with the timestamps option: 52.
 #[inline]
@@ -48,6 +60,12 @@ mod tests {
     #[test]
     fn init_cwnd_is_ten() {
         assert_eq!(TCP_INIT_CWND, 10);
+    }
+
+    #[test]
+    fn skbs_hold_17_fragments_and_timestamps_tick_each_millisecond() {
+        assert_eq!(MAX_SKB_FRAGS, 17);
+        assert_eq!(TCP_TS_TICK, Time::from_ms(1));
     }
 
     #[test]

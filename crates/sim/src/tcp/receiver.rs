@@ -8,9 +8,9 @@
 use crate::packet::{Ecn, FlowId, Kind, MAX_SACK_BLOCKS, NodeId, Packet, SeqRange};
 use crate::scenario::FlowSpec;
 use crate::tcp::rtt::TCP_RTO_MIN;
-use crate::tcp::rwnd::{RcvWindow, RcvWindowConfig};
+use crate::tcp::rwnd::{RcvBufTuning, RcvWindow, RcvWindowConfig};
 use crate::tcp::sender::TCP_FASTRETRANS_THRESH;
-use crate::tcp::{SYN_BYTES, ack_bytes, mss_from_mtu, timer_wheel};
+use crate::tcp::{MAX_SKB_FRAGS, SYN_BYTES, TCP_TS_TICK, ack_bytes, mss_from_mtu, timer_wheel};
 use crate::time::Time;
 
 /// `TCP_ATO_MIN` = `TCP_DELACK_MIN` = HZ/25 = 40 ms (`include/net/tcp.h`): the delayed-ACK timeout.
@@ -111,8 +111,13 @@ pub struct TcpReceiver {
     last_data_at: Option<Time>,
     /// Peer TSval to echo (`ts_recent`).
     ts_recent: Time,
-    /// Receiver RTT estimate from timestamps (`tcp_rcv_rtt_measure_ts()`).
+    /// Receiver RTT estimate (`tp->rcv_rtt_est.rtt_us`).
     rcv_rtt: Option<Time>,
+    /// 6.18's estimate also samples the time a window takes to arrive (`tcp_rcv_rtt_measure()`:
+    /// `rcv_rtt_est.seq`, `.time`) and takes each echoed TSval tick once (`rcv_rtt_last_tsecr`).
+    rtt_est_seq: u64,
+    rtt_est_time: Option<Time>,
+    rcv_rtt_last_tsecr: Option<u64>,
     size: Option<u64>,
     ecn: EcnEcho,
     pub stats: ReceiverStats,
@@ -125,6 +130,8 @@ impl TcpReceiver {
             tcp_rmem: spec.tcp_rmem,
             rmem_max: spec.rmem_max,
             model: spec.window_model,
+            skb_ratio: spec.skb_scaling_ratio,
+            tuning: spec.rcvbuf_tuning,
             initrwnd: spec.initrwnd,
             advmss,
         };
@@ -161,6 +168,9 @@ impl TcpReceiver {
             last_data_at: None,
             ts_recent: Time::ZERO,
             rcv_rtt: None,
+            rtt_est_seq: 0,
+            rtt_est_time: None,
+            rcv_rtt_last_tsecr: None,
             size: spec.size_bytes,
             ecn: if !spec.ecn
                 && !crate::tcp::cc::by_name(&spec.cca)
@@ -222,7 +232,9 @@ impl TcpReceiver {
         if start <= self.rcv_wup {
             self.ts_recent = p.ts_val;
         }
-        if p.ts_ecr > Time::ZERO && now > p.ts_ecr {
+        if self.win.tuning() == RcvBufTuning::Linux6_18 {
+            self.rcv_rtt_measure_ts(now, p);
+        } else if p.ts_ecr > Time::ZERO && now > p.ts_ecr {
             let sample = now - p.ts_ecr;
             // `tcp_rcv_rtt_update()`: EWMA with gain 1/8.
             self.rcv_rtt = Some(match self.rcv_rtt {
@@ -247,6 +259,9 @@ impl TcpReceiver {
                 self.quick = self.quick.max(1);
             }
             self.advance(end);
+            if self.win.tuning() == RcvBufTuning::Linux6_18 {
+                self.rcv_rtt_measure(now);
+            }
             // Filling the last hole: ACK now (`tcp_data_queue()`, RFC 5681 §4.2). Filling one
             // of several moves `rcv_nxt`, which restarts SACK compression's count below, so
             // that ACK leaves at once too.
@@ -269,7 +284,8 @@ impl TcpReceiver {
                 self.send_ack(now, out);
             }
             self.insert_ofo(start, end);
-            if self.win.on_ofo_data(p.payload, self.held_bytes()) {
+            let ofo_span = self.ofo.last().map_or(0, |r| r.end - self.rcv_nxt);
+            if self.win.on_ofo_data(p.payload, self.held_bytes(), ofo_span) {
                 self.quick = self.quick.max(1);
             }
             // Out-of-order data schedules an ACK (`tcp_data_queue_ofo()`; no quick-ack mode),
@@ -394,6 +410,57 @@ impl TcpReceiver {
         self.last_data_at = Some(now);
     }
 
+    /// `tcp_rcv_rtt_measure_ts()` as of 6.16: a full-sized segment that echoes a TSval tick
+    /// not seen before gives a sample of the ticks since, in whole milliseconds (RFC 7323
+    /// timestamps tick at `TCP_TS_HZ` = 1000); 0 ms is no sample ("tcp: remove zero TCP TS
+    /// samples for autotuning"). Before this segment is queued, so the queue is as it was.
+    fn rcv_rtt_measure_ts(&mut self, now: Time, p: &Packet) {
+        if p.ts_ecr == Time::ZERO {
+            return;
+        }
+        let tsecr = p.ts_ecr.ps() / TCP_TS_TICK.ps();
+        if self.rcv_rtt_last_tsecr == Some(tsecr) {
+            return;
+        }
+        self.rcv_rtt_last_tsecr = Some(tsecr);
+        if (p.payload as u64) < self.win.rcv_mss() {
+            return;
+        }
+        let ticks = (now.ps() / TCP_TS_TICK.ps()).saturating_sub(tsecr);
+        if ticks > 0 {
+            self.rcv_rtt_update(Time(ticks * TCP_TS_TICK.ps()), false);
+        }
+    }
+
+    /// `tcp_rcv_rtt_measure()`: the time from one in-order segment to the first that reaches
+    /// the window then offered beyond it, a sample that can only lower the estimate.
+    fn rcv_rtt_measure(&mut self, now: Time) {
+        if let Some(t) = self.rtt_est_time {
+            if self.rcv_nxt < self.rtt_est_seq {
+                return;
+            }
+            self.rcv_rtt_update((now - t).max(Time::from_us(1)), true);
+        }
+        self.rtt_est_seq = self.rcv_nxt + self.win.rcv_wnd();
+        self.rtt_est_time = Some(now);
+    }
+
+    /// `tcp_rcv_rtt_update()` as of 6.16 ("tcp: always seek for minimal rtt in
+    /// tcp_rcv_rtt_update()", "tcp: skip big rtt sample if receive queue is not empty"): a
+    /// smaller sample is taken at once; a larger one only from timestamps with nothing left
+    /// unread, as an EWMA of gain 1/8.
+    fn rcv_rtt_update(&mut self, sample: Time, win_dep: bool) {
+        self.rcv_rtt = Some(match self.rcv_rtt {
+            Some(old) if sample >= old => {
+                if win_dep || self.unread() > 0 {
+                    return;
+                }
+                Time((old.ps() * 7 + sample.ps()) / 8)
+            }
+            _ => sample,
+        });
+    }
+
     /// The reader that held the socket lets go: TCP works through the backlog
     /// (`__release_sock()`) until `release_cb`.
     pub fn begin_backlog(&mut self) {
@@ -486,8 +553,23 @@ impl TcpReceiver {
     /// least doubles the window on offer.
     pub fn app_read(&mut self, now: Time, out: &mut Vec<Packet>) {
         let copied = self.rcv_nxt - self.stats.delivered;
+        // DRS runs after each skb the read copies, on the clock of the last segment TCP
+        // processed, so only the first skb of a read can find an RTT gone by: the queue's head,
+        // up to `MAX_SKB_FRAGS` segments coalesced (`tcp_try_coalesce()`). The 6.6 model
+        // samples the whole read (docs/fidelity.md).
+        let first = match self.win.tuning() {
+            RcvBufTuning::Linux6_18 => copied.min(MAX_SKB_FRAGS as u64 * self.win.rcv_mss()),
+            RcvBufTuning::Linux6_6 => copied,
+        };
+        let ofo_span = self.ofo.last().map_or(0, |r| r.end - self.rcv_nxt);
+        self.win.on_app_read(
+            now,
+            self.stats.delivered + first,
+            copied - first,
+            ofo_span,
+            self.rcv_rtt,
+        );
         self.stats.delivered = self.rcv_nxt;
-        self.win.on_app_read(now, self.stats.delivered, self.rcv_rtt);
         if self.size.is_some_and(|s| self.stats.delivered >= s) {
             self.stats.done_at.get_or_insert(now);
         }
@@ -1145,6 +1227,53 @@ mod tests {
         let (mut r, _) = after_a_reply(Some(Time::from_ms(3)));
         assert_eq!(feed(&mut r, [3], Time::from_ms(4)).len(), 1);
         assert_eq!(feed(&mut r, 16..26, Time::from_ms(300)).len(), 10, "quick ACKs again");
+    }
+
+    /// 6.18's receiver RTT (`tcp_rcv_rtt_measure()`, `tcp_rcv_rtt_measure_ts()`,
+    /// `tcp_rcv_rtt_update()`): the time a window takes to arrive sets it; echoed timestamps
+    /// count in whole milliseconds, each tick once, a tick of 0 not at all, and one above the
+    /// estimate only with nothing left unread.
+    #[test]
+    fn linux_6_18_receiver_rtt_from_windows_and_millisecond_timestamps() {
+        let sp = FlowSpec {
+            rcvbuf_tuning: RcvBufTuning::Linux6_18,
+            read_latency: Latency::Fixed(Time::from_us(400)),
+            ..spec()
+        };
+        let mut r = TcpReceiver::new(0, 1, 0, &sp, 1500);
+        let mut out = Vec::new();
+        r.on_packet(Time::from_us(10), &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
+        let at = |k: u64| Time::from_ms(1) + Time::from_us(10 * k);
+        let seg = |k: u64, ts_ecr: Time| Packet { ts_ecr, ..data(k * MSS as u64, MSS) };
+        r.on_packet(at(0), &seg(0, Time::ZERO), &mut out);
+        r.app_read(at(0), &mut out);
+        let reach = r.rtt_est_seq.div_ceil(MSS as u64) - 1;
+        for k in 1..=reach {
+            r.on_packet(at(k), &seg(k, Time::ZERO), &mut out);
+            r.app_read(at(k), &mut out);
+            assert_eq!(r.rcv_rtt.is_some(), k == reach, "segment {k} of {reach}");
+        }
+        let window = at(reach) - at(0);
+        assert_eq!(r.rcv_rtt, Some(window));
+        // Echoes of this millisecond's tick: 0 ms, no sample.
+        let mut k = reach + 1;
+        r.on_packet(at(k), &seg(k, Time::from_ms(1)), &mut out);
+        r.app_read(at(k), &mut out);
+        assert_eq!(r.rcv_rtt, Some(window));
+        // A 2 ms echo with everything read: an EWMA step of 1/8, once per tick.
+        let later = Time::from_ms(4) + Time::from_us(500);
+        let ewma = Time((window.ps() * 7 + Time::from_ms(2).ps()) / 8);
+        for _ in 0..2 {
+            k += 1;
+            r.on_packet(later, &seg(k, Time::from_us(2500)), &mut out);
+            r.app_read(later, &mut out);
+            assert_eq!(r.rcv_rtt, Some(ewma));
+        }
+        // A larger echo while data waits unread: skipped.
+        k += 1;
+        r.on_packet(later, &seg(k, Time::ZERO), &mut out);
+        r.on_packet(Time::from_ms(5), &seg(k + 1, Time::from_us(3200)), &mut out);
+        assert_eq!(r.rcv_rtt, Some(ewma));
     }
 
     #[test]

@@ -6,8 +6,11 @@
 //!   `tcp_init_buffer_space` (`net/ipv4/tcp_input.c`) fixes `window_clamp`, `rcv_ssthresh` and
 //!   the first DRS sample;
 //! - each in-order segment: `tcp_event_data_recv` → `tcp_grow_window` raises `rcv_ssthresh`;
+//! - the first full-sized segment: `tcp_measure_rcv_mss` measures the skbs' len/truesize ratio
+//!   (≥ 6.6) and resizes `window_clamp` with it;
 //! - each application read: `tcp_rcv_space_adjust` (dynamic right-sizing, DRS) grows `sk_rcvbuf`
-//!   and `window_clamp` at most once per receiver RTT, up to `tcp_rmem[2]`;
+//!   and `window_clamp` at most once per receiver RTT, up to `tcp_rmem[2]`; in 6.18 each
+//!   out-of-order segment may grow them too (`tcp_rcvbuf_grow`), see [`RcvBufTuning`];
 //! - each ACK: `tcp_select_window` / `__tcp_select_window` (`net/ipv4/tcp_output.c`) turn the
 //!   free buffer into the window, never receding the right edge already offered.
 //!
@@ -19,6 +22,7 @@
 //! model *is* the len/truesize ratio, so the free window is the configured window minus what is
 //! held, as in Linux when every skb has the assumed ratio.
 
+pub use crate::scenario::model::RcvBufTuning;
 use crate::scenario::model::WindowModel;
 use crate::time::Time;
 
@@ -36,6 +40,11 @@ pub const TCP_DEFAULT_SCALING_RATIO: u8 = 1 << (TCP_RMEM_TO_WIN_SCALE - 1);
 /// 256) + `SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` (320 with 17 frags)
 /// (`include/linux/skbuff.h`).
 pub const TCP_SCALING_RATIO_V6_6_0: u8 = ((1200u32 << TCP_RMEM_TO_WIN_SCALE) / 4672) as u8;
+
+/// `SOCK_MIN_RCVBUF` = 2 · `TCP_SKB_MIN_TRUESIZE` = 2 · (2048 + `SKB_DATA_ALIGN(sizeof(struct
+/// sk_buff))`) = 2 · (2048 + 256) on x86_64 (`include/net/sock.h`): `tcp_set_window_clamp()`
+/// never sets a clamp below half of it.
+pub const SOCK_MIN_RCVBUF: u64 = 2 * (2048 + 256);
 
 /// `TCP_RMEM_TO_WIN_SCALE` = 8 (`include/net/tcp.h`): `scaling_ratio` is a fraction of 256.
 pub const TCP_RMEM_TO_WIN_SCALE: u32 = 8;
@@ -79,6 +88,10 @@ pub struct RcvWindowConfig {
     pub model: WindowModel,
     /// Route `initrwnd` in segments (`RTAX_INITRWND`); 0 = not set.
     pub initrwnd: u32,
+    /// The len/truesize ratio (of 256) `tcp_measure_rcv_mss()` measures from the host's skbs at
+    /// the first full-sized segment; `None` = keep the model's (≥ 6.6 only).
+    pub skb_ratio: Option<u8>,
+    pub tuning: RcvBufTuning,
     /// MSS the receiver offers and quantises its SYN window to: MTU − 40 − 12 (timestamps) =
     /// 1448 on a 1500-byte MTU gives Linux's familiar SYN-ACK window of 65160. Also used where
     /// Linux uses `tp->advmss` (1460 there): growth steps and DRS cushion.
@@ -90,6 +103,8 @@ pub struct RcvWindowConfig {
 #[derive(Clone, Debug)]
 pub struct RcvWindow {
     model: WindowModel,
+    skb_ratio: Option<u8>,
+    tuning: RcvBufTuning,
     /// `tcp_rmem[2]`, capped at `INT_MAX`.
     rmem_cap: u64,
     advmss: u64,
@@ -187,6 +202,8 @@ impl RcvWindow {
 
         RcvWindow {
             model,
+            skb_ratio: cfg.skb_ratio,
+            tuning: cfg.tuning,
             rmem_cap: rmem[2],
             advmss: mss,
             wscale,
@@ -224,18 +241,57 @@ impl RcvWindow {
     /// queues the skb before it grows the window.
     /// Returns whether `rcv_ssthresh` grew.
     pub fn on_data(&mut self, len: u32, held_bytes: u64) -> bool {
-        // tcp_measure_rcv_mss: track the peer's segment size, never above our advmss.
+        // tcp_measure_rcv_mss: track the peer's segment size, never above our advmss, and
+        // measure the skbs' ratio whenever it changes.
         let len64 = len as u64;
         if len64 >= self.rcv_mss {
+            if len64 != self.rcv_mss {
+                self.measure_scaling_ratio();
+            }
             self.rcv_mss = len64.min(self.advmss);
         }
         len >= TCP_GROW_MIN_LEN && self.grow(len64, held_bytes)
     }
 
+    /// `tcp_measure_rcv_mss()` (≥ 6.6, as fixed in 6.14 (and 6.6.y) by "tcp: adjust rcvq_space after
+    /// updating scaling ratio"): `scaling_ratio = skb->len · 256 / skb->truesize`; a new ratio
+    /// resizes the clamp to the buffer (`tcp_set_window_clamp()`) and the DRS sample to the
+    /// clamp.
+    fn measure_scaling_ratio(&mut self) {
+        let (WindowModel::ScalingRatio(old), Some(ratio)) = (self.model, self.skb_ratio) else {
+            return;
+        };
+        if ratio == old {
+            return;
+        }
+        self.model = WindowModel::ScalingRatio(ratio);
+        self.set_window_clamp(win_from_space(self.model, self.rcvbuf));
+        self.space = self.space.min(self.window_clamp);
+    }
+
+    /// `tcp_set_window_clamp()` (`net/ipv4/tcp.c`, ≥ 6.10): a smaller clamp caps
+    /// `rcv_ssthresh` (`__tcp_adjust_rcv_ssthresh()`, no reserved memory here), a larger one
+    /// lets it rise to the window already offered.
+    fn set_window_clamp(&mut self, val: u64) {
+        let clamp = val.max(SOCK_MIN_RCVBUF / 2);
+        if clamp < self.window_clamp {
+            self.rcv_ssthresh = self.rcv_ssthresh.min(clamp);
+        } else {
+            self.rcv_ssthresh = self.rcv_ssthresh.max(self.rcv_wnd.min(clamp));
+        }
+        self.window_clamp = clamp;
+    }
+
     /// An out-of-order segment was queued on a SACK connection: `tcp_data_queue_ofo` grows the
-    /// window too, without the size test or the `rcv_mss` update.
-    pub fn on_ofo_data(&mut self, len: u32, held_bytes: u64) -> bool {
-        self.grow(len as u64, held_bytes)
+    /// window too, without the size test or the `rcv_mss` update; in 6.18 it then grows the
+    /// buffer to hold twice the last DRS sample and the `ofo_span` bytes from `rcv_nxt` to the
+    /// end of the out-of-order queue (`tcp_rcvbuf_grow(sk, tp->rcvq_space.space)`).
+    pub fn on_ofo_data(&mut self, len: u32, held_bytes: u64, ofo_span: u64) -> bool {
+        let grew = self.grow(len as u64, held_bytes);
+        if self.tuning == RcvBufTuning::Linux6_18 {
+            self.rcvbuf_grow(self.space, ofo_span);
+        }
+        grew
     }
 
     /// `tcp_grow_window`: raise `rcv_ssthresh` by `max(2·advmss, 2·len)` (or by `2·rcv_mss`
@@ -275,12 +331,26 @@ impl RcvWindow {
         0
     }
 
-    /// The application read data: `copied_total` = total bytes read so far; `rcv_rtt` = the
-    /// receiver's RTT estimate (`tcp_rcv_rtt_est`; `None` if unknown). Runs dynamic right-sizing
-    /// (`tcp_rcv_space_adjust`, Linux 6.6–6.15 form) at most once per receiver RTT:
-    /// `rcvwin = 2·copied + 16·advmss`, plus `2·rcvwin·(copied − prev)/prev` for a growing
-    /// sender; `rcvbuf = min(space_from_win(rcvwin), tcp_rmem[2])`; `window_clamp` follows.
-    pub fn on_app_read(&mut self, now: Time, copied_total: u64, rcv_rtt: Option<Time>) {
+    /// The application copied data out: `copied_seq` = total bytes read so far, `inq` = bytes
+    /// still queued in order behind them, `ofo_span` = bytes from `rcv_nxt` to the end of the
+    /// out-of-order queue; `rcv_rtt` = the receiver's RTT estimate
+    /// (`tcp_rcv_rtt_est`; `None` if unknown). Runs dynamic right-sizing
+    /// (`tcp_rcv_space_adjust`) at most once per receiver RTT. Linux calls it after each skb a
+    /// read copies, with the clock of the last segment processed, so within one read only the
+    /// first skb can pass the RTT test: the caller passes that point.
+    /// - 6.6–6.15: `rcvwin = 2·copied + 16·advmss`, plus `2·rcvwin·(copied − prev)/prev` for a
+    ///   growing sender; `rcvbuf = min(space_from_win(rcvwin), tcp_rmem[2])`; `window_clamp`
+    ///   follows.
+    /// - 6.18: the sample is `copied − inq` (6.16, "tcp: fix sk_rcvbuf overshoot"), and
+    ///   [`Self::rcvbuf_grow`] sizes the buffer from it.
+    pub fn on_app_read(
+        &mut self,
+        now: Time,
+        copied_seq: u64,
+        inq: u64,
+        ofo_span: u64,
+        rcv_rtt: Option<Time>,
+    ) {
         // Linux stamps rcvq_space.time at ESTABLISHED; the first read stands in for it (the
         // passive receiver's first data arrives with the handshake's last ACK).
         let since = now.saturating_sub(*self.space_time.get_or_insert(now));
@@ -290,8 +360,14 @@ impl RcvWindow {
         if since < rtt {
             return;
         }
-        let copied = copied_total.saturating_sub(self.space_seq);
-        if copied > self.space {
+        let copied = copied_seq.saturating_sub(self.space_seq);
+        if self.tuning == RcvBufTuning::Linux6_18 {
+            // `copied` is an int there: more queued than read is no sample.
+            let sample = copied.saturating_sub(inq);
+            if sample > self.space {
+                self.rcvbuf_grow(sample, ofo_span);
+            }
+        } else if copied > self.space {
             let prev = self.space.max(1);
             let mut rcvwin = 2 * copied + 16 * self.advmss;
             let grow = (rcvwin as u128 * (copied - self.space) as u128 / prev as u128) as u64;
@@ -303,8 +379,26 @@ impl RcvWindow {
             }
             self.space = copied;
         }
-        self.space_seq = copied_total;
+        self.space_seq = copied_seq;
         self.space_time = Some(now);
+    }
+
+    /// `tcp_rcvbuf_grow()` (`net/ipv4/tcp_input.c`, 6.18, with "tcp: fix too slow
+    /// tcp_rcvbuf_grow() action"): take `newval` as the DRS sample, then size the buffer for
+    /// `rcvwin = 2·newval`, plus twice `rcvwin·(newval − old)/old` for a sender that grew since
+    /// the last sample ("DRS is always one RTT late"), plus the out-of-order span; never
+    /// shrink it, never above `tcp_rmem[2]`, and let `window_clamp` follow. Linux computes in
+    /// 32 bits; these sums stay far below that for any `tcp_rmem[2]` (an `int`).
+    fn rcvbuf_grow(&mut self, newval: u64, ofo_span: u64) {
+        let old = std::mem::replace(&mut self.space, newval).max(1);
+        let mut rcvwin = newval << 1;
+        let grow = (rcvwin as u128 * newval.saturating_sub(old) as u128 / old as u128) as u64;
+        rcvwin = rcvwin.saturating_add(grow << 1).saturating_add(ofo_span);
+        let rcvbuf = space_from_win(self.model, rcvwin).min(self.rmem_cap);
+        if rcvbuf > self.rcvbuf {
+            self.rcvbuf = rcvbuf;
+            self.window_clamp = win_from_space(self.model, rcvbuf);
+        }
     }
 
     /// The window to advertise (bytes, a multiple of `1 << wscale`), given `held_bytes` = payload
@@ -398,6 +492,16 @@ impl RcvWindow {
         self.rcv_ssthresh
     }
 
+    /// `icsk_ack.rcv_mss`: the receiver's estimate of the peer's segment size, bytes.
+    pub fn rcv_mss(&self) -> u64 {
+        self.rcv_mss
+    }
+
+    /// Which kernel's buffer auto-tuning this receiver follows.
+    pub fn tuning(&self) -> RcvBufTuning {
+        self.tuning
+    }
+
     /// `tp->rcv_wnd`: the window last offered, bytes (read-only; `advertise` changes it).
     pub fn rcv_wnd(&self) -> u64 {
         self.rcv_wnd
@@ -423,6 +527,8 @@ mod tests {
             model,
             initrwnd: 0,
             advmss: MSS,
+            skb_ratio: None,
+            tuning: RcvBufTuning::Linux6_6,
         }
     }
 
@@ -444,7 +550,7 @@ mod tests {
                 rcv_nxt += len;
                 let now = rtt * round + rtt * i / n;
                 w.on_data(len as u32, len);
-                w.on_app_read(now, rcv_nxt, Some(rtt));
+                w.on_app_read(now, rcv_nxt, 0, 0, Some(rtt));
                 last = w.advertise(0, rcv_nxt);
                 max = max.max(last);
                 assert_eq!(last % (1 << w.wscale()), 0, "window not in scale units");
@@ -583,22 +689,77 @@ mod tests {
     fn established_drs_once_per_rtt_and_capped() {
         let mut w = RcvWindow::new(&cfg(6 * MIB, WindowModel::AdvWinScale(1)));
         let rtt = Time::from_ms(8);
-        w.on_app_read(Time::from_ms(100), 0, Some(rtt));
+        w.on_app_read(Time::from_ms(100), 0, 0, 0, Some(rtt));
         // Unknown RTT: nothing happens.
-        w.on_app_read(Time::from_ms(200), 100_000, None);
+        w.on_app_read(Time::from_ms(200), 100_000, 0, 0, None);
         assert_eq!(w.rcvbuf(), 131_072);
         // copied 100000 > 14480: rcvwin = 2·100000 + 16·1448 = 223168, grow = 223168·85520/14480
         // = 1318047, rcvwin += 2·grow = 2859262; rcvbuf = 2·rcvwin = 5718524.
-        w.on_app_read(Time::from_ms(200), 100_000, Some(rtt));
+        w.on_app_read(Time::from_ms(200), 100_000, 0, 0, Some(rtt));
         assert_eq!(w.rcvbuf(), 5_718_524);
         assert_eq!(w.window_clamp(), 2_859_262);
         // Within the same RTT: no second step.
-        w.on_app_read(Time::from_ms(207), 10_000_000, Some(rtt));
+        w.on_app_read(Time::from_ms(207), 10_000_000, 0, 0, Some(rtt));
         assert_eq!(w.rcvbuf(), 5_718_524);
         // Next RTT: capped at tcp_rmem[2].
-        w.on_app_read(Time::from_ms(208), 10_000_000, Some(rtt));
+        w.on_app_read(Time::from_ms(208), 10_000_000, 0, 0, Some(rtt));
         assert_eq!(w.rcvbuf(), 6 * MIB);
         assert_eq!(w.window_clamp(), 3 * MIB);
+    }
+
+    /// A 6.18 receiver traced here (`tcp:tcp_probe`, `tcp:tcp_rcvbuf_grow`; BBR through a 64 KB
+    /// `tbf` at 1 Gbit/s, `tcp_rmem` max 32 MiB): its first full-sized skb measured a ratio of
+    /// 229 and moved the clamp from 64088 to 117248; its first two DRS steps gave the buffers
+    /// below, the second with 57920 bytes out of order.
+    #[test]
+    fn linux_6_18_receiver_follows_a_traced_kernel() {
+        let mut c = cfg(32 * MIB, WindowModel::ScalingRatio(TCP_DEFAULT_SCALING_RATIO));
+        c.skb_ratio = Some(229);
+        c.tuning = RcvBufTuning::Linux6_18;
+        let mut w = RcvWindow::new(&c);
+        assert_eq!((w.window_clamp(), w.rcvbuf()), (64_088, 131_072));
+        w.on_data(16, 16);
+        assert_eq!(w.window_clamp(), 64_088, "a short segment measures nothing");
+        w.on_data(MSS, MSS as u64);
+        assert_eq!(w.window_clamp(), 117_248);
+        let rtt = Time::from_us(722);
+        w.on_app_read(Time::from_ms(1), 0, 0, 0, Some(rtt));
+        // Read 148183, 99376 still queued: the sample is 48807 against 14480.
+        w.on_app_read(Time::from_ms(5), 148_183, 99_376, 0, Some(rtt));
+        assert_eq!((w.rcvbuf(), w.window_clamp()), (626_506, 560_429));
+        // 603624 more read, 237472 queued: 366152 against 48807, and the out-of-order span.
+        w.on_app_read(Time::from_ms(14), 148_183 + 603_624, 237_472, 57_920, Some(rtt));
+        assert_eq!((w.rcvbuf(), w.window_clamp()), (11_529_122, 10_313_159));
+    }
+
+    /// 6.18 grows the buffer at out-of-order data too: to twice the last sample and the span,
+    /// never shrinking it; the 6.6 model does not.
+    #[test]
+    fn linux_6_18_grows_the_buffer_for_out_of_order_data() {
+        let mut c = cfg(32 * MIB, WindowModel::ScalingRatio(TCP_DEFAULT_SCALING_RATIO));
+        let mut old = RcvWindow::new(&c);
+        c.tuning = RcvBufTuning::Linux6_18;
+        let mut w = RcvWindow::new(&c);
+        // space 14480: rcvwin = 2·14480 + 200000 = 228960, rcvbuf = 228960·256/128.
+        w.on_ofo_data(MSS, 0, 200_000);
+        old.on_ofo_data(MSS, 0, 200_000);
+        assert_eq!((w.rcvbuf(), w.window_clamp()), (457_920, 228_960));
+        assert_eq!(old.rcvbuf(), 131_072);
+        w.on_ofo_data(MSS, 0, 1_000);
+        assert_eq!(w.rcvbuf(), 457_920, "never shrinks");
+    }
+
+    /// A ratio measured below the default shrinks the clamp and `rcv_ssthresh` with it
+    /// (`tcp_set_window_clamp()`); the DRS sample never exceeds the clamp.
+    #[test]
+    fn a_smaller_measured_ratio_shrinks_the_clamp() {
+        let mut c = cfg(32 * MIB, WindowModel::ScalingRatio(TCP_DEFAULT_SCALING_RATIO));
+        c.skb_ratio = Some(TCP_SCALING_RATIO_V6_6_0);
+        let mut w = RcvWindow::new(&c);
+        w.on_data(MSS, MSS as u64);
+        assert_eq!(w.window_clamp(), (131_072 * 65) >> 8);
+        assert!(w.rcv_ssthresh() <= w.window_clamp());
+        assert_eq!(SOCK_MIN_RCVBUF, 4608);
     }
 
     /// GRNET (seed 003): tcp_adv_win_scale 1, 8 ms. The clamp reaches rmem/2 exactly; the
