@@ -117,6 +117,7 @@ fn flow(f: &FlowSpec) -> Value {
             Timers::Jiffies => "jiffies",
         },
         "read_latency_s": latency(&f.read_latency),
+        "first_read_latency_s": f.first_read_latency.map(|t| t.as_secs_f64()),
         "read_hold_s": latency(&f.read_hold),
         "handshake_latency_s": latency(&f.handshake_latency),
         "pacing_latency_s": latency(&f.pacing_latency),

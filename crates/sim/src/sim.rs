@@ -95,6 +95,8 @@ struct Flow {
     read_latency: Latency,
     read_rng: rng::Stream,
     read_at: Option<Time>,
+    /// The application's first read, if it comes later than the others (`first_read_latency`).
+    first_read: Option<Time>,
     /// The socket held by the reader before its next read ends (`read_hold`): from when, and
     /// the data segments that came meanwhile, waiting in the socket's backlog.
     read_hold: Latency,
@@ -122,7 +124,10 @@ struct Flow {
 impl Flow {
     /// How long the application takes to come for the data that just woke it.
     fn next_read_latency(&mut self) -> Time {
-        self.read_latency.draw(&mut self.read_rng)
+        match self.first_read.take() {
+            Some(first) => first,
+            None => self.read_latency.draw(&mut self.read_rng),
+        }
     }
 }
 
@@ -242,6 +247,7 @@ impl<'s> World<'s> {
                     read_latency: spec.read_latency.clone(),
                     read_rng: rng::stream(scn.seed, "read-latency", i as u64),
                     read_at: None,
+                    first_read: spec.first_read_latency,
                     read_hold: spec.read_hold.clone(),
                     hold_rng: rng::stream(scn.seed, "read-hold", i as u64),
                     hold_from: None,

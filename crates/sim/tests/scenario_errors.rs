@@ -367,6 +367,12 @@ fn latencies_are_a_time_or_a_list_of_times_to_draw_from() {
     assert_eq!(load(BASE, &[]).unwrap().flows[0].read_hold, Latency::ZERO, "never held by default");
     let m = error(BASE, &["flow[0].read_hold=\"100us\""], "field");
     assert!(m.starts_with("scenario.flow[0].read_hold = \"100us\": expected a hold only with a read_latency above 0"), "{m}");
+    // A first read later than the others: a time, only for a reader that waits.
+    let s = load(BASE, &["flow[0].read_latency=\"300us\"", "flow[0].first_read_latency=\"3ms\""])
+        .unwrap();
+    assert_eq!(s.flows[0].first_read_latency, Some(Time::from_ms(3)));
+    let m = error(BASE, &["flow[0].first_read_latency=\"3ms\""], "field");
+    assert!(m.starts_with("scenario.flow[0].first_read_latency = \"3ms\": expected a first read's latency only with a read_latency above 0"), "{m}");
 }
 
 #[test]

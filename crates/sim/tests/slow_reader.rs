@@ -31,6 +31,25 @@ fn slow_reader_stretches_acks_and_still_delivers_every_byte() {
     assert!(sf >= ff - 1e-4 && sf < ff + 0.02, "fct {ff} vs {sf}");
 }
 
+/// An application that starts reading 3 ms late: the sender fills the receive buffer's first
+/// window and waits, so the transfer ends about that much later, every byte still read.
+#[test]
+fn a_reader_that_starts_late_holds_the_sender_for_as_long() {
+    let prompt = bulk(Time::from_us(400));
+    let late = run_on_1g_path(
+        FlowSpec {
+            read_latency: Latency::Fixed(Time::from_us(400)),
+            first_read_latency: Some(Time::from_ms(3)),
+            ..flow("cubic", Some(20_000_000))
+        },
+        Time::from_secs(5),
+    );
+    let (p, l) = (&prompt.summary.flows[0], &late.summary.flows[0]);
+    assert_eq!(l.delivered_bytes, 20_000_000);
+    let delay = l.fct_s.unwrap() - p.fct_s.unwrap();
+    assert!((2.0e-3..3.6e-3).contains(&delay), "started 3 ms late, ended {delay} s later");
+}
+
 #[test]
 fn slow_reader_is_deterministic() {
     let a = bulk(Time::from_us(250));

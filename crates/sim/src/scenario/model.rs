@@ -242,6 +242,10 @@ pub struct FlowSpec {
     /// How long the receiving application takes to wake and read once data is queued; zero =
     /// it reads every segment as it arrives.
     pub read_latency: Latency,
+    /// How long after data first arrives the receiving application first reads, if that
+    /// differs from `read_latency` (an application still starting up: the validation's
+    /// receiving tool, 2.5-3.5 ms); `None` = as any other read.
+    pub first_read_latency: Option<Time>,
     /// How long the application holds the socket before each read ends: `tcp_recvmsg()` runs
     /// under `lock_sock()`, and segments that arrive meanwhile wait in the socket's backlog,
     /// where `tcp_add_backlog()` joins them into one skb, and are processed when the read
@@ -296,6 +300,7 @@ impl FlowSpec {
             hz: DEFAULT_HZ,
             timers: Timers::Exact,
             read_latency: Latency::ZERO,
+            first_read_latency: None,
             read_hold: Latency::ZERO,
             handshake_latency: Latency::ZERO,
             rx_coalesce: Latency::ZERO,

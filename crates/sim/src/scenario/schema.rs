@@ -66,6 +66,7 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("timers", Leaf),
     ("read_latency", Leaf),
     ("read_latency_dist", Leaf),
+    ("first_read_latency", Leaf),
     ("read_hold", Leaf),
     ("handshake_latency", Leaf),
     ("rx_coalesce", Leaf),

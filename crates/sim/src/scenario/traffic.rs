@@ -61,6 +61,16 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
          holds the socket in the simulator)"
             .into()
     })?;
+    let first_read_latency = q.time("first_read_latency")?;
+    q.ensure(
+        "first_read_latency",
+        first_read_latency.is_none() || !read_latency.is_zero(),
+        || {
+            "a first read's latency only with a read_latency above 0 (a reader that reads as data \
+         arrives reads the first data at once too)"
+                .into()
+        },
+    )?;
     let pacing_latency = q.latency("pacing_latency")?.unwrap_or(Latency::ZERO);
     Ok(FlowSpec {
         cca,
@@ -83,6 +93,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
             .choice("timers", &[("exact", Timers::Exact), ("jiffies", Timers::Jiffies)])?
             .unwrap_or(Timers::Exact),
         read_latency,
+        first_read_latency,
         read_hold,
         handshake_latency,
         rx_coalesce,
