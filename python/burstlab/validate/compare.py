@@ -165,6 +165,37 @@ tbf_limit = "{limit_bytes}B"
 #: The kernel under test runs its TCP timers on the jiffy wheel at HZ = 250 (`CONFIG_HZ`).
 TWIN_TCP = 'timers = "jiffies"\nhz = 250\n'
 
+#: The len/truesize ratio (of 256) this harness's veth receivers measured per MTU, traced on
+#: 6.18 with `tcp:tcp_probe` (`tp->scaling_ratio` from the third data skb on, in every run):
+#: what the twins of records made before each run measured its own (`scaling_ratio`) are given.
+TRACED_SCALING_RATIO = {1500: 229, 9000: 248}
+
+#: How late the receiving tool's first read of data comes (µs), the median of ten runs of five
+#: cases measured on 2026-11-27 (`first_read_us`: 780-2740 µs; a kernel trace of two more,
+#: 2.85 and 3.56 ms): what the twins of records made before each run measured its own are
+#: given. A receiver that starts reading late holds the sender to its first window and makes
+#: the first DRS sample large (docs/validation-notes.md, "The receiver's buffer as 6.18 tunes it").
+TYPICAL_FIRST_READ_US = 1100.0
+
+
+def rcvbuf_tuning(kernel: str | None) -> str | None:
+    """The receive-buffer auto-tuning (`rcvbuf_tuning`) of a kernel release such as
+    "6.18.44-fc-v595": "6.18" from 6.18 on, else None (the simulator's 6.6-6.15 model; 6.16 and
+    6.17 had a form of their own, not modelled)."""
+    try:
+        major, minor = (int(x) for x in (kernel or "").split(".")[:2])
+    except ValueError:
+        return None
+    return "6.18" if (major, minor) >= (6, 18) else None
+
+
+def receive_toml(scaling_ratio: int | None, kernel: str | None) -> str:
+    """Flow fields for the receiving host's window: the skbs' measured ratio, and its kernel's
+    buffer auto-tuning."""
+    text = f"skb_scaling_ratio = {scaling_ratio}\n" if scaling_ratio else ""
+    tuning = rcvbuf_tuning(kernel)
+    return text + (f'rcvbuf_tuning = "{tuning}"\n' if tuning else "")
+
 
 def pauses_toml(stalls_s: list[tuple[float, float]]) -> str:
     """`bottleneck_pauses` for `(start_s, length_s)` stalls, in whole ns, kept apart."""
@@ -192,20 +223,27 @@ def sim_single_flow(cca: str, *, size_bytes: int = 50_000_000, limit_bytes: int 
                     read_gap_us: int = READ_GAP_US,
                     host_stalls_s: list[tuple[float, float]] | None = None,
                     buffers: dict[str, list[int]] | None = None, rate_bps: int = RATE_BPS,
-                    mtu: int = DEFAULT_MTU, read_hold_us: list[float] | None = None) -> dict:
+                    mtu: int = DEFAULT_MTU, read_hold_us: list[float] | None = None,
+                    scaling_ratio: int | None = None, kernel: str | None = None,
+                    first_read_us: float | None = None) -> dict:
     """The simulated twin of `real.single_flow` (same metric names); the receiving application
     reads `read_gap_us` after data arrives, as the real one was measured to, and the bottleneck
     pauses where the real hosts left the tbf idle (`host_stalls_s`, from the flow's connect on).
     `buffers` are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`); `rate_bps`
     is the tbf's rate and `mtu` the links'. `read_hold_us` are the real reader's holds of the
-    socket (one drawn before each read ends; none: never held)."""
+    socket (one drawn before each read ends; none: never held). `scaling_ratio` is the ratio the
+    real receiver measured (`traffic.scaling_ratio_of`) and `kernel` its release
+    (`rcvbuf_tuning`). `first_read_us` is how late its first read of data came."""
     text = f'name = "twin-{cca}"\nstop = "60s"\n' + _twin_topology(limit_bytes, rate_bps, mtu=mtu)
     if host_stalls_s:
         text += pauses_toml(host_stalls_s)
     text += f'[[flow]]\ncca = "{cca}"\nsize = "{size_bytes}B"\n' + TWIN_TCP + buffers_toml(buffers)
+    text += receive_toml(scaling_ratio, kernel)
     text += f'read_latency = "{read_gap_us}us"\n'
     if read_hold_us and read_gap_us > 0:
         text += f"read_hold = {latency_toml(read_hold_us)}\n"
+    if first_read_us and read_gap_us > 0:
+        text += f"first_read_latency = {latency_toml(first_read_us)}\n"
     summary = burstlab.run(text).summary
     f = summary["flows"][0]
     goodput = f["delivered_bytes"] * 8 / f["fct_s"]
@@ -249,7 +287,8 @@ def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_0
                read_wait_us: float | list[float] = READ_WAIT_US,
                handshake_rtt_us: list[float] | None = None, repeat: int = 1,
                buffers: dict[str, list[int]] | None = None, serve_order: str = "shuffled",
-               tbf_watchdog_us: list[float] | None = None) -> dict:
+               tbf_watchdog_us: list[float] | None = None, scaling_ratio: int | None = None,
+               kernel: str | None = None) -> dict:
     """The simulated twin of `real.incast` (same metric names). Responses start one
     `serve_time_us` after another, as the real host serialises them (one time, or the measured
     steps to draw from), in a fresh order each query: the real server's threads keep almost
@@ -265,7 +304,8 @@ def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_0
     watchdog was measured to (`tbf_watchdog_latency`; none: on time). It answers `queries × repeat` queries, as many as
     `repeat` real runs together, so that its median and its share of slow queries are as steady
     as theirs; counts (retransmits, timeouts, drops ...) are per `queries`, as one real run's.
-    `buffers` are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`)."""
+    `buffers` are the real hosts' socket-buffer sysctls (`Dumbbell.buffer_sysctls`);
+    `scaling_ratio` and `kernel` the aggregator's, as for `sim_single_flow`."""
     text = f'name = "twin-incast-{n}"\nstop = "120s"\n' + _twin_topology(limit_bytes, tbf_watchdog_us=tbf_watchdog_us)
     text += f"""[[incast]]
 senders = {n}
@@ -278,7 +318,7 @@ serve_order = "{serve_order}"
 cca = "{cca}"
 quickack = {str(quickack).lower()}
 read_latency = {latency_toml(read_wait_us)}
-""" + TWIN_TCP + buffers_toml(buffers)
+""" + TWIN_TCP + buffers_toml(buffers) + receive_toml(scaling_ratio, kernel)
     if not isinstance(read_wait_us, list):
         text += 'read_latency_dist = "exponential"\n'
     if handshake_rtt_us:
@@ -425,21 +465,27 @@ def twin_single(setup: dict, host: dict) -> dict:
     one twin counts as many times."""
     rate_bps = int(tc_rate_bps(setup["rate"]))
 
-    def twin(gap: int, stalls: list, hold: list[float] | None) -> dict:
+    mtu = setup.get("mtu") or DEFAULT_MTU
+
+    def twin(gap: int, stalls: list, hold: list[float] | None, ratio: int | None, first: float) -> dict:
         return sim_single_flow(setup["cca"], size_bytes=setup["size_bytes"], limit_bytes=setup["limit_bytes"],
                                read_gap_us=gap, host_stalls_s=stalls, buffers=host["buffers"], rate_bps=rate_bps,
-                               mtu=setup.get("mtu") or DEFAULT_MTU, read_hold_us=hold)
+                               mtu=mtu, read_hold_us=hold, scaling_ratio=ratio, kernel=host.get("kernel"),
+                               first_read_us=first)
 
     latencies = twin_read_latencies_us(setup, host)
     # Records made before the holds were measured have none: their twins' readers never hold.
     holds = host.get("read_hold_us") or [None] * len(latencies)
+    # Nor a ratio or a first read per run: their twins take the ones measured here since.
+    ratios = host.get("scaling_ratio") or [TRACED_SCALING_RATIO.get(mtu)] * len(latencies)
+    firsts = host.get("first_read_us") or [TYPICAL_FIRST_READ_US] * len(latencies)
     runs = []
-    for gap, stalls, hold in zip(latencies, host["host_stalls_s"], holds, strict=True):
+    for gap, stalls, hold, ratio, first in zip(latencies, host["host_stalls_s"], holds, ratios, firsts, strict=True):
         if gap > 0:
             # At least 1 µs: a read latency of 0 is a reader that keeps up, another model.
-            runs += [twin(max(1, gap + shift), stalls, hold) for shift in GAP_ENSEMBLE_US]
+            runs += [twin(max(1, gap + shift), stalls, hold, ratio, first) for shift in GAP_ENSEMBLE_US]
         else:
-            runs += [twin(0, stalls, None)] * len(GAP_ENSEMBLE_US)
+            runs += [twin(0, stalls, None, ratio, first)] * len(GAP_ENSEMBLE_US)
     return _median_each(runs)
 
 
@@ -457,8 +503,10 @@ def twin_incast(setup: dict, hosts: list[dict]) -> dict:
     """The twin of an incast cell: one simulated run per real run, given what that run's hosts
     did (`hosts`, as `twin_host` records them); per metric the median over them, and the share
     of slow queries pooled (their mean), as the real side pools its runs'."""
+    # Records made before each run measured its ratio: the one traced here.
     sims = [sim_incast(setup["n"], limit_bytes=setup["limit_bytes"], queries=setup["queries"],
-                       rto_min=setup["rto_min"], quickack=setup["quickack"], **host) for host in hosts]
+                       rto_min=setup["rto_min"], quickack=setup["quickack"],
+                       **{"scaling_ratio": TRACED_SCALING_RATIO[DEFAULT_MTU], **host}) for host in hosts]
     sim = _median_each(sims)
     sim["frac_over_100ms"] = statistics.fmean(s["frac_over_100ms"] for s in sims)
     return sim
@@ -552,7 +600,9 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
                 "buffers": runs[0]["host_buffers"],
                 "host_stalls_s": [r["host_stall_list"] if stalls else [] for r in runs],
                 "host_stall_ms": [r["host_stall_ms"] for r in runs],
-                "host_stalls_not_measured": sorted({r["host_stall_why"] for r in runs} - {""})}
+                "host_stalls_not_measured": sorted({r["host_stall_why"] for r in runs} - {""}),
+                "scaling_ratio": [r["scaling_ratio"] for r in runs], "kernel": os.uname().release,
+                "first_read_us": [round(r["first_read_us"], 1) for r in runs]}
         sim = twin_single(setup, host)
         metrics = single_cases(name, rs, sim)
         raw[name] = {"setup": setup, "real": rs, "sim": sim, "twin_host": host,
@@ -575,7 +625,8 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
                       "read_wait_us": twin_read_wait_us(r),
                       "handshake_rtt_us": r["handshake_rtt_us"],
                       "buffers": r["host_buffers"],
-                      "tbf_watchdog_us": r["tbf_watchdog_quantiles_us"]} for r in runs]
+                      "tbf_watchdog_us": r["tbf_watchdog_quantiles_us"],
+                      "scaling_ratio": r["scaling_ratio"], "kernel": os.uname().release} for r in runs]
             sim = twin_incast(setup, hosts)
             metrics = incast_cases(name, real["summary"], sim)
             raw[name] = {"setup": setup, "real": real["summary"], "sim": sim, "twin_host": hosts,
@@ -653,9 +704,16 @@ def replay(record: dict, *, progress: Progress | None = None) -> dict:
     # Each incast variant's onset is over all its cells and follows the last of them.
     cells: dict[tuple[str, int], list[tuple[int, dict, dict]]] = {}
     last_cell: dict[str, tuple[str, int]] = {}
+    # Records made before the twins were told the hosts' kernel have it in `recorded`.
+    recorded = record.get("recorded")
+    kernel = recorded.get("kernel") if isinstance(recorded, dict) else None
     for i, (name, setup, real, host) in enumerate(checked):
         if progress is not None:
             progress(i, len(checked), name)
+        if isinstance(host, list):
+            host = [{"kernel": kernel, **h} for h in host]
+        else:
+            host = {"kernel": kernel, **host}
         try:
             sim = twin_incast(setup, host) if setup["kind"] == "incast" else twin_single(setup, host)
         except (BurstlabError, ValueError, RuntimeError) as e:
@@ -698,6 +756,14 @@ def _count(v: object) -> bool:
 def _buffers(v: object) -> bool:
     return v is None or (isinstance(v, dict) and all(_numbers(v.get(k)) for k in ("tcp_rmem", "tcp_wmem", "rmem_max"))
                          and len(v["tcp_rmem"]) == 3 and len(v["tcp_wmem"]) == 3)
+
+
+def _ratio(v: object) -> bool:
+    return v is None or (isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 255)
+
+
+def _kernel(v: object) -> bool:
+    return v is None or isinstance(v, str)
 
 
 def _latency(v: object) -> bool:
@@ -743,9 +809,16 @@ _OPTIONAL_HOST_FIELDS = {
                "read_hold_us": (lambda v: isinstance(v, list)
                                 and all(_numbers(x, empty=True) and min(x, default=0) >= 0 for x in v),
                                 "per real run the reader's holds of the socket in µs, 0 or more "
-                                "(a list, possibly empty)")},
+                                "(a list, possibly empty)"),
+               "scaling_ratio": (lambda v: isinstance(v, list) and all(_ratio(x) for x in v),
+                                 "per real run the receiver's scaling ratio, 1-255 or null"),
+               "first_read_us": (lambda v: _numbers(v) and min(v) >= 0,
+                                 "per real run how late the first read came, in µs, 0 or more"),
+               "kernel": (_kernel, 'the hosts\' kernel release ("6.18.44") or null')},
     "incast": {"tbf_watchdog_us": (lambda v: _numbers(v, empty=True) and min(v, default=0) >= 0,
-                                   "the tbf watchdog's lateness quantiles in µs, 0 or more (or [])")},
+                                   "the tbf watchdog's lateness quantiles in µs, 0 or more (or [])"),
+               "scaling_ratio": (_ratio, "the aggregator's scaling ratio, 1-255 or null"),
+               "kernel": (_kernel, 'the hosts\' kernel release ("6.18.44") or null')},
 }
 
 
@@ -825,6 +898,9 @@ def _replayable(name: str, entry: object) -> tuple[dict, dict, dict | list]:
         if "read_hold_us" in host and len(host["read_hold_us"]) != runs:
             raise fail("twin_host.read_hold_us", host["read_hold_us"],
                        f"one list of holds per real run ({runs}, as read_gap_us)")
+        for f, what in (("scaling_ratio", "ratio"), ("first_read_us", "first read")):
+            if f in host and len(host[f]) != runs:
+                raise fail(f"twin_host.{f}", host[f], f"one {what} per real run ({runs}, as read_gap_us)")
         return setup, real, host
     taken = (*_HOST_FIELDS["incast"], *_OPTIONAL_HOST_FIELDS["incast"])
     return setup, real, [{f: h[f] for f in taken if f in h} for h in hosts]

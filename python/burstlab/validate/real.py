@@ -138,6 +138,8 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         # The receiving application's read cadence and the ACKs it let through (stretch ACKs).
         "read_gap_us": recv["read_gap_us"],
         "read_wait_us": recv["read_wait_us"],
+        # How late the application's first read of data came (traffic.bulk_recv).
+        "first_read_us": recv["first_read_us"],
         # How long a read held the socket (sampled reads): what came meanwhile waited in its
         # backlog and was processed, with one ACK, when the read let go.
         "read_hold_us": recv["read_hold_us"],
@@ -154,6 +156,8 @@ def _one_single_flow(cca: str, bottleneck: Bottleneck, tuning: HostTuning, size_
         "host_stall_why": trace.why,
         **watchdog_summary(trace),
         "host_buffers": buffers,
+        # The len/truesize ratio the receiver sized its window with (traffic.scaling_ratio_of).
+        "scaling_ratio": recv["scaling_ratio"],
         # The busiest CPU's softirq time over the transfer (host_cpu.py): near 1, the hosts'
         # network work, not the tbf, was the slower server.
         "host_softirq_load": softirq_load,
@@ -232,6 +236,7 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "wake_gap_us": asked["wake_gap_us"],
         **watchdog_summary(trace),
         "host_buffers": buffers,
+        "scaling_ratio": asked["scaling_ratio"],
         # Over the queries' own time, not the gaps between them.
         "host_softirq_load": softirq_load,
         "srtt_at_response_us": srtt_at_response(served["srtt_at_response_us"]),

@@ -60,6 +60,8 @@ TCP_INFO_LEN = 232
 #: Linux socket option numbers (include/uapi/linux/tcp.h); Python's socket module may lack some.
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+#: getsockopt gives `tp->window_clamp`.
+TCP_WINDOW_CLAMP = getattr(socket, "TCP_WINDOW_CLAMP", 10)
 
 
 def parse_tcp_info(raw: bytes) -> dict[str, int | None]:
@@ -73,6 +75,21 @@ def parse_tcp_info(raw: bytes) -> dict[str, int | None]:
 
 def tcp_info(sock: socket.socket) -> dict[str, int | None]:
     return parse_tcp_info(sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, TCP_INFO_LEN))
+
+
+def scaling_ratio_of(rcvbuf: int, window_clamp: int) -> int | None:
+    """The `scaling_ratio` (of 256) a receiving socket sizes its window with. Linux ≥ 6.6
+    measures it as the len/truesize of a full-sized skb (`tcp_measure_rcv_mss()`) and from then
+    on keeps `window_clamp = rcvbuf · ratio >> 8` (`tcp_set_window_clamp()`,
+    `tcp_rcvbuf_grow()`), so the two give it back. None when no ratio does: the socket still has
+    the clamp `tcp_init_buffer_space()` set, or a user's."""
+    return next((r for r in range(1, 256) if (rcvbuf * r) >> 8 == window_clamp), None)
+
+
+def receive_scaling_ratio(sock: socket.socket) -> int | None:
+    """`scaling_ratio_of` a connected socket's `SO_RCVBUF` and `TCP_WINDOW_CLAMP`."""
+    return scaling_ratio_of(sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF),
+                            sock.getsockopt(socket.IPPROTO_TCP, TCP_WINDOW_CLAMP))
 
 
 _SRTT_OFFSET, _SRTT_FMT = TCP_INFO_FIELDS["rtt_us"]
@@ -324,6 +341,7 @@ def bulk_recv(port: int, timeout: float) -> dict:
     with conn:
         conn.settimeout(timeout)
         size, t_connect = _HEADER.unpack(recv_exact(conn, _HEADER.size))
+        t_header = time.monotonic_ns()
         buf = bytearray(_CHUNK)
         got, t_first = 0, None
         read_ns: list[int] = []
@@ -344,16 +362,20 @@ def bulk_recv(port: int, timeout: float) -> dict:
         t_last = time.monotonic_ns()
         conn.sendall(b"\x01")
         info = tcp_info(conn)
+        ratio = receive_scaling_ratio(conn)
         conn.recv(1)  # wait for the sender's close, bounded by the timeout
     fct = (t_last - t_connect) / 1e9
     return {"mode": "bulk-recv", "peer": peer[0], "bytes": got, "fct_s": fct,
             "connect_ns": t_connect,
             "first_byte_s": ((t_first or t_last) - t_connect) / 1e9, "reads": len(read_ns),
+            # From the header (the flow's first segment) to the first read of data: how late
+            # this application starts reading.
+            "first_read_us": ((t_first or t_last) - t_header) / 1e3,
             "read_gap_us": mean_gap_us(gaps_us(read_ns)), **wait_summary(waits),
             "read_hold_us": statistics.fmean(holds) if holds else 0.0,
             "read_hold_quantiles_us": midpoint_quantiles(holds, HOLD_QUANTILES),
             "reader_gap_quantiles_us": midpoint_quantiles(reader_gaps_us(read_ns, read_bytes)),
-            "goodput_bps": got * 8 / fct if fct > 0 else None, "tcp_info": info}
+            "goodput_bps": got * 8 / fct if fct > 0 else None, "tcp_info": info, "scaling_ratio": ratio}
 
 
 def bulk_send(host: str, port: int, size: int, cca: str | None, timeout: float,
@@ -537,6 +559,7 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
                         del left[fd]
             qct.append((time.monotonic_ns() - t0) / 1e9)
             gaps += gaps_us(woke)
+        ratio = receive_scaling_ratio(socks[0])
         for s in socks:
             s.setblocking(True)
             s.settimeout(max(0.1, deadline - time.monotonic()))
@@ -552,6 +575,8 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
             "wakes": wakes, "wake_gap_us": mean_gap_us(gaps), "read_gap_us": mean_gap_us(sock_gaps),
             # How long data waited to be read (sampled reads): the latency the twin's reader has.
             **wait_summary(waits),
+            # The len/truesize ratio the aggregator's sockets measured (all alike: one host).
+            "scaling_ratio": ratio,
             "mib": mib_delta(mib0, read_mib())}
 
 

@@ -147,6 +147,57 @@ def test_twin_takes_the_hosts_socket_buffers():
     assert capped["rate_fraction"] < 0.7 * free["rate_fraction"]
 
 
+def test_a_twin_takes_the_receivers_ratio_and_its_kernels_buffer_tuning(monkeypatch):
+    assert [compare.rcvbuf_tuning(k) for k in ("6.18.44-fc-v595", "6.19.0", "7.1.2", "6.12.9", "6.6.0", "", None)] == \
+        ["6.18", "6.18", "6.18", None, None, None, None]
+    assert compare.receive_toml(229, "6.18.44") == 'skb_scaling_ratio = 229\nrcvbuf_tuning = "6.18"\n'
+    assert compare.receive_toml(None, "6.12.1") == ""
+    texts: list[str] = []
+    run = compare.burstlab.run
+    monkeypatch.setattr(compare.burstlab, "run", lambda text: (texts.append(text), run(text))[1])
+    sim_single_flow("cubic", size_bytes=2_000_000, read_gap_us=300, scaling_ratio=229, kernel="6.18.44")
+    assert 'skb_scaling_ratio = 229\nrcvbuf_tuning = "6.18"' in texts[-1]
+    sim_incast(2, queries=2, scaling_ratio=229, kernel="6.18.44")
+    assert 'skb_scaling_ratio = 229\nrcvbuf_tuning = "6.18"' in texts[-1]
+
+
+def test_a_case_twin_gives_each_run_its_ratio_and_older_records_the_traced_one(monkeypatch):
+    seen: list[tuple[int | None, str | None, float | None]] = []
+
+    def twin(cca, *, scaling_ratio=None, kernel=None, first_read_us=None, **kw):
+        seen.append((scaling_ratio, kernel, first_read_us))
+        return {"rate_fraction": 1.0}
+
+    monkeypatch.setattr(compare, "sim_single_flow", twin)
+    host = {"read_gap_us": [300, 300], "read_wait_us": [30, 30], "host_stalls_s": [[]] * 2,
+            "buffers": KERNEL_BUFFERS, "scaling_ratio": [229, 230], "kernel": "6.18.44",
+            "first_read_us": [900.0, 2700.0]}
+    for mtu in (1500, 9000):
+        seen.clear()
+        compare.twin_single(single_setup("cubic", 64 * 1024, "1gbit", 50_000_000, mtu=mtu), host)
+        assert sorted(set(seen)) == [(229, "6.18.44", 900.0), (230, "6.18.44", 2700.0)]
+        seen.clear()
+        older = {k: v for k, v in host.items() if k not in ("scaling_ratio", "kernel", "first_read_us")}
+        compare.twin_single(single_setup("cubic", 64 * 1024, "1gbit", 50_000_000, mtu=mtu), older)
+        assert set(seen) == {(compare.TRACED_SCALING_RATIO[mtu], None, compare.TYPICAL_FIRST_READ_US)}
+
+
+def test_a_twin_whose_reader_starts_late_reads_first_when_the_real_one_did(monkeypatch):
+    """A receiving application that starts reading late holds the sender to its first window
+    for as long: the twin's first read comes `first_read_us` after its first data, the others
+    their read latency after."""
+    texts: list[str] = []
+    run = compare.burstlab.run
+    monkeypatch.setattr(compare.burstlab, "run", lambda text: (texts.append(text), run(text))[1])
+    late = sim_single_flow("cubic", size_bytes=2_000_000, read_gap_us=300, first_read_us=3000.0)
+    assert 'first_read_latency = "3000.0us"' in texts[-1]
+    prompt = sim_single_flow("cubic", size_bytes=2_000_000, read_gap_us=300)
+    assert "first_read_latency" not in texts[-1]
+    assert late["fct_s"] > prompt["fct_s"] + 2e-3, (late["fct_s"], prompt["fct_s"])
+    sim_single_flow("cubic", size_bytes=2_000_000, read_gap_us=0, first_read_us=3000.0)
+    assert "first_read_latency" not in texts[-1], "a reader that keeps up has no latency to replace"
+
+
 def test_a_case_twin_does_not_hinge_on_a_microsecond_of_read_latency():
     """BBR through 16 KB at 100 Mbit/s is chaotic in the reader's latency: given the real
     reader's gaps (470-490 µs) a lone twin fell into an RTO (-15 % of the rate) at gaps a few µs

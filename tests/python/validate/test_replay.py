@@ -30,8 +30,15 @@ def replayed(record: dict) -> dict:
 
 
 def _subset(record: dict, keep) -> dict:
-    # A copy: tests damage their subsets, and the record is shared by the module.
-    return {"detail": {name: copy.deepcopy(e) for name, e in record["detail"].items() if keep(name)}}
+    # A copy: tests damage their subsets, and the record is shared by the module. Its header
+    # says which kernel the hosts ran, which the twins follow.
+    return {"recorded": record["recorded"],
+            "detail": {name: copy.deepcopy(e) for name, e in record["detail"].items() if keep(name)}}
+
+
+def _host(record: dict, host: dict) -> dict:
+    """A twin_host as replay gives it to the twin: with the record's kernel if it has none."""
+    return {"kernel": record["recorded"]["kernel"], **host}
 
 
 def test_the_shipped_record_is_the_full_matrix(record: dict):
@@ -79,9 +86,10 @@ def test_replay_keeps_the_real_side_and_renews_the_twins(record: dict, replayed:
     # The twin's values are what the simulator gives now, not the record's.
     name = "single-cubic-100mbit-32KB"
     setup, host = record["detail"][name]["setup"], record["detail"][name]["twin_host"]
-    assert replayed["detail"][name]["sim"] == compare.twin_single(setup, host)
+    assert replayed["detail"][name]["sim"] == compare.twin_single(setup, _host(record, host))
     cell = record["detail"]["incast-rtomin5ms-4-128KB"]
-    assert replayed["detail"]["incast-rtomin5ms-4-128KB"]["sim"] == compare.twin_incast(cell["setup"], cell["twin_host"])
+    hosts = [_host(record, h) for h in cell["twin_host"]]
+    assert replayed["detail"]["incast-rtomin5ms-4-128KB"]["sim"] == compare.twin_incast(cell["setup"], hosts)
 
 
 def test_a_record_without_read_waits_per_run_replays_with_the_real_runs_median(record: dict):
@@ -93,7 +101,7 @@ def test_a_record_without_read_waits_per_run_replays_with_the_real_runs_median(r
     host.pop("read_wait_us", None)
     wait = compare.real_read_wait_us(old["detail"][name]["real"])
     assert wait is not None and 10 < wait < 100
-    waits = {**host, "read_wait_us": [wait] * len(host["read_gap_us"])}
+    waits = _host(record, {**host, "read_wait_us": [wait] * len(host["read_gap_us"])})
     assert replay(old)["detail"][name]["sim"] == compare.twin_single(old["detail"][name]["setup"], waits)
 
 
@@ -108,7 +116,7 @@ def test_onsets_follow_their_variants_cells_in_any_order(record: dict, replayed:
     # The variants' cells shuffled among each other and the single flows: still one onset per
     # variant, over all its cells in order of N, after the last of them in the record.
     cells = [n for n in record["detail"] if n.startswith("incast") or n == "single-reno-100mbit-16KB"]
-    shuffled = {"detail": {n: record["detail"][n] for n in cells[::-2] + cells[-2::-2]}}
+    shuffled = {"recorded": record["recorded"], "detail": {n: record["detail"][n] for n in cells[::-2] + cells[-2::-2]}}
     again = replay(shuffled)["cases"]
     onsets = [c for c in again if c["metric"] == "onset_n"]
     assert sorted(c["name"] for c in onsets) == ["incast-onset-128KB", "incast-rtomin5ms-onset-128KB"]
@@ -151,6 +159,18 @@ def test_a_twin_with_the_wrong_queue_fails_the_replay(record: dict, monkeypatch)
      "twin_host.read_hold_us = [[12.0, -2.0], [], [], [], []]: expected per real run the reader's holds"),
     (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(read_hold_us=[[12.0]]),
      "twin_host.read_hold_us = [[12.0]]: expected one list of holds per real run (5, as read_gap_us)"),
+    (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(scaling_ratio=[229, 300, 229, 229, 229]),
+     "twin_host.scaling_ratio = [229, 300, 229, 229, 229]: expected per real run the receiver's scaling ratio"),
+    (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(scaling_ratio=[229]),
+     "twin_host.scaling_ratio = [229]: expected one ratio per real run (5, as read_gap_us)"),
+    (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(first_read_us=[900.0]),
+     "twin_host.first_read_us = [900.0]: expected one first read per real run (5, as read_gap_us)"),
+    (lambda r: r["detail"]["single-reno-1gbit-64KB"]["twin_host"].update(first_read_us=[900, -1, 900, 900, 900]),
+     "twin_host.first_read_us = [900, -1, 900, 900, 900]: expected per real run how late the first read came"),
+    (lambda r: r["detail"]["incast-8-128KB"]["twin_host"][0].update(scaling_ratio=0),
+     "twin_host[0].scaling_ratio = 0: expected the aggregator's scaling ratio, 1-255 or null"),
+    (lambda r: r["detail"]["incast-8-128KB"]["twin_host"][0].update(kernel=6.18),
+     "twin_host[0].kernel = 6.18: expected the hosts' kernel release"),
     # The record's first case, so that the replay fails before any twin runs (each case's take
     # five simulations per real run).
     (lambda r: r["detail"]["single-reno-1gbit-64KB"]["setup"].update(cca="vegas"),

@@ -143,6 +143,15 @@ def test_mib_parsed_as_name_value_line_pairs(tmp_path: Path) -> None:
     assert "Tcp.CurrEstab" not in delta  # a gauge, not a counter
 
 
+def test_the_receivers_scaling_ratio_comes_back_from_its_buffer_and_clamp() -> None:
+    # Traced on 6.18 (`tcp:tcp_probe`): after the first full-sized skb, and after DRS steps.
+    assert traffic.scaling_ratio_of(131072, 117248) == 229
+    assert traffic.scaling_ratio_of(3398946, 3040463) == 229
+    assert traffic.scaling_ratio_of(2506382, 2428057) == 248
+    # The clamp `tcp_init_buffer_space()` left (64 KiB less one segment): no ratio gives it.
+    assert traffic.scaling_ratio_of(131072, 64088) is None
+
+
 @pytest.mark.netns
 def test_bulk_flow_reports_kernel_counters_consistently() -> None:
     size = 2_000_000
@@ -167,3 +176,5 @@ def test_bulk_flow_reports_kernel_counters_consistently() -> None:
     assert info["total_retrans"] == send["mib"]["Tcp.RetransSegs"]  # one flow in the namespace
     assert send["mib"]["Tcp.RetransSegs"] >= drops   # every tbf drop is a data segment resent
     assert 0 < recv["fct_s"] and send["connect_s"] < recv["first_byte_s"] <= recv["fct_s"]
+    # Kernels >= 6.6 measure the receiver's ratio from its first full-sized skb.
+    assert recv["scaling_ratio"] is None or 1 <= recv["scaling_ratio"] <= 255
