@@ -253,10 +253,10 @@ impl RcvWindow {
         len >= TCP_GROW_MIN_LEN && self.grow(len64, held_bytes)
     }
 
-    /// `tcp_measure_rcv_mss()` (≥ 6.6, as fixed in 6.14 (and 6.6.y) by "tcp: adjust rcvq_space after
-    /// updating scaling ratio"): `scaling_ratio = skb->len · 256 / skb->truesize`; a new ratio
-    /// resizes the clamp to the buffer (`tcp_set_window_clamp()`) and the DRS sample to the
-    /// clamp.
+    /// `tcp_measure_rcv_mss()` (≥ 6.6, as fixed in 6.14 and 6.6.y by "tcp: adjust rcvq_space
+    /// after updating scaling ratio"): `scaling_ratio = skb->len · 256 / skb->truesize`; a new
+    /// ratio resizes the clamp to the buffer (`tcp_set_window_clamp()`) and the DRS sample to
+    /// the clamp.
     fn measure_scaling_ratio(&mut self) {
         let (WindowModel::ScalingRatio(old), Some(ratio)) = (self.model, self.skb_ratio) else {
             return;
@@ -341,8 +341,8 @@ impl RcvWindow {
     /// - 6.6–6.15: `rcvwin = 2·copied + 16·advmss`, plus `2·rcvwin·(copied − prev)/prev` for a
     ///   growing sender; `rcvbuf = min(space_from_win(rcvwin), tcp_rmem[2])`; `window_clamp`
     ///   follows.
-    /// - 6.18: the sample is `copied − inq` (6.16, "tcp: fix sk_rcvbuf overshoot"), and
-    ///   [`Self::rcvbuf_grow`] sizes the buffer from it.
+    /// - 6.18: the sample is `copied − inq` (6.16, "tcp: add receive queue awareness in
+    ///   tcp_rcv_space_adjust()"), and [`Self::rcvbuf_grow`] sizes the buffer from it.
     pub fn on_app_read(
         &mut self,
         now: Time,
@@ -383,7 +383,8 @@ impl RcvWindow {
         self.space_time = Some(now);
     }
 
-    /// `tcp_rcvbuf_grow()` (`net/ipv4/tcp_input.c`, 6.18, with "tcp: fix too slow
+    /// `tcp_rcvbuf_grow()` (`net/ipv4/tcp_input.c`: 6.16's "tcp: fix sk_rcvbuf overshoot" and
+    /// "tcp: adjust rcvbuf in presence of reorders", with 6.18's "tcp: fix too slow
     /// tcp_rcvbuf_grow() action"): take `newval` as the DRS sample, then size the buffer for
     /// `rcvwin = 2·newval`, plus twice `rcvwin·(newval − old)/old` for a sender that grew since
     /// the last sample ("DRS is always one RTT late"), plus the out-of-order span; never
