@@ -352,7 +352,9 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
     # behind a slow reader the kernel's reno resends less and the twin's more, so a sitting of
     # mostly slow readers can fail it (a clean-clone run at 02:26: 238.5 against 144, band 61 %;
     # 230 with the backlog's skbs, docs/validation-notes.md, "The backlog's skbs, quick ACKs, and
-    # a reader locked to the window"); two sittings since: 200 against 168, 145 against 178.
+    # a reader locked to the window"; 188 with 6.18's receive side, the measured scaling ratio
+    # and the late first read, "The receiver's buffer as 6.18 tunes it"); two full sittings
+    # since: 155 against 142, 143 against 139.
     # Through 128 KB they move with the hosts and are not held: reno's
     # twin resends 100-130 where the kernel's medians run 90-315 and its runs agree with each
     # other one time in five (a clean-clone CI failed there: real 295, twin 104.5, floor 108),
