@@ -12,6 +12,9 @@ from rich.console import Console
 
 from burstlab.cli import status
 
+#: The catalogue scenario the demo sweeps (scenarios/amlight/base-209ms.toml).
+DEMO_SCENARIO = "amlight/base-209ms"
+
 #: The reduced study: the seed's two CCAs, its burst durations from 25 ms to 2 s plus a
 #: no-burst baseline (a 1 ns burst sends nothing), at four burst starts from slow start to
 #: steady state. 2 x 7 x 4 = 56 runs of the 209 ms scenario.
@@ -46,16 +49,10 @@ def command(
 
 
 def scenario_text() -> str:
-    """The demo's scenario, scenarios/amlight/base-209ms.toml of the source tree burstlab runs
-    from (an editable install)."""
-    from burstlab.errors import ScenarioError
+    """The demo's scenario, amlight/base-209ms from the catalogue that ships with burstlab."""
+    from burstlab import catalogue
 
-    path = Path(__file__).resolve().parents[3] / "scenarios" / "amlight" / "base-209ms.toml"
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        raise ScenarioError(f"{path}: the demo scenario is missing (burstlab demo runs from a source "
-                            "checkout, installed with scripts/setup.sh)", "file") from None
+    return catalogue.text(DEMO_SCENARIO)
 
 
 def _demo(out: Path, jobs: int | None, err: Console) -> int:
