@@ -2,7 +2,7 @@
 
     python -m burstlab.validate.real single-flow --cca cubic --repeat 3
     python -m burstlab.validate.real incast --n 8 --limit-bytes 131072 --repeat 3
-    python -m burstlab.validate.real lean --repeat 3      # the subset docs/validation.md records
+    python -m burstlab.validate.real lean --repeat 3      # a lean subset, for the real side's noise
 
 Each repeat builds a fresh dumbbell (fresh namespaces: zeroed MIB counters, empty qdisc, no
 cached route metrics), runs our traffic tool in it and tears it down. Results are plain dicts:
@@ -353,7 +353,8 @@ def incast(n: int, limit_bytes: int, *, total_bytes: int = 1_000_000, queries: i
             "runs": runs, "summary": summarize(runs)}
 
 
-#: The lean subset whose real-side noise docs/validation.md records.
+#: The lean subset for measuring the real side's noise (its sittings:
+#: history/validation-harness-notes.md).
 LEAN_CCAS = ("reno", "cubic", "bbr")
 LEAN_INCAST_N = (1, 8, 32)
 
