@@ -15,8 +15,8 @@ use serde::Deserialize;
 
 use burstlab_sim::scenario::units::{parse_rate, parse_size, parse_time};
 use burstlab_telemetry::decode::{Decoder, ErrorLine, ReportLine};
-use burstlab_telemetry::detect::hysteresis::HysteresisParams;
-use burstlab_telemetry::detect::rate::{DEFAULT_TIMESCALES_NS, RateParams};
+use burstlab_telemetry::detect::hysteresis::{Fall, HysteresisParams, Rise};
+use burstlab_telemetry::detect::rate::{RateParams, default_timescales};
 use burstlab_telemetry::export::{ExportFormat, IntRow, write_int_pcap as write_pcap};
 use burstlab_telemetry::loss::SeqWidth;
 use burstlab_telemetry::model::FlowKey;
@@ -122,10 +122,6 @@ struct RawOptions {
     ports: Option<Vec<u16>>,
 }
 
-/// Default rise threshold: a quarter of the buffer when it is known (Cisco's examples use
-/// 25–50 %), else 64 KB.
-const DEFAULT_RISE_PCT: f64 = 25.0;
-const DEFAULT_RISE_BYTES: u64 = 64_000;
 /// Default fraction of the link rate that makes a window hot.
 const DEFAULT_RATE_THRESHOLD: f64 = 0.95;
 /// Two-capture input: a packet not seen leaving within 250 ms was dropped (a queue that holds
@@ -171,34 +167,37 @@ fn options(raw: &RawOptions) -> Result<DetectOptions, String> {
         .as_deref()
         .map(|b| parse_size(b).map_err(|_| unit_err("buffer", b, r#"a size such as "64MiB""#)))
         .transpose()?;
-    let rise = match &raw.rise {
-        Some(r) => threshold("rise", r, buffer)?,
-        None => buffer.map_or(DEFAULT_RISE_BYTES, |b| (b as f64 * DEFAULT_RISE_PCT / 100.0) as u64),
-    };
-    if rise == 0 {
-        return Err(unit_err("rise", raw.rise.as_deref().unwrap_or("0"), "more than 0 bytes"));
+    // The defaults for what is not given are the telemetry crate's (detect::params).
+    let rise = raw.rise.as_deref().map(|r| threshold("rise", r, buffer)).transpose()?;
+    let fall = raw.fall.as_deref().map(|f| threshold("fall", f, buffer)).transpose()?;
+    let given_time =
+        |option, value: &Option<String>| value.as_ref().map(|_| time_ns(option, value)).transpose();
+    let hysteresis = HysteresisParams::from_options(
+        rise,
+        fall,
+        buffer,
+        given_time("min-duration", &raw.min_duration)?,
+        given_time("merge-gap", &raw.merge_gap)?,
+    );
+    match (hysteresis.rise, hysteresis.fall) {
+        (Rise::Bytes(0), _) => {
+            let given = raw.rise.as_deref().or(raw.buffer.as_deref()).unwrap_or("0");
+            return Err(unit_err("rise", given, "more than 0 bytes"));
+        }
+        (Rise::Bytes(rise), Fall::Bytes(fall)) if fall > rise => {
+            return Err(format!("--fall ({fall} B) must not exceed --rise ({rise} B)"));
+        }
+        _ => {}
     }
-    let fall = match &raw.fall {
-        Some(f) => threshold("fall", f, buffer)?,
-        None => rise / 2,
-    };
-    if fall > rise {
-        return Err(format!("--fall ({fall} B) must not exceed --rise ({rise} B)"));
-    }
-    let hysteresis = HysteresisParams {
-        rise_bytes: rise,
-        fall_bytes: fall,
-        min_duration_ns: time_ns("min-duration", &raw.min_duration)?,
-        merge_gap_ns: time_ns("merge-gap", &raw.merge_gap)?,
-    };
     let rate = match &raw.link_rate {
         None => None,
         Some(r) => {
             let link_bps = parse_rate(r)
                 .map_err(|_| unit_err("link-rate", r, r#"a rate such as "10Gbps""#))?
                 .bps();
+            let threshold = raw.rate_threshold.unwrap_or(DEFAULT_RATE_THRESHOLD);
             let timescales_ns = match &raw.timescales {
-                None => DEFAULT_TIMESCALES_NS.to_vec(),
+                None => default_timescales(link_bps, threshold),
                 Some(ts) => ts
                     .iter()
                     .map(|t| match time_ns("timescale", &Some(t.clone()))? {
@@ -207,7 +206,6 @@ fn options(raw: &RawOptions) -> Result<DetectOptions, String> {
                     })
                     .collect::<Result<_, _>>()?,
             };
-            let threshold = raw.rate_threshold.unwrap_or(DEFAULT_RATE_THRESHOLD);
             Some(
                 RateParams { link_bps, threshold, timescales_ns }
                     .check()

@@ -410,6 +410,7 @@ fn attach_tcp_marks(
         }
         let mut victims: Vec<_> = per_flow
             .into_iter()
+            .filter(|(flow, _)| !b.is_culprit(flow))
             .map(|(flow, (retransmits, dup_acks))| crate::attribution::Victim {
                 flow,
                 delay_ns: 0,
