@@ -1,11 +1,13 @@
 //! The world and its event loop: one `match` over [`Event`], each arm a small function.
 
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use crate::app::burst::BurstSource;
 use crate::event::{Event, EventQueue};
 use crate::net::port::{Offer, PortId, Start};
 use crate::net::topology::{self, Network, NodeKind};
+use crate::observe::{Cancelled, IntervalRow, OBSERVE_EVERY, Observer};
 use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
 use crate::record::flow_key::{FiveTuple, format_ipv4};
 use crate::record::int::{Hop, IntRecorder};
@@ -178,6 +180,8 @@ pub struct World<'s> {
     rec: Recorder,
     /// Per recorded port and queue: last occupancy written to the `queue` table.
     q_last: Vec<Vec<u64>>,
+    /// `intervals` rows already handed to the observer.
+    iv_observed: usize,
     q_step: u64,
     port_codes: Vec<(u32, u32)>,
     /// The `int` table's recorder; `None` (one predictable branch per hook) when INT is off.
@@ -195,11 +199,23 @@ const STALE_SENDER_TIMER_SHARE: usize = 8;
 
 /// Run a scenario to its end and return its records.
 pub fn run(scn: &Scenario) -> Output {
+    match run_observed(scn, &mut ()) {
+        Ok(output) => output,
+        Err(Cancelled { .. }) => unreachable!("the unit observer never stops a run"),
+    }
+}
+
+/// [`run`], with `obs` shown each `intervals` row as it is completed and asked every
+/// [`OBSERVE_EVERY`] events whether to go on; the records are the same as [`run`]'s.
+pub fn run_observed(scn: &Scenario, obs: &mut dyn Observer) -> Result<Output, Cancelled> {
     let wall = Instant::now();
     let mut w = World::new(scn);
-    w.run_loop();
+    if w.run_loop(obs).is_break() {
+        return Err(Cancelled { at: w.now });
+    }
+    w.observe_intervals(obs);
     w.check_conservation();
-    w.finish(wall.elapsed().as_secs_f64())
+    Ok(w.finish(wall.elapsed().as_secs_f64()))
 }
 
 impl<'s> World<'s> {
@@ -315,6 +331,7 @@ impl<'s> World<'s> {
             bursts,
             rec,
             q_last,
+            iv_observed: 0,
             q_step,
             port_codes,
             int,
@@ -343,7 +360,8 @@ impl<'s> World<'s> {
         w
     }
 
-    fn run_loop(&mut self) {
+    fn run_loop(&mut self, obs: &mut dyn Observer) -> ControlFlow<()> {
+        let mut until_observed = OBSERVE_EVERY;
         while self.active > 0 || self.pool.live() > 0 {
             let Some((t, ev)) = self.events.pop() else { break };
             if t > self.scn.stop {
@@ -370,7 +388,33 @@ impl<'s> World<'s> {
                 Event::IncastWrite { app } => self.incast_write(app),
                 Event::IncastServe { app, sender } => self.incast_serve(app, sender),
             }
+            until_observed -= 1;
+            if until_observed == 0 {
+                until_observed = OBSERVE_EVERY;
+                self.observe_intervals(obs);
+                obs.poll(self.now)?;
+            }
         }
+        ControlFlow::Continue(())
+    }
+
+    /// Hand the `intervals` rows completed since the last call to `obs`.
+    fn observe_intervals(&mut self, obs: &mut dyn Observer) {
+        let r = &self.rec;
+        for i in self.iv_observed..r.iv_flow.len() {
+            obs.interval(&IntervalRow {
+                flow_id: r.iv_flow[i],
+                t_start_s: r.iv_t0[i],
+                t_end_s: r.iv_t1[i],
+                bytes: r.iv_bytes[i],
+                bits_per_second: r.iv_bps[i],
+                retransmits: r.iv_retrans[i],
+                cwnd_bytes: r.iv_cwnd[i],
+                srtt_us: r.iv_srtt[i],
+                pacing_rate_bps: r.iv_pacing[i],
+            });
+        }
+        self.iv_observed = r.iv_flow.len();
     }
 
     // ---- ports and links ----
