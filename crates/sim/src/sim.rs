@@ -5,12 +5,13 @@ use std::time::Instant;
 
 use crate::app::burst::BurstSource;
 use crate::event::{Event, EventQueue};
-use crate::net::port::{Offer, PortId, Start};
+use crate::net::port::{Offer, Port, PortId, Start};
 use crate::net::topology::{self, Network, NodeKind};
 use crate::observe::{Cancelled, IntervalRow, OBSERVE_EVERY, Observer};
 use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
 use crate::record::flow_key::{FiveTuple, format_ipv4};
 use crate::record::int::{Hop, IntRecorder};
+use crate::record::time_weighted::TimeWeighted;
 use crate::record::{
     Column, DictBuilder, DropReason, EngineSummary, FlowSummary, Output, PortSummary, Summary,
     Table,
@@ -180,6 +181,9 @@ pub struct World<'s> {
     rec: Recorder,
     /// Per recorded port and queue: last occupancy written to the `queue` table.
     q_last: Vec<Vec<u64>>,
+    /// Per port: its occupancy over time, for the summary's mean queue (recorded ports only:
+    /// they are updated where their `queue` rows are, at no cost to the others).
+    q_mean: Vec<TimeWeighted>,
     /// `intervals` rows already handed to the observer.
     iv_observed: usize,
     q_step: u64,
@@ -318,6 +322,7 @@ impl<'s> World<'s> {
             scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
         let q_step = (2 * scn.topology.mtu as u64).max(deepest / QUEUE_RECORD_LEVELS);
         let int = IntRecorder::new(&net, &scn.telemetry).map(Box::new);
+        let n_ports = net.ports.len();
         let mut w = World {
             scn,
             now: Time::ZERO,
@@ -331,6 +336,7 @@ impl<'s> World<'s> {
             bursts,
             rec,
             q_last,
+            q_mean: vec![TimeWeighted::default(); n_ports],
             iv_observed: 0,
             q_step,
             port_codes,
@@ -693,6 +699,7 @@ impl<'s> World<'s> {
     /// burst's shape, and its peak to within a step.
     fn record_queue(&mut self, pid: PortId) {
         let port = &self.net.ports[pid as usize];
+        self.q_mean[pid as usize].set(self.now, occupancy(port));
         for q in 0..port.queues.num_queues() {
             let bytes = port.queues.queue_bytes(q);
             let last = &mut self.q_last[pid as usize][q];
@@ -1029,13 +1036,15 @@ impl<'s> World<'s> {
     }
 
     fn finish(self, wall_s: f64) -> Output {
-        let World { scn, now, events, net, flows, bursts, rec, int, .. } = self;
+        let World { scn, now, events, net, flows, bursts, rec, int, q_mean, .. } = self;
         let secs = |t: Time| t.as_secs_f64();
         let mut fs = Vec::new();
         for (i, f) in flows.iter().enumerate() {
             let syn = f.snd.stats.syn_at;
             let since = |t: Option<Time>| syn.zip(t).map(|(s, t)| secs(t - s));
             let (snd, rcv) = net.flow_hosts[i];
+            let fct_s = since(f.rcv.stats.done_at);
+            let active_s = fct_s.or(since(Some(now))).unwrap_or(0.0);
             fs.push(FlowSummary {
                 flow_id: i as u32,
                 kind: "tcp",
@@ -1045,7 +1054,7 @@ impl<'s> World<'s> {
                 size_bytes: f.size.unwrap_or(f.snd.snd_una),
                 delivered_bytes: f.rcv.stats.delivered,
                 start_s: secs(f.start),
-                fct_s: since(f.rcv.stats.done_at),
+                fct_s,
                 sender_done_s: since(f.snd.stats.done_at),
                 retransmits: f.snd.stats.retransmits,
                 timeouts: f.snd.stats.timeouts,
@@ -1055,11 +1064,15 @@ impl<'s> World<'s> {
                 recovery_timeouts: f.snd.stats.recovery_timeouts,
                 acks: f.rcv.stats.acks_sent,
                 max_cwnd_bytes: Some(f.snd.stats.max_cwnd as u64 * f.snd.mss() as u64),
+                active_s,
+                throughput_bps: throughput_bps(f.rcv.stats.delivered, active_s),
             });
         }
         let n_tcp = flows.len();
         for (k, b) in bursts.iter().enumerate() {
             let (src, _, sink) = net.burst_hosts[k];
+            let delivered = b.received * b.packet_size as u64;
+            let active_s = secs(b.end.min(now).max(b.scheduled) - b.scheduled);
             fs.push(FlowSummary {
                 flow_id: (n_tcp + k) as u32,
                 kind: "udp",
@@ -1067,7 +1080,7 @@ impl<'s> World<'s> {
                 src: net.nodes[src as usize].name.clone(),
                 dst: net.nodes[sink as usize].name.clone(),
                 size_bytes: b.sent_bytes(),
-                delivered_bytes: b.received * b.packet_size as u64,
+                delivered_bytes: delivered,
                 start_s: secs(b.scheduled),
                 fct_s: None,
                 sender_done_s: None,
@@ -1079,17 +1092,21 @@ impl<'s> World<'s> {
                 recovery_timeouts: 0,
                 acks: 0,
                 max_cwnd_bytes: None,
+                active_s,
+                throughput_bps: throughput_bps(delivered, active_s),
             });
         }
         let ports = net
             .ports
             .iter()
-            .filter(|p| p.recorded || p.stats.drops > 0)
-            .map(|p| PortSummary {
+            .zip(&q_mean)
+            .filter(|(p, _)| p.recorded || p.stats.drops > 0)
+            .map(|(p, mean)| PortSummary {
                 node: net.nodes[p.node as usize].name.clone(),
                 port: p.name.clone(),
                 drops: p.stats.drops,
                 max_queue_bytes: p.stats.max_queue_bytes,
+                mean_queue_bytes: p.recorded.then(|| mean.mean(now)),
                 ecn_marks: p.stats.ecn_marks,
                 tbf_drops: p.shaper.as_ref().map(|t| t.dropped_skbs),
             })
@@ -1212,6 +1229,17 @@ impl<'s> World<'s> {
         let int = IntRecorder::finish(int.map(|b| *b));
         Output { summary, tables: vec![flows_table, intervals, queue, drops, queries, int] }
     }
+}
+
+/// Bytes waiting in a port's qdisc (its `fq`, or its queues), the packet on the wire aside.
+#[inline]
+fn occupancy(port: &Port) -> u64 {
+    port.fq.as_ref().map_or_else(|| port.queues.bytes(), |fq| fq.bytes())
+}
+
+/// Delivered bytes × 8 over `active_s` seconds; `None` for a flow that was never active.
+fn throughput_bps(delivered_bytes: u64, active_s: f64) -> Option<f64> {
+    (active_s > 0.0).then(|| delivered_bytes as f64 * 8.0 / active_s)
 }
 
 /// Put a packet on a port's wire so that it arrives at `at` (sources that bypass their NIC

@@ -1,5 +1,6 @@
 //! Watching a run (`observe.rs`): the observer sees every `intervals` row, in table order,
-//! while the run proceeds; it cannot change the records; stopping it stops the run.
+//! while the run proceeds; it cannot change the records; stopping it stops the run. And the
+//! summary's time-weighted mean queue, checked against a burst's analytic triangle.
 use std::ops::ControlFlow;
 
 use burstlab_sim::observe::OBSERVE_EVERY;
@@ -166,4 +167,55 @@ fn stopping_ends_the_run_at_the_next_poll() {
     assert!(at >= Time::from_ms(150), "stopped at {at}");
     assert!(at.as_secs_f64() < 0.5 * full.sim_time_s, "stopped at {at} of {}", full.sim_time_s);
     assert!((stop.polls as u64) < full.events / u64::from(OBSERVE_EVERY) / 2);
+}
+
+// ---- mean queue ----------------------------------------------------------------------------
+
+/// One UDP source at twice the bottleneck's rate for 20 ms into a deep buffer, nothing else:
+/// the queue grows linearly to its peak, then drains at the bottleneck's rate.
+const ONE_BURST_INTO_A_DEEP_BUFFER: &str = r#"
+name = "triangle"
+seed = 1
+stop = "1s"
+
+[topology]
+bottleneck_rate = "1Gbps"
+host_rate = "10Gbps"
+rtt = "1ms"
+buffer = "64MiB"
+clock_ppm = 0
+
+[[burst]]
+sources = 1
+rate = "2Gbps"
+start = "10ms"
+duration = "20ms"
+packet_size = 1500
+jitter = "0s"
+clock_ppm = 0
+"#;
+
+#[test]
+fn mean_queue_is_the_area_under_the_queue_over_the_run() {
+    let out = run(&scenario(ONE_BURST_INTO_A_DEEP_BUFFER));
+    let port = &out.summary.ports[0];
+    assert_eq!(port.drops, 0);
+    // In IP bytes per second: 2 Gbit/s arrive, 1 Gbit/s of 1538-byte frames (Ethernet
+    // overhead included) leave carrying 1500 IP bytes each.
+    let arrive = 2e9 / 8.0;
+    let leave = 1e9 / 8.0 * 1500.0 / 1538.0;
+    let fill_s = 0.020;
+    let peak = (arrive - leave) * fill_s;
+    let drain_s = peak / leave;
+    let area = 0.5 * peak * (fill_s + drain_s);
+    let end = out.summary.engine.sim_time_s;
+    let expected = area / end;
+    let mean = port.mean_queue_bytes.expect("the bottleneck is recorded");
+    assert!((mean / expected - 1.0).abs() < 0.02, "mean {mean:.0} B, expected {expected:.0} B");
+    assert!((port.max_queue_bytes as f64 / peak - 1.0).abs() < 0.02);
+    // Every flow has a throughput: the burst's delivered bytes over its 20 ms.
+    let burst = &out.summary.flows[0];
+    assert_eq!(burst.active_s, fill_s);
+    let bps = burst.throughput_bps.unwrap();
+    assert_eq!(bps, burst.delivered_bytes as f64 * 8.0 / fill_s);
 }
