@@ -22,14 +22,25 @@ class RawRun(TypedDict):
     summary_json: str
     tables: dict[str, dict[str, RawColumn]]
 
-def run(scenario_toml: str, overrides: list[str] = ...) -> RawRun:
+# An ``intervals`` row during a run: flow_id, t_start_s, t_end_s, bytes, bits_per_second,
+# retransmits, cwnd_bytes, srtt_us, pacing_rate_bps.
+RawIntervalRow = tuple[int, float, float, int, float, int, int, int, int]
+
+def run(
+    scenario_toml: str,
+    overrides: list[str] = ...,
+    progress: Callable[[float, list[RawIntervalRow]], object] | None = ...,
+) -> RawRun:
     """Load, validate and simulate; returns ``{"summary_json": str, "tables": {...}}``.
 
-    Raises :class:`burstlab.errors.ScenarioError`. Releases the GIL while simulating.
+    Raises :class:`burstlab.errors.ScenarioError`. Releases the GIL while simulating; every
+    ~50 ms re-attaches to run the signal handlers (Ctrl-C raises ``KeyboardInterrupt`` and stops
+    the run) and call ``progress(sim_time_s, rows)`` with the rows completed since its last
+    call (and once at the end); an exception ``progress`` raises stops the run and propagates.
     """
 
 def load_scenario(text: str, overrides: list[str] = ...) -> str:
-    """Validate a scenario; returns the normalised scenario as JSON."""
+    """Validate a scenario; returns the normalised scenario as JSON (with its ``telemetry``)."""
 
 def version() -> str:
     """Version of the simulator compiled into this module."""
