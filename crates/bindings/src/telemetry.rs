@@ -358,7 +358,7 @@ impl<'py> IntColumns<'py> {
 
 /// Detect bursts in a simulation's `int` table (packets: culprits and victims) or `queue`
 /// table (depth only). `columns` maps names to NumPy arrays (`queue`: `node`/`port` as lists
-/// of str).
+/// of str, and an optional bool `dropped` marking rows that are drops).
 #[pyfunction]
 pub fn detect_table(
     py: Python<'_>,
@@ -396,6 +396,12 @@ pub fn detect_table(
                 columns.get_item("node")?.map_or(Ok(Vec::new()), |c| c.extract())?;
             let port: Vec<String> =
                 columns.get_item("port")?.map_or(Ok(Vec::new()), |c| c.extract())?;
+            // Optional: rows that are drops (`burstlab.telemetry` merges drops.parquet in).
+            let dropped = match columns.contains("dropped")? {
+                true => Some(column::<bool>(py, &columns, "dropped", input)?),
+                false => None,
+            };
+            let dropped = dropped.as_ref().map(|d| d.as_slice()).transpose()?;
             let (t, q, occ) = (t.as_slice()?, q.as_slice()?, occ.as_slice()?);
             // Depth samples have no numeric ids: number switches and ports in order of appearance.
             let mut ids: Vec<(String, String)> = Vec::new();
@@ -417,7 +423,7 @@ pub fn detect_table(
                         flow: None,
                         packet_bytes: 0,
                         hop_latency_ns: None,
-                        dropped: false,
+                        dropped: dropped.is_some_and(|d| d.get(i).copied().unwrap_or(false)),
                         report: None,
                     }
                 })
