@@ -52,6 +52,7 @@ class DecodeStats(TypedDict):
     reports: int
     malformed: int
     bytes: int
+    warning: str | None
 
 def decode_capture(
     path: str,
@@ -60,12 +61,14 @@ def decode_capture(
     batch: Callable[[list[str], int, int], object],
 ) -> DecodeStats:
     """Decode every report in a capture; ``batch(json_lines, bytes_done, bytes_total)`` receives
-    the ``burstlab decode --json`` lines. Raises ``TelemetryInputError``."""
+    the ``burstlab decode --json`` lines. Raises ``TelemetryInputError``; an exception ``batch``
+    raises, or Ctrl-C, stops the decoding and propagates."""
 
 def detect_capture(
     path: str, egress: str | None, options_json: str, progress: Callable[[int, int], object] | None = ...
 ) -> str:
-    """Detect bursts in a capture (or a pair); returns the ``burstlab detect --json`` text."""
+    """Detect bursts in a capture (or a pair); returns the ``burstlab detect --json`` text. Ctrl-C
+    stops it (``KeyboardInterrupt``)."""
 
 def detect_table(kind: str, columns: dict[str, RawColumn], options_json: str, input: str) -> str:
     """Detect bursts in a simulation's ``int`` or ``queue`` table."""

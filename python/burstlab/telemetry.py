@@ -9,13 +9,19 @@ input's kind, reads simulator output, and shapes the answer.
     result = tm.detect("runs/r1")                      # `burstlab run --out` with a [telemetry] section
 
 ``result`` is the ``burstlab detect --json`` object: ``{"input", "format", "reports",
-"reports_lost", "malformed", "bursts": [...]}``.
+"reports_lost", "malformed", "samples", "bursts": [...], "warnings": [...]}``.
+
+A capture cut short inside its last record (as a capture stopped mid-write is) is read up to the
+cut, as tcpdump reads it; the cut is named in ``warnings`` (``detect``), in the ``warning`` of
+:func:`decode_lines`' counts, or as a :class:`UserWarning` (``decode``). Long passes run with
+the GIL released and stop on Ctrl-C (``KeyboardInterrupt``) within a fraction of a second.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,9 +46,12 @@ def decode(
 ) -> Iterator[dict[str, Any]]:
     """Yield one dict per telemetry report in a pcap/pcapng capture (or ``{"frame", "error",
     "offset"}`` for a malformed one), in capture order. ``on_progress(done, total)`` is called
-    with file bytes as the capture is read."""
+    with file bytes as the capture is read. A capture cut short inside its last record yields
+    the reports before the cut and warns (:class:`UserWarning`) where it ends."""
     lines: list[str] = []
-    decode_lines(path, lines.extend, profile=profile, ports=ports, on_progress=on_progress)
+    stats = decode_lines(path, lines.extend, profile=profile, ports=ports, on_progress=on_progress)
+    if stats["warning"]:
+        warnings.warn(stats["warning"], stacklevel=2)
     for line in lines:
         yield json.loads(line)
 
@@ -55,8 +64,10 @@ def decode_lines(
     ports: Sequence[int] | None = None,
     on_progress: Progress | None = None,
 ) -> dict[str, int]:
-    """Stream the JSON lines of :func:`decode` to ``write`` in batches (no dicts built; the CLI
-    uses it). Returns counts: frames, reports, malformed, bytes."""
+    """Stream the JSON lines of :func:`decode` to ``write`` in batches as the capture is read (no
+    dicts built; the CLI uses it). An exception ``write`` raises (a closed pipe) or Ctrl-C stops
+    the decoding and propagates. Returns counts: frames, reports, malformed, bytes, and
+    ``warning``: one line naming where a capture cut short ends, else ``None``."""
     from burstlab import _core
 
     src = _existing_file(path, "capture")
@@ -89,7 +100,8 @@ def detect(
     """Find the microbursts in ``input`` and attribute them (see the module docstring for the
     inputs). Thresholds take human units: ``rise="200KB"`` or ``rise="50%"`` (of ``buffer``),
     times ``"1ms"``, rates ``"10Gbps"``. Raises :class:`~burstlab.errors.TelemetryInputError`
-    for an unreadable or malformed input and for inconsistent options."""
+    for an unreadable or malformed input and for inconsistent options; a capture cut short inside
+    its last record is read up to the cut and named in ``result["warnings"]``."""
     from burstlab import _core
 
     options = {

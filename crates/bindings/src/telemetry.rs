@@ -2,26 +2,36 @@
 //! human units are parsed here (with the scenario's unit parser, so "64KB" means the same
 //! everywhere), the work runs in `burstlab_telemetry` with the GIL released, and answers cross
 //! back as JSON text.
+//!
+//! While a capture is read the GIL is released; every [`POLL_EVERY`] the pass re-attaches to let
+//! Python run its signal handlers (Ctrl-C raises `KeyboardInterrupt` there, which stops the pass
+//! and propagates) and to report progress.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::BufWriter;
 use std::net::{IpAddr, Ipv4Addr};
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
 
 use numpy::PyReadonlyArray1;
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde::Deserialize;
 
 use burstlab_sim::scenario::units::{parse_rate, parse_size, parse_time};
+use burstlab_telemetry::DecodeError;
 use burstlab_telemetry::decode::{Decoder, ErrorLine, ReportLine};
 use burstlab_telemetry::detect::hysteresis::{Fall, HysteresisParams, Rise};
 use burstlab_telemetry::detect::rate::{RateParams, default_timescales};
 use burstlab_telemetry::export::{ExportFormat, IntRow, write_int_pcap as write_pcap};
 use burstlab_telemetry::loss::SeqWidth;
-use burstlab_telemetry::model::FlowKey;
+use burstlab_telemetry::model::{FlowKey, Report};
 use burstlab_telemetry::observation::{Observation, QueueKey, ReportStream};
-use burstlab_telemetry::pipeline::{self, DetectError, DetectOptions, Detection};
+use burstlab_telemetry::pipeline::{
+    self, DetectError, DetectOptions, Detection, PassError, Stoppable, truncation_warning,
+};
 use burstlab_telemetry::profile::DEFAULT_REPORT_PORTS;
 use burstlab_telemetry::profiles::Profiles;
 
@@ -46,9 +56,113 @@ fn open(py: Python<'_>, path: &str) -> PyResult<File> {
     File::open(path).map_err(|e| input_error(py, format!("{path}: {e}")))
 }
 
+/// How often a pass over a capture re-attaches to Python: Ctrl-C is seen within this time.
+const POLL_EVERY: Duration = Duration::from_millis(50);
+
+/// Python's side of a pass run with the GIL released: on a [`pipeline::Progress`] tick at least
+/// [`POLL_EVERY`] after the last one, re-attach, run the signal handlers and report progress.
+/// The first Python error stops the pass and is kept to be raised.
+struct Poll<'a> {
+    progress: Option<&'a Py<PyAny>>,
+    total: u64,
+    last: Instant,
+    failure: Option<PyErr>,
+}
+
+impl<'a> Poll<'a> {
+    fn new(progress: Option<&'a Py<PyAny>>, total: u64) -> Self {
+        Poll { progress, total, last: Instant::now(), failure: None }
+    }
+
+    fn tick(&mut self, done: u64) -> ControlFlow<()> {
+        if self.failure.is_some() {
+            return ControlFlow::Break(());
+        }
+        if self.last.elapsed() < POLL_EVERY {
+            return ControlFlow::Continue(());
+        }
+        self.last = Instant::now();
+        let (progress, total) = (self.progress, self.total);
+        let result = Python::attach(|py| {
+            py.check_signals()?;
+            match progress.map(|p| p.call1(py, (done, total))) {
+                // Progress is best effort: a failing callback must not lose the answer, but
+                // Ctrl-C (or an exit) raised while it ran must not be lost either.
+                Some(Err(e)) if !e.is_instance_of::<PyException>(py) => Err(e),
+                _ => Ok(()),
+            }
+        });
+        self.fail(result)
+    }
+
+    fn fail(&mut self, result: PyResult<()>) -> ControlFlow<()> {
+        match result {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                self.failure.get_or_insert(e);
+                ControlFlow::Break(())
+            }
+        }
+    }
+
+    /// The error a stopped pass ends with: the Python one that stopped it.
+    fn stopped(self) -> PyErr {
+        self.failure.unwrap_or_else(|| PyRuntimeError::new_err("telemetry pass stopped"))
+    }
+}
+
+/// Lines handed to Python's `batch` callback at a time.
+const BATCH_LINES: usize = 4096;
+
+/// `decode`'s output on its way to Python: JSON lines, flushed to `batch` in batches.
+struct DecodeSink<'a> {
+    batch: &'a Py<PyAny>,
+    lines: Vec<String>,
+    done: u64,
+    poll: Poll<'a>,
+}
+
+impl DecodeSink<'_> {
+    fn push(&mut self, frame: u64, result: Result<&[Report], &DecodeError>) {
+        match result {
+            Ok(reports) => self.lines.extend(reports.iter().map(|report| {
+                serde_json::to_string(&ReportLine { frame, report }).unwrap_or_default()
+            })),
+            Err(error) => self
+                .lines
+                .push(serde_json::to_string(&ErrorLine { frame, error }).unwrap_or_default()),
+        }
+        if self.lines.len() >= BATCH_LINES {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.poll.failure.is_some() {
+            self.lines.clear();
+            return;
+        }
+        let (batch, done, total) = (self.batch, self.done, self.poll.total);
+        let lines = &mut self.lines;
+        let result = Python::attach(|py| {
+            let list = PyList::new(py, lines.drain(..))?;
+            batch.call1(py, (list, done, total)).map(drop)
+        });
+        // A failing write (a closed pipe, Ctrl-C while Python ran) stops the pass at the next tick.
+        let _ = self.poll.fail(result);
+    }
+
+    fn tick(&mut self, done: u64) -> ControlFlow<()> {
+        self.done = done;
+        self.poll.tick(done)
+    }
+}
+
 /// Decode every report in a capture. `batch(lines, bytes_done, bytes_total)` is called with
-/// JSON lines (reports and malformed-report errors) every few thousand reports. Returns
-/// `{"frames", "reports", "malformed", "bytes"}`.
+/// JSON lines (reports and malformed-report errors) every few thousand reports; an exception it
+/// raises (or Ctrl-C) stops the pass and propagates. Returns `{"frames", "reports",
+/// "malformed", "bytes", "warning"}`, `warning` a line naming where a capture cut short ends
+/// (or `None`).
 #[pyfunction]
 #[pyo3(signature = (path, profiles_toml, ports, batch))]
 pub fn decode_capture<'py>(
@@ -62,46 +176,43 @@ pub fn decode_capture<'py>(
     let ports = ports.unwrap_or_else(|| DEFAULT_REPORT_PORTS.to_vec());
     let total = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let src = open(py, path)?;
-    let mut lines: Vec<String> = Vec::new();
-    let mut failure: Option<PyErr> = None;
-    let flush = |lines: &mut Vec<String>, done: u64, failure: &mut Option<PyErr>| {
-        if failure.is_some() || lines.is_empty() && done < total {
-            return;
+    let batch = batch.unbind();
+    let (result, sink) = py.detach(|| {
+        let sink = RefCell::new(DecodeSink {
+            batch: &batch,
+            lines: Vec::new(),
+            done: 0,
+            poll: Poll::new(None, total),
+        });
+        let result = pipeline::decode_capture(
+            src,
+            &mut decoder,
+            &ports,
+            |frame, r| sink.borrow_mut().push(frame, r),
+            Stoppable(|done| sink.borrow_mut().tick(done)),
+        );
+        let mut sink = sink.into_inner();
+        if let Ok(stats) = &result {
+            sink.done = stats.bytes;
+            sink.flush();
         }
-        let list = PyList::new(py, lines.drain(..));
-        if let Err(e) = list.and_then(|l| batch.call1((l, done, total))) {
-            *failure = Some(e);
-        }
-    };
-    let done = std::cell::Cell::new(0u64);
-    let stats = pipeline::decode_capture(
-        src,
-        &mut decoder,
-        &ports,
-        |frame, result| {
-            match result {
-                Ok(reports) => lines.extend(reports.iter().map(|report| {
-                    serde_json::to_string(&ReportLine { frame, report }).unwrap_or_default()
-                })),
-                Err(error) => lines
-                    .push(serde_json::to_string(&ErrorLine { frame, error }).unwrap_or_default()),
-            }
-            if lines.len() >= 4096 {
-                flush(&mut lines, done.get(), &mut failure);
-            }
-        },
-        |bytes| done.set(bytes),
-    )
-    .map_err(|e| input_error(py, format!("{path}: {e}")))?;
-    flush(&mut lines, stats.bytes, &mut failure);
-    if let Some(e) = failure {
-        return Err(e);
+        (result, sink)
+    });
+    if sink.poll.failure.is_some() {
+        return Err(sink.poll.stopped());
     }
+    let stats = match result {
+        Ok(stats) => stats,
+        Err(PassError::Decode(e)) => return Err(input_error(py, format!("{path}: {e}"))),
+        Err(PassError::Stopped) => return Err(sink.poll.stopped()),
+    };
     let out = PyDict::new(py);
     out.set_item("frames", stats.frames)?;
     out.set_item("reports", stats.reports)?;
     out.set_item("malformed", stats.malformed)?;
     out.set_item("bytes", stats.bytes)?;
+    let warning = stats.truncated.as_ref().map(|cut| truncation_warning(path, stats.frames, cut));
+    out.set_item("warning", warning)?;
     Ok(out)
 }
 
@@ -236,7 +347,7 @@ fn to_json(py: Python<'_>, d: &Detection) -> PyResult<String> {
 }
 
 /// Detect bursts in a capture (or a pair: `egress` = the packets leaving the device). Returns
-/// the `burstlab detect --json` object as text.
+/// the `burstlab detect --json` object as text. Ctrl-C stops the pass (`KeyboardInterrupt`).
 #[pyfunction]
 #[pyo3(signature = (path, egress, options_json, progress = None))]
 pub fn detect_capture(
@@ -249,19 +360,18 @@ pub fn detect_capture(
     let (raw, opts) = parse_options(py, options_json)?;
     let total = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
         + egress.and_then(|e| std::fs::metadata(e).ok()).map_or(0, |m| m.len());
-    let mut tick = |done: u64| {
-        if let Some(p) = &progress {
-            // Progress is best effort: a failing callback must not lose the answer.
-            let _ = p.call1((done, total));
-        }
-    };
+    let progress = progress.map(Bound::unbind);
+    let mut poll = Poll::new(progress.as_ref(), total);
+    let tick = Stoppable(|done| poll.tick(done));
     let result = match egress {
         Some(e) => {
-            pipeline::detect_capture_pair(open(py, path)?, open(py, e)?, path, &opts, &mut tick)
+            let (ins, outs) = (open(py, path)?, open(py, e)?);
+            py.detach(|| pipeline::detect_capture_pair(ins, outs, path, &opts, tick))
         }
         None => {
             let mut decoder = Decoder::new(profiles(py, raw.profiles_toml.as_deref())?);
-            pipeline::detect_capture(open(py, path)?, path, &mut decoder, &opts, &mut tick)
+            let src = open(py, path)?;
+            py.detach(|| pipeline::detect_capture(src, path, &mut decoder, &opts, tick))
         }
     };
     match result {
@@ -269,6 +379,7 @@ pub fn detect_capture(
         Err(e @ (DetectError::Decode { .. } | DetectError::Input(_))) => {
             Err(input_error(py, e.to_string()))
         }
+        Err(DetectError::Stopped) => Err(poll.stopped()),
     }
 }
 
@@ -436,8 +547,13 @@ pub fn detect_table(
         }
     };
     let samples = observations.len() as u64;
-    let (bursts, lost, _) =
-        py.detach(|| pipeline::detect_observations(observations, &opts, SeqWidth::Bits32));
+    let mut poll = Poll::new(None, 0);
+    let tick = Stoppable(|done| poll.tick(done));
+    let detected =
+        py.detach(|| pipeline::detect_observations(observations, &opts, SeqWidth::Bits32, 0, tick));
+    let Ok((bursts, lost, _)) = detected else {
+        return Err(poll.stopped());
+    };
     let d = Detection {
         input: input.to_string(),
         format: if kind == "int" { "simulation-int" } else { "simulation-queue" },
@@ -446,6 +562,7 @@ pub fn detect_table(
         malformed: 0,
         samples,
         bursts,
+        warnings: Vec::new(),
     };
     to_json(py, &d)
 }

@@ -87,6 +87,8 @@ def _detect(input_: Path, egress, profile, ports, rise, fall, buffer, min_durati
                         buffer=buffer, min_duration=min_duration, merge_gap=merge_gap,
                         link_rate=link_rate, timescales=timescales, rate_threshold=rate_threshold,
                         top=top, on_progress=progress)
+    for warning in result.get("warnings", ()):
+        err.print(f"burstlab detect: warning: {warning}", markup=False, soft_wrap=True)
     if as_json:
         sys.stdout.write(json.dumps(result) + "\n")
     else:
