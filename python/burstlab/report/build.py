@@ -28,14 +28,14 @@ def build(out: str | Path) -> Report:
     is_study, why_not = amlight.recognise(data)
     chosen = timelines.generic_choice(data)
     titles = {r.run_id: timelines.run_title(data, r) for r in chosen}
-    note = ("iperf3-style intervals of each TCP flow (each value drawn over its own interval) in four runs "
-            "that span the outcomes: the fastest, the slowest and two between. Shaded: the bursts.")
+    note = ("iperf3-style intervals of each TCP flow (each value drawn over its own interval) in up to "
+            "four runs that span the outcomes: the fastest, the slowest and two between.")
     if is_study:
         report.study, study_sections, chosen, titles = amlight.study(data)
         for sec in study_sections:
             report.sections[sec.key] = sec
         note = ("iperf3-style intervals of the transfer (each value drawn over its own interval): for each "
-                "CCA its no-burst run and its burst run with the longest FCT. Shaded: the burst.")
+                "CCA its no-burst run and its burst run with the longest FCT.")
     elif why_not:
         report.notes.append(why_not)
     for sec in (

@@ -61,13 +61,16 @@ def panel(size: tuple[float, float] = PANEL_SIZE) -> tuple[Figure, Any]:
     return fig, fig.subplots()
 
 
-def share_y(figs: Iterable[Figure], bottom: float | None = 0.0) -> None:
-    """Put every figure's axes on one y-range: the union of their own (from ``bottom``)."""
+def share_y(figs: Iterable[Figure], bottom: float | None = 0.0, min_top: float | None = None) -> None:
+    """Put every figure's axes on one y-range: the union of their own (from ``bottom``, up to at
+    least ``min_top``)."""
     axes = [ax for fig in figs for ax in fig.axes]
     if not axes:
         return
     low = min(ax.get_ylim()[0] for ax in axes) if bottom is None else bottom
     high = max(ax.get_ylim()[1] for ax in axes)
+    if min_top is not None and high < min_top:
+        high = min_top
     if not high > low:
         high = low + 1.0
     for ax in axes:

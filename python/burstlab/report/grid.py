@@ -14,6 +14,8 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from matplotlib.ticker import MaxNLocator
+
 from burstlab.report import figures as F
 from burstlab.report.data import RunData, SweepData
 from burstlab.report.page import Chart, Key, Panel, Section, Table
@@ -36,6 +38,7 @@ class Metric:
     title: str
     value: Callable[[RunData], float | None]
     unit: Callable[[float], tuple[float, str]]  # largest value -> (divisor, unit)
+    count: bool = False  # whole numbers: integer ticks, and a scale from 0 to at least 1
 
 
 def _seconds(_: float) -> tuple[float, str]:
@@ -50,7 +53,7 @@ METRICS = (
     Metric("fct", "Completion time of the TCP transfers (the last to finish)", lambda r: r.fct_s, _seconds),
     Metric("goodput", "TCP goodput (bytes delivered over the transfers' span)", lambda r: r.goodput_bps,
            F.rate_unit),
-    Metric("retransmits", "TCP retransmissions", lambda r: float(r.retransmits), _count),
+    Metric("retransmits", "TCP retransmissions", lambda r: float(r.retransmits), _count, count=True),
     Metric("peak_queue", "Peak queue (the fullest queue's largest occupancy)",
            lambda r: float(r.peak_queue_bytes), F.bytes_unit),
 )
@@ -78,7 +81,7 @@ def outcomes(data: SweepData) -> Section:
             continue
         div, unit = metric.unit(F.finite_max(v for v in values if v is not None))
         panels = [_panel(data, metric, axis, axes, div, unit) for axis in axes]
-        F.share_y(p.fig for p in panels)
+        F.share_y((p.fig for p in panels), min_top=1.0 if metric.count else None)
         sec.charts.append(Chart(panels, caption=metric.title))
     unfinished = any(r.fct_s is not None and math.isinf(r.fct_s) for r in data.runs)
     sec.note = ("Lines join the median over the runs at each value (the other axes' values and the "
@@ -120,6 +123,8 @@ def _panel(data: SweepData, metric: Metric, axis: Axis, axes: Sequence[Axis], di
         if by is not None:
             keys.append(Key(f"{by.path}={g}", color, "-", marker=True))
     F.category_ticks(ax, list(axis.values), axis.path)
+    if metric.count:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(_label(metric, unit))
     return Panel(f"by {axis.path}", fig, keys)
 

@@ -98,7 +98,7 @@ def timelines(data: SweepData, chosen: Sequence[RunData], title: Callable[[RunDa
     burst_key = [Key("burst", F.BURST_SHADE["color"], "area")] if any(r.bursts for r in shown) else []
     sec.charts = [Chart(rate, [*keys.values(), *burst_key], "Throughput per interval"),
                   Chart(cwnd, [*keys.values(), *burst_key], "cwnd at the end of each interval")]
-    sec.note = note
+    sec.note = note + (" Shaded: the bursts." if burst_key else "")
     return sec
 
 
@@ -132,7 +132,8 @@ def queue(data: SweepData, chosen: Sequence[RunData], title: Callable[[RunData],
     keys = [Key("burst", F.BURST_SHADE["color"], "area")] if any(r.bursts for r in chosen) else []
     sec.charts = [Chart(panels, keys)]
     sec.note = ("Occupancy of the queue that filled most in each run (usually the bottleneck), the "
-                f"maximum over each 1/{_QUEUE_BINS} of the run, for the same runs. Shaded: the bursts.")
+                f"maximum over each 1/{_QUEUE_BINS} of the run, for the same runs."
+                + (" Shaded: the bursts." if keys else ""))
     return sec
 
 
@@ -146,9 +147,10 @@ def _queue_bins(data: SweepData, run_id: int, port: str, end: float) -> tuple[li
                     f"node || ' ' || port = '{quoted}'", group_by="t").get(run_id)
     if not s:
         return [0.0, end], [0, 0]
-    # Each bin's maximum holds until the bin ends; after the last, its last recorded occupancy.
-    t = [0.0, *s["t"], s["t"][-1] + width]
-    occ = [0, *s["occ"], s["last"][-1]]
+    # Each bin's maximum holds until the bin ends; after the last, the last recorded occupancy
+    # (the table records every change) until the run's end.
+    t = [0.0, *s["t"], s["t"][-1] + width, max(end, s["t"][-1] + width)]
+    occ = [0, *s["occ"], s["last"][-1], s["last"][-1]]
     return t, occ
 
 
