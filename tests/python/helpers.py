@@ -64,7 +64,7 @@ EXPECTED_COLUMNS = {
 }
 OUTPUT_FILES = {
     "flows.parquet", "intervals.parquet", "queue.parquet", "drops.parquet", "queries.parquet",
-    "int.parquet", "summary.json",
+    "int.parquet", "summary.json", ".burstlab-manifest.json",
 }
 
 
