@@ -124,7 +124,7 @@ def _panel(data: SweepData, metric: Metric, axis: Axis, axes: Sequence[Axis], di
             keys.append(Key(f"{by.path}={g}", color, "-", marker=True))
     F.category_ticks(ax, list(axis.values), axis.path)
     if metric.count:
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True))
     ax.set_ylabel(_label(metric, unit))
     return Panel(f"by {axis.path}", fig, keys)
 
