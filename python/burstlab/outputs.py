@@ -52,13 +52,7 @@ def check_output_dir(
         present = [n for n in (*names, MANIFEST) if os.path.lexists(out / n)]
     except OSError as err:
         raise OutputLocationError(f"{where}: cannot read the directory ({_reason(err)})") from None
-    if present and not overwrite:
-        raise OutputExistsError(
-            f"{where}: already holds burstlab output ({', '.join(present)}); pass "
-            f"{overwrite_flag} to replace those files (nothing else in it is touched), or "
-            "choose another directory"
-        )
-    vouched = _vouched_files(out)
+    vouched = _vouched_files(out) if present else set()
     for name in present:
         if name not in vouched:
             raise OutputExistsError(
@@ -66,6 +60,12 @@ def check_output_dir(
                 "changed since); burstlab replaces only its own files: move it away or choose "
                 "another directory"
             )
+    if present and not overwrite:
+        raise OutputExistsError(
+            f"{where}: already holds burstlab output ({', '.join(present)}); pass "
+            f"{overwrite_flag} to replace those files (nothing else in it is touched), or "
+            "choose another directory"
+        )
     _check_writable(out, where)
 
 

@@ -99,11 +99,12 @@ def test_overwrite_replaces_burstlabs_files_only_and_keeps_the_mode(result, user
     assert hidden_leftovers(users_dir) == []
 
 
+@pytest.mark.parametrize("overwrite", [False, True])
 @pytest.mark.parametrize("name", ["summary.json", "flows.parquet", MANIFEST])
-def test_a_file_burstlab_did_not_write_is_refused_even_with_overwrite(result, users_dir, name):
+def test_a_file_burstlab_did_not_write_is_refused_even_with_overwrite(result, users_dir, name, overwrite):
     (users_dir / name).write_text("the user's own")
     with pytest.raises(OutputExistsError, match=rf"{name} was not written by burstlab"):
-        result.write(users_dir, overwrite=True)
+        result.write(users_dir, overwrite=overwrite)
     assert (users_dir / name).read_text() == "the user's own"
     assert not (users_dir / "intervals.parquet").exists()
     users_entries_intact(users_dir)
