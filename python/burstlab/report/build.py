@@ -1,9 +1,9 @@
 """From a sweep directory to a :class:`~burstlab.report.page.Report`.
 
 Every sweep gets the same sections: its outcomes against each grid axis, a table of every grid
-point, and the time series of a few runs. A sweep that is a known study (today the AmLight
-study, :mod:`burstlab.report.amlight`) also gets that study's findings and its own sections,
-and its time series show the runs the study points at.
+point, and the time series of a few runs. A sweep that is a known study (the AmLight study,
+:mod:`burstlab.report.amlight`, is the one there is) also gets that study's findings and its
+own sections, and its time series show the runs the study points at.
 """
 
 from __future__ import annotations
