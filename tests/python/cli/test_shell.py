@@ -13,18 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from burstlab.cli import VERBS, status
+from typer.testing import CliRunner, Result
+
+from burstlab.cli import VERBS, build_app, status
 from burstlab.cli.help_text import to_markdown
 from helpers import burstlab
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-def _help(*args: str, columns: int) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": str(columns)}
-    env.pop("TERMINAL_WIDTH", None)
-    return subprocess.run([sys.executable, "-m", "burstlab", *args], capture_output=True, text=True,
-                          env=env, timeout=120)
+def _help(*args: str, columns: int, monkeypatch: pytest.MonkeyPatch) -> Result:
+    """burstlab ARGS in this process (help needs no subprocess: one per call would cost a
+    second each), its help laid out ``columns`` wide."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.delenv("TERMINAL_WIDTH", raising=False)
+    return CliRunner().invoke(build_app(), list(args), prog_name="burstlab")
 
 
 def _examples(verb: str) -> list[str]:
@@ -58,12 +61,12 @@ def _shown_commands(text: str) -> list[str]:
 
 @pytest.mark.parametrize("columns", [80, 200])
 @pytest.mark.parametrize("verb", ["run", "sweep", "query", "demo", "detect", "decode"])
-def test_each_example_is_a_line_of_its_own(verb: str, columns: int):
+def test_each_example_is_a_line_of_its_own(verb: str, columns: int, monkeypatch: pytest.MonkeyPatch):
     examples = _examples(verb)
     if not examples:
         pytest.skip(f"{verb}'s help has no example block")
-    r = _help(verb, "--help", columns=columns)
-    assert r.returncode == 0, r.stderr
+    r = _help(verb, "--help", columns=columns, monkeypatch=monkeypatch)
+    assert r.exit_code == 0, r.output
     shown = _shown_commands(r.stdout)
     for example in examples:
         # A line is shown whole (or broken with continuations that join back to it), never
@@ -99,23 +102,36 @@ def test_indented_lines_that_continue_prose_stay_prose():
     assert "```" not in md
 
 
-def test_no_verb_shows_a_type_for_a_flag():
+def test_no_verb_shows_a_type_for_a_flag(monkeypatch: pytest.MonkeyPatch):
     for args in (["--help"], *([verb, "--help"] for verb in VERBS)):
-        r = _help(*args, columns=200)
-        assert r.returncode == 0, (args, r.stderr)
+        r = _help(*args, columns=200, monkeypatch=monkeypatch)
+        assert r.exit_code == 0, (args, r.output)
         assert "<bool>" not in r.stdout, args
     # Options that take a value still show it.
-    assert "PATH=VALUE" in _help("run", "--help", columns=200).stdout
+    assert "PATH=VALUE" in _help("run", "--help", columns=200, monkeypatch=monkeypatch).stdout
 
 
 @pytest.mark.parametrize("verb", [*VERBS, None])
-def test_help_verb_is_verb_dash_dash_help(verb: str | None):
+def test_help_verb_is_verb_dash_dash_help(verb: str | None, monkeypatch: pytest.MonkeyPatch):
     args = [verb] if verb else []
-    via_help = _help("help", *args, columns=100)
-    direct = _help(*args, "--help", columns=100)
-    assert via_help.returncode == direct.returncode == 0, via_help.stderr
+    via_help = _help("help", *args, columns=100, monkeypatch=monkeypatch)
+    direct = _help(*args, "--help", columns=100, monkeypatch=monkeypatch)
+    assert via_help.exit_code == direct.exit_code == 0, via_help.output
     assert via_help.stdout == direct.stdout
     assert "Usage: burstlab" in via_help.stdout
+
+
+def test_help_as_a_user_runs_it():
+    """Once through the console script's path (main(), a subprocess): examples whole, no type
+    on a flag."""
+    env = {**os.environ, "COLUMNS": "80"}
+    env.pop("TERMINAL_WIDTH", None)
+    r = subprocess.run([sys.executable, "-m", "burstlab", "help", "sweep"], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0 and r.stderr == ""
+    shown = {" ".join(line.split()) for line in _shown_commands(r.stdout)}
+    assert " ".join(_examples("sweep")[0].split()) in shown
+    assert "<bool>" not in r.stdout
 
 
 def test_help_of_an_unknown_verb_is_one_line_exit_2():
@@ -133,8 +149,8 @@ def test_dash_capital_v_is_version():
     assert short.stdout.startswith("burstlab ") and len(short.stdout.split()) == 2
 
 
-def test_root_help_lists_every_verb_and_help():
-    text = _help("--help", columns=120).stdout
+def test_root_help_lists_every_verb_and_help(monkeypatch: pytest.MonkeyPatch):
+    text = _help("--help", columns=120, monkeypatch=monkeypatch).stdout
     for verb in [*VERBS, "help"]:
         assert f" {verb} " in text, verb
 
@@ -172,20 +188,25 @@ BIG_QUERY = ('SELECT r.run_id, i.range AS i, i.range * 1.5e-3 AS t_s, r."topolog
              "r.started_at, NULL AS nothing FROM runs r, range(15000) i ORDER BY ALL")
 
 
+def _assert_quiet_141(r: subprocess.CompletedProcess[str]) -> None:
+    assert r.returncode == status.PIPE_CLOSED, r.stderr
+    for noise in ("Traceback", "Broken pipe", "Exception", "internal error"):
+        assert noise not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args", [["--help"], ["help", "run"], ["sweep", "--help"]])
+def test_help_to_a_closed_stdout_exits_quietly_with_141(args: list[str]):
+    _assert_quiet_141(_closed_reader(*args))
+
+
 @pytest.mark.parametrize("args", [
-    ["--help"],
-    ["help", "run"],
-    ["sweep", "--help"],
     ["query", "{sweep}", BIG_QUERY],
     ["query", "{sweep}", BIG_QUERY, "--json"],
     ["run", "{scenario}", "--json"],
     ["run", "{scenario}"],
 ])
-def test_closed_stdout_exits_quietly_with_141(args: list[str], sweep_dir: Path, small_scenario: Path):
-    args = [a.format(sweep=sweep_dir, scenario=small_scenario) for a in args]
-    r = _closed_reader(*args)
-    assert r.returncode == status.PIPE_CLOSED, r.stderr
-    assert "Traceback" not in r.stderr and "Broken pipe" not in r.stderr and "Exception" not in r.stderr, r.stderr
+def test_output_to_a_closed_stdout_exits_quietly_with_141(args: list[str], sweep_dir: Path, small_scenario: Path):
+    _assert_quiet_141(_closed_reader(*(a.format(sweep=sweep_dir, scenario=small_scenario) for a in args)))
 
 
 def test_pipe_to_head_in_a_shell(sweep_dir: Path):
@@ -203,9 +224,7 @@ def test_decode_to_a_closed_pipe(tmp_path: Path):
     ok = burstlab("run", REPO / "scenarios" / "int-burst.toml", "--set", "telemetry.int_sample=5000",
                   "--set", "stop=850ms", "--int-pcap", pcap)
     assert ok.returncode == 0, ok.stderr
-    r = _closed_reader("decode", pcap)
-    assert r.returncode == status.PIPE_CLOSED, r.stderr
-    assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+    _assert_quiet_141(_closed_reader("decode", pcap))
 
 
 # ---- status.guarded ------------------------------------------------------------------------------
