@@ -41,10 +41,10 @@ def command(
         burstlab report burstlab-demo --format md
 
     The HTML page is one self-contained file (figures inlined as SVG that follow the page's
-    width, no network needed), written whole or not at all. --format md prints the findings
-    (for the study) and every grid point as Markdown; --format json (or --json) prints one
-    JSON object (keys: sweep, scenario, runs, grid, study, notes, grid_points, sections). With
-    md or json, --out also writes the page.
+    width, no network needed), written whole or not at all. --format md prints the study's
+    findings, or for any other sweep every grid point, as Markdown; --format json (or --json)
+    prints one JSON object (keys: sweep, scenario, runs, grid, study, notes, grid_points,
+    sections). With md or json, --out also writes the page.
 
     Exit status: 0 ok, 2 DIR is not a sweep directory, 130 interrupted (nothing written),
     1 internal error.

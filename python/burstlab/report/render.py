@@ -177,7 +177,7 @@ def _md_cell(v: Any) -> str:
 
 
 def to_markdown(report: Report) -> str:
-    """The study's findings (when the sweep is one) and every grid point's outcome, as Markdown."""
+    """As Markdown: a study's findings (when the sweep is one), else every grid point's outcome."""
     d = report.data
     lines = [
         f"# burstlab report: {d.scenario_name}",
@@ -207,7 +207,9 @@ def to_markdown(report: Report) -> str:
                 lines.append(f"- {cca}: {fct} ({p['duration_s'] * 1e3:g} ms burst at {p['start_s']:g} s, "
                              f"RTT {p['rtt_s'] * 1e3:g} ms, {p['retransmits']:,.0f} retransmits)")
     table = report.sections["points"].table
-    if table is not None:
+    if s is not None:  # the findings are the summary; the page and the JSON have every point
+        lines += ["", "Every grid point's outcome: the page's last table, or `--format json` (grid_points)."]
+    elif table is not None:
         lines += ["", f"## {report.sections['points'].title}", "",
                   "| " + " | ".join(table.headers) + " |", "|" + "---|" * len(table.headers)]
         lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in table.rows]
