@@ -10,6 +10,7 @@
 //!   Allegro definition, for plain packet captures.
 
 pub mod hysteresis;
+mod machine;
 mod median;
 pub mod params;
 pub mod rate;
