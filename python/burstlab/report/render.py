@@ -208,7 +208,8 @@ def to_markdown(report: Report) -> str:
                              f"RTT {p['rtt_s'] * 1e3:g} ms, {p['retransmits']:,.0f} retransmits)")
     table = report.sections["points"].table
     if s is not None:  # the findings are the summary; the page and the JSON have every point
-        lines += ["", "Every grid point's outcome: the page's last table, or `--format json` (grid_points)."]
+        lines += ["", f"Every grid point's outcome: the page's last table, or `burstlab report {d.out} --json` "
+                  "(grid_points)."]
     elif table is not None:
         lines += ["", f"## {report.sections['points'].title}", "",
                   "| " + " | ".join(table.headers) + " |", "|" + "---|" * len(table.headers)]
