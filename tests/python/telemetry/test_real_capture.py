@@ -64,6 +64,10 @@ def test_plain_capture_rate_detector_names_the_udp_culprit_and_the_retransmittin
     assert 0.08 <= longest["duration_s"] <= 0.2
     assert longest["culprits"][0]["flow"] == capture.udp_flow
     assert longest["culprits"][0]["share"] > 0.8
+    # One role per flow and burst, at every timescale of the defaults as well.
+    defaults = _detect(capture.ingress_pcap, "--link-rate", "50Mbps", "--top", "100")
+    for b in got["bursts"] + defaults["bursts"]:
+        assert not {c["flow"] for c in b["culprits"]} & {v["flow"] for v in b["victims"]}, b
     # TCP repairs the tbf's drops of its segments: retransmissions inside or right after the
     # burst. How many of its segments were dropped, the two-sided reconstruction says.
     pair = _detect(capture.ingress_pcap, "--egress", capture.egress_pcap, "--buffer", "64KB", "--rise", "50%")
