@@ -13,7 +13,7 @@
 
 use crate::capture::{
     CaptureReader, Frame, L4, PacketRecord, TcpMark, TcpMarker, UdpFast, parse_packet,
-    reconstruct_queue, udp_to_ports,
+    reconstruct_queue_with, udp_to_ports,
 };
 use crate::decode::Decoder;
 use crate::detect::Burst;
@@ -486,7 +486,15 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
     let ins = read_all(&mut entering, input)?;
     let outs = read_all(&mut leaving, &format!("{input} (egress)"))?;
     let key = QueueKey { switch_id: 0, port: 0, queue_id: 0 };
-    let trace = reconstruct_queue(ins, outs, key, opts.drop_horizon_ns);
+    let mut ticker = Ticker::new(&mut progress);
+    let poll = || match ticker.now(done) {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(stopped) => ControlFlow::Break(stopped),
+    };
+    let trace = match reconstruct_queue_with(ins, outs, key, opts.drop_horizon_ns, poll) {
+        ControlFlow::Continue(trace) => trace,
+        ControlFlow::Break(Stopped) => return Err(DetectError::Stopped),
+    };
     if trace.observations.is_empty() {
         return Err(DetectError::Input(format!(
             "{input}: no packet of the entering capture was seen in the leaving one \
@@ -495,7 +503,6 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
         )));
     }
     let samples = trace.observations.len() as u64;
-    let mut ticker = Ticker::new(&mut progress);
     let (bursts, _, _) =
         detect_ticking(trace.observations, opts, SeqWidth::Bits32, done, &mut ticker)?;
     Ok(Detection {
@@ -664,8 +671,11 @@ mod tests {
         assert!(matches!(e, Err(PassError::Stopped)));
         assert_eq!(frames, 2 * TICK_FRAMES, "stopped at the second tick");
         assert!(matches!(detect(&file[..], stop_at(1)), Err(DetectError::Stopped)));
-        let pair = detect_capture_pair(&file[..], &file[..], "in", &opts(), stop_at(7));
-        assert!(matches!(pair, Err(DetectError::Stopped)));
+        // Reading the leaving side (7), rebuilding the queue (13, 20), detecting (30).
+        for k in [7, 13, 20, 30] {
+            let pair = detect_capture_pair(&file[..], &file[..], "in", &opts(), stop_at(k));
+            assert!(matches!(pair, Err(DetectError::Stopped)), "tick {k}");
+        }
         // The last tick of a pass can stop it too: nothing is returned as if complete.
         assert!(matches!(detect(&file[..], stop_at(6)), Err(DetectError::Stopped)));
     }

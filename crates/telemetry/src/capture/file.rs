@@ -217,7 +217,16 @@ impl<R: Read> CaptureReader<R> {
         if !self.need_record(hdr_len, "pcap record header")? {
             return Ok(None);
         }
-        let caplen = self.u32_at(8, big_endian);
+        // The record header's fields in the file's byte order (draft-ietf-opsawg-pcap §5); the
+        // modified format's 8 more bytes (ifindex, protocol, pkt_type) say nothing we use.
+        // (pcap-parser 0.17 reads modified records as little-endian whatever the file says.)
+        let mut h = [0u8; 16];
+        h.copy_from_slice(&self.buf[self.start..self.start + 16]);
+        let field = |i: usize| {
+            let b = [h[i], h[i + 1], h[i + 2], h[i + 3]];
+            if big_endian { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }
+        };
+        let (ts_sec, ts_frac, caplen, orig_len) = (field(0), field(4), field(8), field(12));
         if caplen > max_caplen {
             return Err(DecodeError::new(
                 self.file_off + 8,
@@ -230,11 +239,6 @@ impl<R: Read> CaptureReader<R> {
         if !self.need_record(total, "pcap record data")? {
             return Ok(None);
         }
-        // The record header's fields in the file's byte order (draft-ietf-opsawg-pcap §5); the
-        // modified format's 8 more bytes (ifindex, protocol, pkt_type) say nothing we use.
-        // (pcap-parser 0.17 reads modified records as little-endian whatever the file says.)
-        let (ts_sec, ts_frac) = (self.u32_at(0, big_endian), self.u32_at(4, big_endian));
-        let orig_len = self.u32_at(12, big_endian);
         let frac_ns = if nanos { u64::from(ts_frac) } else { u64::from(ts_frac) * 1000 };
         let ts_ns = u64::from(ts_sec) * 1_000_000_000 + frac_ns;
         let data = self.start + hdr_len..self.start + total;
@@ -401,8 +405,9 @@ impl<R: Read> CaptureReader<R> {
 
     /// Makes `n` bytes of the record at the current offset available; `false` when the file
     /// ends first, the cut kept for [`CaptureReader::truncated`].
+    #[inline]
     fn need_record(&mut self, n: usize, field: &'static str) -> Result<bool, DecodeError> {
-        if self.fill_to(n)? {
+        if self.end - self.start >= n || self.fill_to(n)? {
             return Ok(true);
         }
         let available = self.end - self.start;

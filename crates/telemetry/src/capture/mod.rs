@@ -18,7 +18,7 @@ pub mod udp_fast;
 pub use file::{CaptureReader, Frame};
 pub use linktype::Linktype;
 pub use packet::{L4, PacketRecord, TcpFlags, parse_packet};
-pub use queue::{QueueTrace, reconstruct_queue};
+pub use queue::{QueueTrace, reconstruct_queue, reconstruct_queue_with};
 pub use tcp::{TcpMark, TcpMarker};
 pub use udp_fast::{UdpFast, udp_to_ports};
 
