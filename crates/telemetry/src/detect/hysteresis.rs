@@ -19,11 +19,14 @@
 //!
 //! With fixed thresholds every sample goes through the machine as it comes. With a rise taken
 //! from each queue's deepest occupancy ([`Rise::OfDeepest`]) the thresholds are known only at
-//! the end, so a queue holds back the runs of samples that could belong to a burst at any rise
-//! it may get — from a sample at the lowest rise until a sample below the lowest fall is
-//! followed by nothing at that fall for a merge gap — and replays them at [`Detector::finish`].
-//! Every other sample is below any rise it can get, outside any burst, and counted as it comes.
-//! The result is the same as a run at the final thresholds, with memory for the held runs only.
+//! the end, but those of the deepest occupancy so far bound them from below. So a queue holds
+//! back the runs of samples that could belong to a burst — from a sample at the bound's rise
+//! until a sample under its fall is followed by nothing at that fall for a merge gap — releases
+//! what a deeper queue puts under the rise (a run's samples before its first at the new rise;
+//! a whole run that never reached it), and replays the rest at
+//! [`Detector::finish`]. Every other sample is outside any burst and counted as it comes. The
+//! result is the same as a run at the final thresholds; memory holds only the runs that still
+//! reach the rise of the deepest occupancy seen.
 //!
 //! Input order: samples must be time-ordered **per queue**; queues may interleave in any order
 //! (a gap closes lazily, on the queue's next sample or at [`Detector::finish`]). A sample older
@@ -38,13 +41,98 @@ use crate::attribution::DEFAULT_TOP_K;
 use crate::loss::{LossLedger, SeqWidth};
 use crate::observation::{Observation, QueueKey, ReportStream};
 use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
-/// A run of samples held back until the thresholds are known; `below_since`: the first sample
-/// under the lowest fall since the last one at or above it.
+/// A run of samples held back until the thresholds are known.
 #[derive(Debug)]
 struct Held {
-    samples: Vec<Observation>,
+    samples: VecDeque<Observation>,
+    peak: u64,
+    /// The first sample under the fall bound since the last one at or above it.
     below_since: Option<u64>,
+}
+
+impl Held {
+    /// Count outside the samples before the first at or above `rise_bytes`: no burst can open
+    /// earlier. Returns whether any sample is left.
+    fn trim(&mut self, rise_bytes: u64, outside: &mut Outside) -> bool {
+        while let Some(o) = self.samples.front()
+            && o.occupancy_bytes < rise_bytes
+        {
+            outside.observe(o);
+            self.samples.pop_front();
+        }
+        !self.samples.is_empty()
+    }
+}
+
+/// The runs of a queue whose thresholds wait for its deepest occupancy. The thresholds of the
+/// deepest occupancy so far bound the final ones from below (the rise only grows with it): under
+/// that rise a sample can open no burst, under that fall it can keep none open, and a run that
+/// never reached that rise holds no burst — its samples are outside, counted at once.
+#[derive(Debug, Default)]
+struct Deferred {
+    current: Option<Held>,
+    /// Ended runs in time order; a released run is left empty.
+    held: Vec<Held>,
+    /// Held runs by peak, lowest first, to release those a deeper queue rules out.
+    by_peak: BinaryHeap<Reverse<(u64, usize)>>,
+}
+
+impl Deferred {
+    fn push(&mut self, obs: &Observation, bound: Thresholds, gap_ns: u64, outside: &mut Outside) {
+        let (t, occ) = (obs.t_ns, obs.occupancy_bytes);
+        let ended =
+            self.current.as_ref().and_then(|h| h.below_since).is_some_and(|b| t - b > gap_ns);
+        if ended && let Some(h) = self.current.take() {
+            self.keep(h, bound, outside);
+        }
+        match &mut self.current {
+            Some(h) => {
+                h.peak = h.peak.max(occ);
+                h.below_since =
+                    if occ < bound.fall_bytes { h.below_since.or(Some(t)) } else { None };
+                h.samples.push_back(*obs);
+            }
+            None if occ >= bound.rise_bytes => {
+                let samples = VecDeque::from([*obs]);
+                self.current = Some(Held { samples, peak: occ, below_since: None });
+            }
+            None => outside.observe(obs),
+        }
+    }
+
+    /// Hold an ended run from its first sample at the rise bound (none: it is all outside).
+    fn keep(&mut self, mut h: Held, bound: Thresholds, outside: &mut Outside) {
+        if h.trim(bound.rise_bytes, outside) {
+            self.by_peak.push(Reverse((h.peak, self.held.len())));
+            self.held.push(h);
+        }
+    }
+
+    /// The rise bound went up to `rise_bytes`: the current run starts at its first sample that
+    /// high (if any), and the held runs that stayed under it are released.
+    fn raise(&mut self, rise_bytes: u64, outside: &mut Outside) {
+        if let Some(h) = self.current.as_mut()
+            && !h.trim(rise_bytes, outside)
+        {
+            self.current = None;
+        }
+        while let Some(&Reverse((peak, i))) = self.by_peak.peek()
+            && peak < rise_bytes
+        {
+            self.by_peak.pop();
+            if let Some(h) = self.held.get_mut(i) {
+                std::mem::take(&mut h.samples).iter().for_each(|o| outside.observe(o));
+            }
+        }
+    }
+
+    /// The runs still held, in time order, the current one last.
+    fn into_runs(self) -> impl Iterator<Item = Held> {
+        self.held.into_iter().chain(self.current).filter(|h| !h.samples.is_empty())
+    }
 }
 
 /// How a queue meets its samples.
@@ -53,7 +141,7 @@ enum Mode {
     /// Thresholds known: through the machine as they come.
     Streaming(Machine, Thresholds),
     /// Thresholds wait for the deepest occupancy: the runs that may hold a burst are kept.
-    Deferred { lowest: Thresholds, current: Option<Held>, held: Vec<Held> },
+    Deferred(Deferred),
 }
 
 #[derive(Debug)]
@@ -73,7 +161,7 @@ struct QueueState {
 impl QueueState {
     fn new(key: QueueKey, p: &HysteresisParams) -> Self {
         let mode = if p.relative() {
-            Mode::Deferred { lowest: p.lowest(), current: None, held: Vec::new() }
+            Mode::Deferred(Deferred::default())
         } else {
             Mode::Streaming(Machine::default(), p.thresholds(0))
         };
@@ -106,29 +194,16 @@ impl QueueState {
         if let Some(lat) = obs.hop_latency_ns {
             self.min_latency = Some(self.min_latency.map_or(lat, |m| m.min(lat)));
         }
+        let deeper = obs.occupancy_bytes > self.deepest;
         self.deepest = self.deepest.max(obs.occupancy_bytes);
         match &mut self.mode {
             Mode::Streaming(machine, th) => machine.push(obs, p, *th, &mut self.outside),
-            Mode::Deferred { lowest, current, held } => {
-                let expired = current
-                    .as_ref()
-                    .and_then(|h| h.below_since)
-                    .is_some_and(|b| t - b > p.merge_gap_ns);
-                if expired && let Some(h) = current.take() {
-                    held.push(h);
+            Mode::Deferred(d) => {
+                let bound = p.thresholds(self.deepest);
+                if deeper {
+                    d.raise(bound.rise_bytes, &mut self.outside);
                 }
-                let occ = obs.occupancy_bytes;
-                match current {
-                    Some(h) => {
-                        h.below_since =
-                            if occ < lowest.fall_bytes { h.below_since.or(Some(t)) } else { None };
-                        h.samples.push(*obs);
-                    }
-                    None if occ >= lowest.rise_bytes => {
-                        *current = Some(Held { samples: vec![*obs], below_since: None });
-                    }
-                    None => self.outside.observe(obs),
-                }
+                d.push(obs, bound, p.merge_gap_ns, &mut self.outside);
             }
         }
         late
@@ -143,16 +218,16 @@ impl QueueState {
                 machine.close(p, last_ns);
                 (machine, th)
             }
-            Mode::Deferred { current, held, .. } => {
+            Mode::Deferred(d) => {
                 let th = p.thresholds(self.deepest);
                 let mut machine = Machine::default();
-                for h in held.into_iter().chain(current) {
+                for h in d.into_runs() {
                     for o in &h.samples {
                         machine.push(o, p, th, &mut self.outside);
                     }
-                    // The run ended because no sample reached even the lowest fall for a merge
+                    // The run ended because no sample reached even the fall bound for a merge
                     // gap (or the input ended): whatever is open closes here.
-                    machine.close(p, h.samples.last().map_or(last_ns, |o| o.t_ns));
+                    machine.close(p, h.samples.back().map_or(last_ns, |o| o.t_ns));
                 }
                 (machine, th)
             }
@@ -598,6 +673,36 @@ mod tests {
         let mut d = Detector::new(params(64_000, 32_000, 0, 0));
         routine_and_two_bursts(&mut d);
         assert!(d.finish().len() > 30);
+    }
+
+    /// Samples a detector holds back, over its queues.
+    fn held_samples(d: &Detector) -> usize {
+        d.queues
+            .iter()
+            .map(|q| match &q.mode {
+                Mode::Deferred(def) => {
+                    def.held.iter().chain(&def.current).map(|h| h.samples.len()).sum()
+                }
+                Mode::Streaming(..) => 0,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn deeper_queue_releases_the_runs_it_rules_out() {
+        let mut d = Detector::new(HysteresisParams::from_options(None, None, None, None, None));
+        // Five 60 µs trains to 88.5 kB, 500 µs apart: each is held (it reaches half of 88.5 kB).
+        for i in 0..2_500u64 {
+            let phase = i % 500;
+            d.push(&depth(Q, i * US, if phase < 60 { 1_500 * phase } else { 0 }));
+        }
+        assert!(held_samples(&d) > 5 * 20);
+        // A queue of 2 MB puts the rise at 1 MB: the trains are released, only the burst is held.
+        for i in 0..=100u64 {
+            d.push(&depth(Q, 3_000 * US + i * US, 20_000 * i));
+        }
+        assert_eq!(held_samples(&d), 51);
+        assert_eq!(d.finish().len(), 1);
     }
 
     #[test]
