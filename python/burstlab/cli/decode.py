@@ -56,8 +56,7 @@ def _decode(capture: Path, as_json: bool, profile: Path | None, ports: list[int]
         table = _TextTable(out)
         write = table.write_batch
     size = capture.stat().st_size if capture.is_file() else 0
-    with status.guarded("decode", err, interrupted="the lines printed so far are whole reports"), \
-            file_progress(err, "decoding", size) as progress:
+    with status.guarded("decode", err), file_progress(err, "decoding", size) as progress:
         stats = decode_lines(capture, write, profile=profile, ports=ports, on_progress=progress)
     if stats["warning"]:
         err.print(f"burstlab decode: warning: {stats['warning']}", markup=False, soft_wrap=True)

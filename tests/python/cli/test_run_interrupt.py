@@ -4,7 +4,6 @@ written (mirrors python/burstlab/cli/run.py and crates/bindings/src/lib.rs ``run
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import threading
@@ -15,6 +14,7 @@ import pytest
 
 import burstlab
 from burstlab.cli import status
+from helpers import interrupt
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 
@@ -50,20 +50,6 @@ def wait_for_line(proc: subprocess.Popen[str], needle: str, timeout: float = 120
     finally:
         watchdog.cancel()
     raise AssertionError(f"no line with {needle!r} before the process ended: {lines}, {proc.stderr.read()}")
-
-
-def interrupt(proc: subprocess.Popen[str]) -> tuple[float, str, str]:
-    """Send SIGINT; returns (seconds until the process exited, rest of stdout, stderr)."""
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
-    elapsed = time.monotonic() - sent
-    out, err = proc.communicate()
-    return elapsed, out, err
 
 
 def test_ctrl_c_stops_run_within_a_second_and_writes_nothing(tmp_path):
