@@ -1,4 +1,4 @@
-//! Packet captures: pcap / pcapng files to frames ([`file`]), frames to packet records
+//! Packet captures: pcap / pcapng files to frames ([`file`](mod@file)), frames to packet records
 //! ([`packet`]), TCP loss-recovery marks ([`tcp`]) and a bottleneck's queue rebuilt from the
 //! packets seen entering and leaving it ([`queue`]).
 //!
