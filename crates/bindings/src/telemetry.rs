@@ -192,8 +192,9 @@ pub fn decode_capture<'py>(
             Stoppable(|done| sink.borrow_mut().tick(done)),
         );
         let mut sink = sink.into_inner();
-        if let Ok(stats) = &result {
-            sink.done = stats.bytes;
+        // The reports before a malformed capture's error are printed too, as tcpdump prints
+        // the packets before it.
+        if !matches!(result, Err(PassError::Stopped)) {
             sink.flush();
         }
         (result, sink)
