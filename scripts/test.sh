@@ -14,6 +14,17 @@ cargo test --workspace
 cargo clippy --workspace --all-targets -- -D warnings
 # Formatting, as rustfmt.toml sets it (rustfmt comes with rustup's default profile).
 cargo fmt --all --check
+# `pip install .` into a fresh virtualenv, then `burstlab demo --quick` in an empty folder: the
+# wheel must carry the scenario catalogue and all the demo needs. It runs beside the fuzz smoke,
+# which takes its fixed time on one core whatever else runs; its log follows the fuzzers'.
+wheel_log="$(mktemp)"
+bash scripts/check_wheel.sh >"$wheel_log" 2>&1 &
+wheel_pid=$!
+trap 'kill "$wheel_pid" 2>/dev/null || true; rm -f "$wheel_log"' EXIT
 # Every telemetry parser under libFuzzer for a short while (long runs: docs/reliability.md).
 FUZZ_SECONDS="${FUZZ_SECONDS:-15}" bash scripts/fuzz.sh smoke
+wheel_status=0
+wait "$wheel_pid" || wheel_status=$?
+cat "$wheel_log"
+[ "$wheel_status" = 0 ] || { echo "test: check_wheel.sh failed (exit $wheel_status)" >&2; exit 1; }
 "$PYTHON" -m pytest -q tests/python
