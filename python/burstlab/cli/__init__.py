@@ -13,13 +13,13 @@ import difflib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, NoReturn
 
 import typer
 
 from burstlab.cli import status
-from burstlab.cli.help_text import code_width, to_markdown
+from burstlab.cli.help_text import code_width, summary, to_markdown
 
 #: verb -> module defining ``command``.
 VERBS: dict[str, str] = {
@@ -59,9 +59,14 @@ def build_app() -> typer.Typer:
     width = code_width(_help_width())
     for verb, module in VERBS.items():
         command = importlib.import_module(module).command
-        app.command(verb, cls=_Command, help=to_markdown(command.__doc__ or "", width))(command)
-    app.command("help", cls=_Command, help=to_markdown(help_verb.__doc__ or "", width))(help_verb)
+        _add(app, verb, command, width)
+    _add(app, "help", help_verb, width)
     return app
+
+
+def _add(app: typer.Typer, verb: str, command: Callable[..., None], width: int) -> None:
+    doc = command.__doc__ or ""
+    app.command(verb, cls=_Command, help=to_markdown(doc, width), short_help=summary(doc))(command)
 
 
 def help_verb(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import re
 
-__all__ = ["to_markdown", "code_width"]
+__all__ = ["to_markdown", "code_width", "summary"]
 
 #: Columns the help layout takes around a code block: typer pads the help text by one column
 #: on each side, rich's code block by one more.
@@ -23,6 +23,16 @@ _MARGIN = 4
 _WORD = re.compile(r"""(?:'[^']*'|"(?:\\.|[^"\\])*"|\\.|[^\s'"\\])+|['"\\]""")
 #: How far a continuation line is indented beyond its command.
 _CONTINUATION = "    "
+
+
+#: The end of a sentence: a full stop and a space before a capital letter.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def summary(doc: str) -> str:
+    """The first sentence of ``doc``'s first paragraph: a verb's line in ``burstlab --help``."""
+    first = " ".join(inspect.cleandoc(doc).split("\n\n", 1)[0].split())
+    return _SENTENCE_END.split(first, 1)[0]
 
 
 def code_width(console_width: int) -> int:

@@ -248,3 +248,10 @@ def test_guarded_interrupt_is_one_line_and_130_and_a_closed_pipe_passes_through(
     with pytest.raises(BrokenPipeError):
         with guarded("query", err):
             raise BrokenPipeError
+
+
+def test_the_verb_list_gives_each_verb_its_first_sentence():
+    from burstlab.cli.help_text import summary
+
+    assert summary("Simulate it: a, b, ...\n    more. While it runs, lines.\n\n    Rest.") == "Simulate it: a, b, ... more."
+    assert summary("One line only") == "One line only"
