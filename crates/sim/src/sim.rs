@@ -298,8 +298,18 @@ impl<'s> World<'s> {
         // drain of a deep (64 MiB) buffer. Moves of one or two packets — each packet through
         // an idle port, a full drop-tail queue refilled after every departure — add no rows:
         // a 13 GiB transfer hit by a 2 s burst at a 1 MiB buffer wrote 1.7 million of them.
-        let deepest =
-            scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
+        let deepest = match &scn.topology.graph {
+            None => scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max(),
+            Some(g) => g
+                .graph
+                .links
+                .iter()
+                .flat_map(|l| [&l.ab, &l.ba])
+                .filter(|d| d.recorded)
+                .flat_map(|d| d.port.queues.iter().map(|q| q.buffer_bytes))
+                .max(),
+        }
+        .unwrap_or(0);
         let q_step = (2 * scn.topology.mtu as u64).max(deepest / QUEUE_RECORD_LEVELS);
         let int = IntRecorder::new(&net, &scn.telemetry).map(Box::new);
         let mut w = World {
@@ -330,7 +340,7 @@ impl<'s> World<'s> {
             // The first request once the connections are up (a few RTTs after their SYNs, and
             // the receiving host's slowest answer to a handshake).
             let settle =
-                (scn.topology.rtt * 4).max(Time::from_ms(10)) + inc.tcp.handshake_latency.upper();
+                (w.incast_rtt(k) * 4).max(Time::from_ms(10)) + inc.tcp.handshake_latency.upper();
             w.events.push(inc.start + settle, Event::IncastRequest { app: k as u32 });
         }
         for (i, b) in w.bursts.iter().enumerate() {
@@ -435,8 +445,9 @@ impl<'s> World<'s> {
     /// A packet reached `node`: forward it (switch) or hand it to its endpoint (host).
     fn deliver(&mut self, node: NodeId, id: PacketId) {
         if self.net.nodes[node as usize].kind == NodeKind::Switch {
-            let dst = self.pool.get(id).dst;
-            let pid = self.net.nodes[node as usize].routes[dst as usize].expect("static route");
+            let p = self.pool.get_mut(id);
+            let pid = self.net.next_port(p.flow, p.src, p.hop);
+            p.hop += 1;
             self.offer(pid, id);
             return;
         }
@@ -665,8 +676,10 @@ impl<'s> World<'s> {
     }
 
     fn send_all(&mut self, node: NodeId, out: &mut Vec<Packet>) {
-        for p in out.drain(..) {
-            let pid = self.net.nodes[node as usize].routes[p.dst as usize].expect("host route");
+        for mut p in out.drain(..) {
+            debug_assert_eq!(p.src, node);
+            let pid = self.net.next_port(p.flow, p.src, 0);
+            p.hop = 1;
             let id = self.pool.alloc(p);
             self.offer(pid, id);
         }
@@ -806,6 +819,16 @@ impl<'s> World<'s> {
 
     // ---- incast apps ----
 
+    /// The RTT an incast app plans with: the dumbbell's, or its connections' longest
+    /// propagation RTT in a graph.
+    fn incast_rtt(&self, k: usize) -> Time {
+        if self.scn.topology.graph.is_none() {
+            return self.scn.topology.rtt;
+        }
+        let flows = self.incasts[k].flows.clone();
+        flows.map(|f| self.net.propagation_rtt[f]).max().unwrap_or(Time::ZERO)
+    }
+
     /// The receiver sends its request; the senders get it half an RTT later.
     fn incast_request(&mut self, k: u32) {
         self.incasts[k as usize].request_at = self.now;
@@ -817,7 +840,7 @@ impl<'s> World<'s> {
                 f.rcv.node
             });
         }
-        let one_way = self.scn.topology.rtt / 2;
+        let one_way = self.incast_rtt(k as usize) / 2;
         self.events.push(self.now + one_way, Event::IncastWrite { app: k });
     }
 
@@ -939,6 +962,7 @@ impl<'s> World<'s> {
         p.payload =
             b.packet_size - crate::packet::IPV4_HEADER_BYTES - crate::packet::UDP_HEADER_BYTES;
         p.dscp = b.dscp;
+        p.hop = 1;
         b.sent += 1;
         let next = b.next_departure();
         // The datagram left its host now and reaches switch A one serialization later.
@@ -1085,6 +1109,12 @@ impl<'s> World<'s> {
                 ("dst_ip", Column::Str(keys.iter().map(|k| Some(format_ipv4(k.dst_ip))).collect())),
                 ("src_port", Column::U64(keys.iter().map(|k| u64::from(k.src_port)).collect())),
                 ("dst_port", Column::U64(keys.iter().map(|k| u64::from(k.dst_port)).collect())),
+                // Node names along the data direction, and the empty-network RTT of that path.
+                (
+                    "path",
+                    Column::Str((0..fs.len()).map(|f| Some(net.path_names(f).join(">"))).collect()),
+                ),
+                ("base_rtt_s", Column::F64(net.base_rtt.iter().map(|t| t.as_secs_f64()).collect())),
                 ("cca", Column::Str(fs.iter().map(|f| f.cca.clone()).collect())),
                 ("size_bytes", Column::U64(fs.iter().map(|f| f.size_bytes).collect())),
                 ("start_s", Column::F64(fs.iter().map(|f| f.start_s).collect())),

@@ -8,6 +8,7 @@
 pub mod defaults;
 mod error;
 mod fields;
+mod graph;
 pub mod model;
 mod overrides;
 mod parse;

@@ -86,6 +86,29 @@ pub enum Preset {
     /// Sender hosts — switch A ==bottleneck== switch B — receiver hosts; burst sources on their
     /// own ports of switch A, fanning in to the bottleneck egress queue.
     Dumbbell,
+    /// `[[node]]` and `[[link]]` tables (`net::graph`).
+    Graph,
+    /// A chain of switches with hosts on each (`net::presets::parking_lot`).
+    ParkingLot,
+    /// Leaves, spines and hosts per leaf (`net::presets::leaf_spine`).
+    LeafSpine,
+    /// Hosts in racks behind ToRs under one aggregation switch (`net::presets::racks`).
+    Racks,
+}
+
+impl Preset {
+    pub const ALL: [(&'static str, Preset); 5] = [
+        ("dumbbell", Preset::Dumbbell),
+        ("graph", Preset::Graph),
+        ("parking-lot", Preset::ParkingLot),
+        ("leaf-spine", Preset::LeafSpine),
+        ("racks", Preset::Racks),
+    ];
+
+    /// The scenario's spelling.
+    pub fn name(self) -> &'static str {
+        Preset::ALL.iter().find(|(_, p)| *p == self).map(|(n, _)| *n).expect("listed")
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -108,6 +131,9 @@ pub struct Topology {
     pub veth: bool,
     /// Bottleneck egress port: scheduler and queues.
     pub bottleneck: PortSpec,
+    /// The network as a graph with the traffic attached (every preset but the dumbbell, which
+    /// the fields above describe).
+    pub graph: Option<crate::net::topology::GraphTopology>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
