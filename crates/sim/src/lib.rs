@@ -4,7 +4,7 @@
 //! built to be fast enough to sweep hundreds of 100 Gbit/s, 200 ms-RTT transfers on a laptop.
 //!
 //! Layers, bottom up:
-//! - [`time`], [`units`]: picosecond time and unit newtypes;
+//! - [`time`], [`units`], [`latency`]: picosecond time, unit newtypes, host latencies;
 //! - [`event`]: the pending-event set, ordered by (time, insertion sequence);
 //! - [`packet`]: pooled packet metadata (no payload bytes);
 //! - [`net`]: egress ports and their queues, links, switches, hosts, topology presets;
@@ -15,6 +15,7 @@
 //! - [`scenario`]: TOML scenarios with human units;
 //! - [`sim`]: the world and its event loop.
 
+pub mod latency;
 pub mod net;
 pub mod packet;
 pub mod record;

@@ -3,9 +3,11 @@
 use std::time::Instant;
 
 use crate::app::burst::BurstSource;
+use crate::app::incast::{IncastSpec, ServeOrder};
 use crate::event::{Event, EventQueue};
+use crate::latency::Latency;
 use crate::net::port::{Offer, PortId, Start};
-use crate::net::topology::{self, Network, NodeKind};
+use crate::net::topology::{Network, NodeKind};
 use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
 use crate::record::flow_key::{FiveTuple, format_ipv4};
 use crate::record::int::{Hop, IntRecorder};
@@ -14,8 +16,9 @@ use crate::record::{
     Table,
 };
 use crate::rng;
-use crate::scenario::{FlowSpec, IncastSpec, Latency, Scenario, ServeOrder};
+use crate::scenario::Scenario;
 use crate::tcp::cc::CongestionOps;
+use crate::tcp::config::FlowSpec;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{State, TcpSender};
 use crate::time::Time;
@@ -204,7 +207,7 @@ pub fn run(scn: &Scenario) -> Output {
 
 impl<'s> World<'s> {
     pub fn new(scn: &'s Scenario) -> World<'s> {
-        let net = topology::build(scn);
+        let net = scn.network();
         let mtu = scn.topology.mtu;
         // [[flow]] transfers first, then every incast's senders: connections that open empty
         // (size 0) and carry each query's response when the app writes it.

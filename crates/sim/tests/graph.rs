@@ -108,7 +108,7 @@ tcp_rmem = "4096 131072 33554432"
 #[test]
 fn base_rtt_is_twice_the_delays_plus_serialization() {
     let s = load(CHAIN);
-    let net = topology::build(&s);
+    let net = s.network();
     let ser = |rate: u64, bytes: u64| Time((bytes * 8 * 1_000_000_000_000).div_ceil(rate));
     // 1500-byte MTU + 38 bytes of Ethernet framing out; a 52-byte ACK + 38 back.
     let out: Time = [10_000_000_000u64, 1_000_000_000, 5_000_000_000]
@@ -122,7 +122,7 @@ fn base_rtt_is_twice_the_delays_plus_serialization() {
     assert_eq!(net.propagation_rtt[0], Time::from_ms(20));
     assert_eq!(net.base_rtt[0], Time::from_ms(20) + out + back);
     assert_eq!(net.path_names(0), ["h0", "sw0", "sw1", "h1"]);
-    let view = topology::view(&s);
+    let view = s.graph_view();
     assert_eq!(view.flows[0].path, ["h0", "sw0", "sw1", "h1"]);
     assert!(view.to_dot().contains("\"sw0\" -- \"sw1\""));
 }
@@ -163,7 +163,7 @@ fn window_limited_flows_get_window_over_their_rtt() {
     }
     let s = load(&text);
     let out = burstlab_sim::run(&s);
-    let net = topology::build(&s);
+    let net = s.network();
     // tcp_adv_win_scale = 1: the receiver advertises half its 2 MiB buffer.
     let window = 1024.0 * 1024.0 * 8.0;
     for i in 0..3 {
@@ -181,7 +181,7 @@ fn window_limited_flows_get_window_over_their_rtt() {
 
 fn leaf_spine(seed: u64, flows: usize) -> Vec<String> {
     let common = Common {
-        switch_port: presets::dumbbell::fifo(1 << 20),
+        switch_port: burstlab_sim::scenario::PortSpec::fifo(1 << 20),
         link_delay: Time::from_us(1),
         mtu: 1500,
         clock_ppm: 0.0,
@@ -234,7 +234,7 @@ fn explicit_path_is_taken_and_reversed_for_acks() {
         "tcp_rmem = \"4096 131072 33554432\"\npath = [\"h0\", \"sw0\", \"sw1\", \"h1\"]\nsize = \"1MB\"",
     );
     let s = load(&text);
-    let net = topology::build(&s);
+    let net = s.network();
     let (_, r) = &net.routes[0];
     assert_eq!(r.forward, [0, 2, 4]);
     assert_eq!(r.reverse, [5, 3, 1]);
@@ -271,7 +271,7 @@ duration = "100ms"
 packet_size = 1500
 "#;
     let s = load(text);
-    let view = topology::view(&s);
+    let view = s.graph_view();
     assert_eq!(view.nodes.len(), 12 + 4 + 1);
     assert_eq!(view.flows[0].path, ["h0", "tor0", "agg", "tor1", "h4"]);
     let out = burstlab_sim::run(&s);

@@ -52,7 +52,7 @@ fn main() -> ExitCode {
     };
     if let Some(format) = graph {
         // The expanded network, for checking a topology before running it.
-        let view = burstlab_sim::net::topology::view(&scn);
+        let view = scn.graph_view();
         match format.as_str() {
             "text" => print!("{}", view.to_text()),
             "json" => println!("{}", serde_json::to_string_pretty(&view).expect("view serializes")),

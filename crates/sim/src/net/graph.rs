@@ -21,11 +21,11 @@ use crate::net::clock::PortClock;
 use crate::net::fq::{Fq, FqSpec};
 use crate::net::port::{Port, PortId};
 use crate::net::queue::PortQueues;
+use crate::net::queue::PortSpec;
 use crate::net::tbf::{TBF_WATCHDOG_STREAM, Tbf};
 use crate::packet::{IPV4_HEADER_BYTES, NodeId, TCP_HEADER_BYTES, TCP_TIMESTAMP_OPTION_BYTES};
 use crate::record::flow_key::FiveTuple;
 use crate::rng;
-use crate::scenario::PortSpec;
 use crate::time::Time;
 use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
 

@@ -4,7 +4,6 @@
 use crate::net::graph::{self, Attach, Graph, GraphError, Route, Router};
 use crate::net::port::{Port, PortId};
 use crate::packet::NodeId;
-use crate::scenario::Scenario;
 use crate::time::Time;
 
 pub use crate::net::graph::NodeKind;
@@ -64,62 +63,6 @@ impl Network {
         );
         v
     }
-}
-
-/// The graph a scenario runs on: its own, or its dumbbell's.
-pub fn graph_of(s: &Scenario) -> std::borrow::Cow<'_, GraphTopology> {
-    match &s.topology.graph {
-        Some(g) => std::borrow::Cow::Borrowed(g),
-        None => std::borrow::Cow::Owned(crate::net::presets::dumbbell::expand(s)),
-    }
-}
-
-/// The expanded graph of a (validated) scenario: nodes, links, each flow's path and base RTT.
-pub fn view(s: &Scenario) -> graph::GraphView {
-    let gt = graph_of(s);
-    let net = build(s);
-    let n_tcp = net.flow_hosts.len();
-    graph::GraphView {
-        nodes: net
-            .nodes
-            .iter()
-            .map(|n| graph::NodeView { name: n.name.clone(), kind: n.kind })
-            .collect(),
-        links: gt
-            .graph
-            .links
-            .iter()
-            .map(|l| graph::LinkView {
-                a: l.a.clone(),
-                b: l.b.clone(),
-                rate_bps: l.rate.bps(),
-                delay_s: l.delay.as_secs_f64(),
-            })
-            .collect(),
-        flows: (0..net.routes.len())
-            .map(|f| {
-                let (src, dst) = if f < n_tcp {
-                    net.flow_hosts[f]
-                } else {
-                    let (s, _, d) = net.burst_hosts[f - n_tcp];
-                    (s, d)
-                };
-                graph::FlowView {
-                    flow_id: f as u32,
-                    kind: if f < n_tcp { "tcp" } else { "udp" },
-                    src: net.nodes[src as usize].name.clone(),
-                    dst: net.nodes[dst as usize].name.clone(),
-                    path: net.path_names(f),
-                    base_rtt_s: net.base_rtt[f].as_secs_f64(),
-                }
-            })
-            .collect(),
-    }
-}
-
-/// Build the network of a (validated) scenario.
-pub fn build(s: &Scenario) -> Network {
-    from_graph(&graph_of(s), s.seed).unwrap_or_else(|e| panic!("scenario checked: {e}"))
 }
 
 /// Build a network from a graph and its attachments; the first problem is the error.

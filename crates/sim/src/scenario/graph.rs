@@ -93,7 +93,7 @@ pub(crate) fn topology(
         mtu,
         clock_ppm,
         veth,
-        host_fq: presets::dumbbell::host_fq(&host_qdisc, mtu),
+        host_fq: super::network::host_fq(&host_qdisc, mtu),
         record_switch_ports: t.boolean("record")?.unwrap_or(true),
     };
     let count = |key: &str, default: u32| -> Result<u32> {
@@ -170,7 +170,7 @@ pub(crate) fn topology(
         mtu,
         clock_ppm,
         veth,
-        bottleneck: presets::dumbbell::fifo(buffer),
+        bottleneck: PortSpec::fifo(buffer),
         graph: Some(GraphTopology { graph, tcp: vec![], udp: vec![] }),
     })
 }
@@ -213,7 +213,7 @@ fn explicit(
         }
         let qdisc = if own { traffic::qdisc(&n)? } else { host_qdisc.clone() };
         let fq = match kind {
-            NodeKind::Host => presets::dumbbell::host_fq(&qdisc, mtu),
+            NodeKind::Host => super::network::host_fq(&qdisc, mtu),
             NodeKind::Switch => None,
         };
         nodes.push(NodeSpec { name: name.to_owned(), kind, fq });

@@ -10,6 +10,7 @@ mod error;
 mod fields;
 mod graph;
 pub mod model;
+mod network;
 mod overrides;
 mod parse;
 mod schema;

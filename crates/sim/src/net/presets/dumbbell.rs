@@ -8,41 +8,48 @@
 
 use crate::net::fq::FqSpec;
 use crate::net::graph::{Attach, DirSpec, Graph, HOST_QUEUE_BYTES, LinkSpec, NodeKind, NodeSpec};
+use crate::net::queue::PortSpec;
 use crate::net::topology::GraphTopology;
-use crate::scenario::{HostQdisc, PortSpec, QueueSpec, Scenario, Scheduler};
 use crate::time::Time;
 use crate::units::Rate;
 
-/// A switch port: one FIFO of `buffer` bytes, no marking.
-pub fn fifo(buffer: u64) -> PortSpec {
-    PortSpec {
-        scheduler: Scheduler::Fifo,
-        queues: vec![QueueSpec {
-            buffer_bytes: buffer,
-            quantum_bytes: 0,
-            dscp: vec![],
-            flows: vec![],
-            ecn: None,
-        }],
-        shaper: None,
-        pauses: vec![],
-    }
+/// The dumbbell's settings (`[topology]` without `preset`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dumbbell {
+    pub bottleneck_rate: Rate,
+    /// Rate of every host's access link.
+    pub host_rate: Rate,
+    /// Rate of the links that bring burst sources into switch A.
+    pub burst_link_rate: Rate,
+    /// Base round-trip propagation time between a sender and its receiver.
+    pub rtt: Time,
+    pub mtu: u32,
+    pub clock_ppm: f64,
+    pub veth: bool,
+    /// The bottleneck egress port; the other switch ports are FIFOs as deep as its deepest
+    /// queue.
+    pub bottleneck: PortSpec,
+}
+
+/// The traffic whose hosts the dumbbell makes: each `[[flow]]`'s sender qdisc, each incast's
+/// senders, each burst's source count.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Traffic {
+    pub flows: Vec<Option<FqSpec>>,
+    pub incasts: Vec<IncastHosts>,
+    pub bursts: Vec<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct IncastHosts {
+    pub senders: u32,
+    /// All senders on one host.
+    pub one_sender_host: bool,
+    pub fq: Option<FqSpec>,
 }
 
 pub fn dir(port: PortSpec) -> DirSpec {
     DirSpec { port, clock_ppm: None, recorded: false }
-}
-
-/// A host's `fq`, if its qdisc is one.
-pub fn host_fq(q: &HostQdisc, mtu: u32) -> Option<FqSpec> {
-    let HostQdisc::Fq(p) = q else { return None };
-    let mut fq = FqSpec::linux_default(mtu);
-    fq.flow_limit = p.flow_limit;
-    fq.maxrate = p.maxrate_bytes_per_s;
-    if let Some(q) = p.quantum {
-        fq.quantum = q;
-    }
-    Some(fq)
 }
 
 struct Build {
@@ -58,8 +65,8 @@ impl Build {
 
     /// A host's access link: `host` ⇄ `switch` at `rate`, no delay.
     fn access(&mut self, host: &str, switch: &str, rate: Rate, host_is_a: bool) {
-        let host_dir = dir(fifo(HOST_QUEUE_BYTES));
-        let switch_dir = dir(fifo(self.side_buffer));
+        let host_dir = dir(PortSpec::fifo(HOST_QUEUE_BYTES));
+        let switch_dir = dir(PortSpec::fifo(self.side_buffer));
         let (a, b, ab, ba) = if host_is_a {
             (host, switch, host_dir, switch_dir)
         } else {
@@ -69,8 +76,7 @@ impl Build {
     }
 }
 
-pub fn expand(s: &Scenario) -> GraphTopology {
-    let t = &s.topology;
+pub fn expand(t: &Dumbbell, traffic: &Traffic) -> GraphTopology {
     let side_buffer = t.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
     let g =
         Graph { nodes: vec![], links: vec![], mtu: t.mtu, clock_ppm: t.clock_ppm, veth: t.veth };
@@ -83,7 +89,7 @@ pub fn expand(s: &Scenario) -> GraphTopology {
         rate: t.bottleneck_rate,
         delay: t.rtt / 2,
         ab: DirSpec { port: t.bottleneck.clone(), clock_ppm: None, recorded: true },
-        ba: dir(fifo(side_buffer)),
+        ba: dir(PortSpec::fifo(side_buffer)),
     });
     let attach = |src: &str, dst: &str, field: String| Attach {
         field,
@@ -92,17 +98,17 @@ pub fn expand(s: &Scenario) -> GraphTopology {
         path: None,
     };
     let mut tcp = Vec::new();
-    for (i, spec) in s.flows.iter().enumerate() {
+    for (i, fq) in traffic.flows.iter().enumerate() {
         let rcv = b.node(format!("r{i}"), NodeKind::Host, None);
         b.access(&rcv, &sw_b, t.host_rate, false);
-        let snd = b.node(format!("s{i}"), NodeKind::Host, host_fq(&spec.qdisc, t.mtu));
+        let snd = b.node(format!("s{i}"), NodeKind::Host, fq.clone());
         b.access(&snd, &sw_a, t.host_rate, true);
         tcp.push(attach(&snd, &rcv, format!("flow[{i}]")));
     }
-    for (k, inc) in s.incasts.iter().enumerate() {
+    for (k, inc) in traffic.incasts.iter().enumerate() {
         let rcv = b.node(format!("q{k}"), NodeKind::Host, None);
         b.access(&rcv, &sw_b, t.host_rate, false);
-        let fq = host_fq(&inc.tcp.qdisc, t.mtu);
+        let fq = &inc.fq;
         let shared = inc.one_sender_host.then(|| {
             let snd = b.node(format!("q{k}s"), NodeKind::Host, fq.clone());
             b.access(&snd, &sw_a, t.host_rate, true);
@@ -118,12 +124,12 @@ pub fn expand(s: &Scenario) -> GraphTopology {
         }
     }
     let mut udp = Vec::new();
-    if !s.bursts.is_empty() {
+    if !traffic.bursts.is_empty() {
         let sink = b.node("sink".into(), NodeKind::Host, None);
         b.access(&sink, &sw_b, t.bottleneck_rate, false);
         let mut k = 0;
-        for (i, burst) in s.bursts.iter().enumerate() {
-            for _ in 0..burst.sources {
+        for (i, &sources) in traffic.bursts.iter().enumerate() {
+            for _ in 0..sources {
                 let src = b.node(format!("b{k}"), NodeKind::Host, None);
                 b.access(&src, &sw_a, t.burst_link_rate, true);
                 udp.push(attach(&src, &sink, format!("burst[{i}]")));

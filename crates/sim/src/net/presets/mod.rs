@@ -6,7 +6,7 @@ pub mod parking_lot;
 pub mod racks;
 
 use crate::net::graph::{DirSpec, Graph, LinkSpec, NodeKind, NodeSpec};
-use crate::scenario::PortSpec;
+use crate::net::queue::PortSpec;
 use crate::time::Time;
 use crate::units::Rate;
 
