@@ -10,6 +10,7 @@
 //! - [`net`]: egress ports and their queues, links, switches, hosts, topology presets;
 //! - [`tcp`]: the TCP endpoints (SACK, RACK-TLP, PRR, RTO, delayed ACK, receive window) and
 //!   [`tcp::cc`], congestion control behind one trait;
+//! - [`host`]: what a host does with its sockets' packets (its reading application);
 //! - [`app`]: traffic (bulk transfers, constant-rate UDP bursts);
 //! - [`record`]: the columnar output tables;
 //! - [`scenario`]: TOML scenarios with human units;
@@ -33,6 +34,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 pub mod app;
 pub mod event;
+pub mod host;
 pub mod sim;
 
 pub use sim::run;

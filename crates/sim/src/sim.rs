@@ -5,6 +5,7 @@ use std::time::Instant;
 use crate::app::burst::BurstSource;
 use crate::app::incast::{IncastSpec, ServeOrder};
 use crate::event::{Event, EventQueue};
+use crate::host::rx::{Arrival, Reader};
 use crate::latency::Latency;
 use crate::net::port::{Offer, PortId, Start};
 use crate::net::topology::{Network, NodeKind};
@@ -93,45 +94,13 @@ struct Flow {
     pacing_latency: Latency,
     pacing_rng: rng::Stream,
     pace_runs: Option<(Time, Time)>,
-    /// The receiving application's wake-up latency (0 = it reads every segment at once), the
-    /// stream its draws come from, and its pending wake-up.
-    read_latency: Latency,
-    read_rng: rng::Stream,
-    read_at: Option<Time>,
-    /// The application's first read, if it comes later than the others (`first_read_latency`).
-    first_read: Option<Time>,
-    /// The socket held by the reader before its next read ends (`read_hold`): from when, and
-    /// the data segments that came meanwhile, waiting in the socket's backlog.
-    read_hold: Latency,
-    hold_rng: rng::Stream,
-    hold_from: Option<Time>,
-    backlog: Vec<Packet>,
-    /// How late the receiving host answers the handshake; the SYN waiting for that answer.
-    handshake_latency: Latency,
-    handshake_rng: rng::Stream,
-    pending_syn: Option<Packet>,
-    /// Receive batching (`rx_coalesce`, `None` when zero): the data segments the receiving host
-    /// holds for TCP.
-    rx_coalesce: Option<Latency>,
-    rx_rng: rng::Stream,
-    rx_held: Vec<Packet>,
-    /// Every byte is acknowledged but the application has not read them all yet.
-    done_unread: bool,
+    /// The receiving host's side of the socket: its reader, backlog, batching, handshake.
+    reader: Reader,
     /// Interval reporting: start of the current interval and counters at its start.
     iv_start: Time,
     iv_acked: u64,
     iv_retrans: u64,
     iv_open: bool,
-}
-
-impl Flow {
-    /// How long the application takes to come for the data that just woke it.
-    fn next_read_latency(&mut self) -> Time {
-        match self.first_read.take() {
-            Some(first) => first,
-            None => self.read_latency.draw(&mut self.read_rng),
-        }
-    }
 }
 
 /// Column builders of the `intervals`, `queue`, `drops` and `queries` tables.
@@ -247,21 +216,7 @@ impl<'s> World<'s> {
                     pacing_latency: spec.pacing_latency.clone(),
                     pacing_rng: rng::stream(scn.seed, "pacing-latency", i as u64),
                     pace_runs: None,
-                    read_latency: spec.read_latency.clone(),
-                    read_rng: rng::stream(scn.seed, "read-latency", i as u64),
-                    read_at: None,
-                    first_read: spec.first_read_latency,
-                    read_hold: spec.read_hold.clone(),
-                    hold_rng: rng::stream(scn.seed, "read-hold", i as u64),
-                    hold_from: None,
-                    backlog: Vec::new(),
-                    handshake_latency: spec.handshake_latency.clone(),
-                    handshake_rng: rng::stream(scn.seed, "handshake-latency", i as u64),
-                    pending_syn: None,
-                    rx_coalesce: (!spec.rx_coalesce.is_zero()).then(|| spec.rx_coalesce.clone()),
-                    rx_rng: rng::stream(scn.seed, "rx-coalesce", i as u64),
-                    rx_held: Vec::new(),
-                    done_unread: false,
+                    reader: Reader::new(spec, scn.seed, i as u64),
                     iv_start: spec.start,
                     iv_acked: 0,
                     iv_retrans: 0,
@@ -462,21 +417,17 @@ impl<'s> World<'s> {
         }
         let fi = p.flow as usize;
         let f = &mut self.flows[fi];
-        if p.kind == Kind::Data && node != f.snd.src && f.hold_from.is_some_and(|t| self.now >= t) {
-            // The reader holds the socket: `tcp_v4_rcv()` queues to the backlog.
-            f.backlog.push(p);
+        if p.kind != Kind::Data || node == f.snd.src {
+            self.receive(node, p);
             return;
         }
-        if let (Some(delay), Kind::Data, false) = (&f.rx_coalesce, p.kind, node == f.snd.src) {
-            // Receive batching: the first segment of a batch sets when the batch goes up.
-            if f.rx_held.is_empty() {
-                let at = self.now + delay.draw(&mut f.rx_rng);
+        match f.reader.data_arrives(self.now, p) {
+            Arrival::Backlogged | Arrival::Batched { goes_up: None } => {}
+            Arrival::Batched { goes_up: Some(at) } => {
                 self.events.push(at, Event::RxBatch { flow: fi as u32 });
             }
-            f.rx_held.push(p);
-            return;
+            Arrival::Now(p) => self.receive(node, p),
         }
-        self.receive(node, p);
     }
 
     /// The reader lets go of the socket (`__release_sock()`): TCP processes the backlog's skbs
@@ -484,13 +435,7 @@ impl<'s> World<'s> {
     /// (`tcp_release_cb()`). The read then takes what was queued before them, and after
     /// (`tcp_recvmsg()` flushes the backlog when it has copied the queue).
     fn release_backlog(&mut self, fi: usize) {
-        let f = &mut self.flows[fi];
-        f.hold_from = None;
-        if f.backlog.is_empty() {
-            return;
-        }
-        let mut held = std::mem::take(&mut f.backlog);
-        mark_backlog_skbs(&mut held);
+        let Some(held) = self.flows[fi].reader.release() else { return };
         self.flows[fi].rcv.begin_backlog();
         let node = self.flows[fi].rcv.node;
         for p in held {
@@ -506,7 +451,7 @@ impl<'s> World<'s> {
     fn rx_batch(&mut self, fi: u32) {
         let f = &mut self.flows[fi as usize];
         let node = f.rcv.node;
-        let held = std::mem::take(&mut f.rx_held);
+        let held = f.reader.take_batch();
         for p in held {
             self.receive(node, p);
         }
@@ -525,12 +470,11 @@ impl<'s> World<'s> {
                 self.flow_done(fi);
             }
         } else {
-            if p.kind == Kind::Syn && !f.handshake_latency.is_zero() {
-                // The host answers later: hold the SYN until then (a retransmitted one while
-                // the first waits changes nothing).
-                if f.pending_syn.is_none() {
-                    let at = now + f.handshake_latency.draw(&mut f.handshake_rng);
-                    f.pending_syn = Some(p);
+            if p.kind == Kind::Syn
+                && let Some(answer) = f.reader.hold_syn(now, p)
+            {
+                // The host answers later: the SYN waits until then.
+                if let Some(at) = answer {
                     self.events.push(at, Event::HandshakeAnswer { flow: fi as u32 });
                 }
                 self.out = out;
@@ -538,22 +482,16 @@ impl<'s> World<'s> {
             }
             f.rcv.on_packet(now, &p, &mut out);
             if p.kind == Kind::Data {
-                if f.read_latency.is_zero() {
+                if f.reader.reads_at_once() {
                     f.rcv.app_read(now, &mut out);
-                } else if f.read_at.is_none() && f.rcv.has_unread() {
+                } else if let Some(at) = f.reader.wake(now, f.rcv.has_unread()) {
                     // The application sleeps in recv(); data wakes it `read_latency` later.
-                    let at = now + f.next_read_latency();
-                    f.read_at = Some(at);
-                    if !f.read_hold.is_zero() {
-                        let hold = f.read_hold.draw(&mut f.hold_rng);
-                        f.hold_from = Some(at.saturating_sub(hold).max(now));
-                    }
                     self.events.push(at, Event::AppRead { flow: fi as u32 });
                 }
             }
         }
         let app = self.flows[fi].app;
-        let read_now = self.flows[fi].read_latency.is_zero();
+        let read_now = self.flows[fi].reader.reads_at_once();
         self.send_all(node, &mut out);
         self.out = out;
         self.sync_timers(fi);
@@ -565,7 +503,7 @@ impl<'s> World<'s> {
     /// The receiving host answers a SYN it held for its handshake latency.
     fn handshake_answer(&mut self, fi: u32) {
         self.flow_acts(fi as usize, |f, now, out| {
-            if let Some(syn) = f.pending_syn.take() {
+            if let Some(syn) = f.reader.take_syn() {
                 f.rcv.on_packet(now, &syn, out);
             }
             f.rcv.node
@@ -577,14 +515,14 @@ impl<'s> World<'s> {
         let fi = fi as usize;
         self.release_backlog(fi);
         self.flow_acts(fi, |f, now, out| {
-            f.read_at = None;
+            f.reader.read_done();
             f.rcv.app_read(now, out);
             f.rcv.node
         });
         if let Some(k) = self.flows[fi].app {
             self.incast_progress(fi, k);
         }
-        if std::mem::take(&mut self.flows[fi].done_unread) {
+        if std::mem::take(&mut self.flows[fi].reader.done_unread) {
             self.flow_done(fi);
         }
     }
@@ -813,7 +751,7 @@ impl<'s> World<'s> {
             return; // a persistent incast connection between responses
         }
         if self.flows[fi].rcv.has_unread() {
-            self.flows[fi].done_unread = true; // done when the application has read it all
+            self.flows[fi].reader.done_unread = true; // done when the application has read it all
             return;
         }
         self.close_interval(fi);
@@ -1224,69 +1162,4 @@ fn median_us(v: &mut [u32]) -> f64 {
     v.sort_unstable();
     let mid = v.len() / 2;
     if v.len() % 2 == 1 { v[mid] as f64 } else { (v[mid - 1] as f64 + v[mid] as f64) / 2.0 }
-}
-
-/// `tcp_add_backlog()` joins a segment to the backlog's last skb when it continues it
-/// (`end_seq == seq`), with the same TCP options (our timestamps: the same millisecond, as
-/// Linux's TSval clock ticks), ECN bits and flags, while the skb has room for its page
-/// (`MAX_SKB_FRAGS`, 17: veth delivers a segment's payload as one page fragment; traced here,
-/// the kernel's backlog skbs at 1500 bytes held at most 16-18 segments). Each resulting skb is
-/// marked as a GSO skb (`gso_index` of `gso_segs`): one receive event, one ACK decision.
-fn mark_backlog_skbs(held: &mut [Packet]) {
-    use crate::tcp::{MAX_SKB_FRAGS, TCP_TS_TICK};
-    let tick = |p: &Packet| p.ts_val.ps() / TCP_TS_TICK.ps();
-    let joins = |tail: &Packet, p: &Packet| {
-        tail.seq + tail.payload as u64 == p.seq
-            && tick(tail) == tick(p)
-            && tail.ecn == p.ecn
-            && tail.dscp == p.dscp
-            && (tail.ece, tail.cwr) == (p.ece, p.cwr)
-    };
-    let mut start = 0;
-    for i in 1..=held.len() {
-        if i < held.len() && i - start < MAX_SKB_FRAGS && joins(&held[i - 1], &held[i]) {
-            continue;
-        }
-        let segs = (i - start) as u16;
-        for (k, p) in held[start..i].iter_mut().enumerate() {
-            p.gso_index = k as u16;
-            p.gso_segs = segs;
-        }
-        start = i;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::time::Time;
-
-    fn seg(k: u64, sent_us: u64) -> Packet {
-        let mut p = Packet::new(Kind::Data, 0, 0, 1, 1500);
-        (p.seq, p.payload, p.ts_val) = (k * 1448, 1448, Time::from_us(sent_us));
-        p
-    }
-
-    fn skb_sizes(held: &[Packet]) -> Vec<u16> {
-        held.iter().filter(|p| p.gso_index == 0).map(|p| p.gso_segs).collect()
-    }
-
-    #[test]
-    fn backlog_joins_contiguous_segments_of_one_tsval_up_to_max_skb_frags() {
-        // 40 segments sent within one millisecond: skbs of 17, 17 and 6.
-        let mut held: Vec<Packet> = (0..40).map(|k| seg(k, 100 + k)).collect();
-        mark_backlog_skbs(&mut held);
-        assert_eq!(skb_sizes(&held), [17, 17, 6]);
-        assert!(held.iter().all(|p| p.gso_index < p.gso_segs));
-    }
-
-    #[test]
-    fn backlog_keeps_a_holes_sides_and_a_new_tsval_apart() {
-        // Segments 0-4, then 6-9 (5 lost), of which 8 and 9 were sent in the next millisecond.
-        let mut held: Vec<Packet> =
-            [0, 1, 2, 3, 4, 6, 7].iter().map(|&k| seg(k, 900 + k)).collect();
-        held.extend([seg(8, 1_000), seg(9, 1_001)]);
-        mark_backlog_skbs(&mut held);
-        assert_eq!(skb_sizes(&held), [5, 2, 2]);
-    }
 }
