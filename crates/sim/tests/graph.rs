@@ -463,3 +463,50 @@ fn dumbbell_refuses_host_names_and_graph_keys() {
         "{m}"
     );
 }
+
+// ---- shipped graph scenarios ----
+
+#[test]
+fn shipped_graph_scenarios_load_and_name_their_paths() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/graphs");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let s = scenario::load_file(&path, &[]).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        let view = s.graph_view();
+        assert!(!view.flows.is_empty(), "{path:?}");
+        let text = view.to_text();
+        for f in &view.flows {
+            assert_eq!(f.path.first(), Some(&f.src));
+            assert_eq!(f.path.last(), Some(&f.dst));
+            assert!(text.contains(&f.path.join(" > ")));
+        }
+        n += 1;
+    }
+    assert!(n >= 4);
+}
+
+#[test]
+fn incast_over_a_leaf_spine_completes_every_query() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/graphs");
+    let s = scenario::load_file(&dir.join("leaf-spine-incast.toml"), &[]).unwrap();
+    let out = burstlab_sim::run(&s);
+    assert_eq!(out.table("queries").unwrap().rows(), 10);
+    // 15 responses of 100 KB meet at leaf0's port to h0.
+    let to_h0 = out.summary.ports.iter().find(|p| p.port == "leaf0->h0").unwrap();
+    assert!(to_h0.max_queue_bytes > 100_000, "{}", to_h0.max_queue_bytes);
+}
+
+#[test]
+fn dumbbell_view_keeps_todays_names() {
+    let s = load(
+        "name = \"d\"\n[topology]\nbottleneck_rate = \"1Gbps\"\nrtt = \"10ms\"\n\
+         [[flow]]\ncca = \"reno\"\nsize = \"1MB\"\n",
+    );
+    let text = s.graph_view().to_text();
+    assert!(
+        text.starts_with("node swA (switch)\nnode swB (switch)\nnode r0 (host)\nnode s0 (host)\n"),
+        "{text}"
+    );
+    assert!(text.contains("flow 0 (tcp) s0 -> r0: s0 > swA > swB > r0"), "{text}");
+}

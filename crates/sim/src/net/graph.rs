@@ -408,7 +408,7 @@ fn one_way(graph: &Graph, ports: &[PortId], ip_bytes: u32) -> Time {
 }
 
 /// A flow's base RTT: an MTU-sized segment out, an ACK back, through empty queues at nominal
-/// rates (no clock offsets, no host delays).
+/// rates (no clock offsets, no host delays). A UDP source has no way back: its one-way delay.
 pub fn base_rtt(graph: &Graph, route: &Route) -> Time {
     one_way(graph, &route.forward, graph.mtu) + one_way(graph, &route.reverse, ACK_IP_BYTES)
 }
@@ -490,6 +490,7 @@ pub struct FlowView {
     pub dst: String,
     /// Node names from src to dst.
     pub path: Vec<String>,
+    /// `base_rtt`; for a UDP source, its one-way delay.
     pub base_rtt_s: f64,
 }
 
@@ -498,12 +499,16 @@ impl GraphView {
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         for n in &self.nodes {
-            s.push_str(&format!("node {} ({:?})\n", n.name, n.kind).to_lowercase());
+            let kind = if n.kind == NodeKind::Host { "host" } else { "switch" };
+            s.push_str(&format!("node {} ({kind})\n", n.name));
         }
         for l in &self.links {
             s.push_str(&format!(
-                "link {} -- {}  {} bit/s  {} s\n",
-                l.a, l.b, l.rate_bps, l.delay_s
+                "link {} -- {}  {} Gbit/s  {} us\n",
+                l.a,
+                l.b,
+                l.rate_bps as f64 / 1e9,
+                l.delay_s * 1e6
             ));
         }
         for f in &self.flows {
