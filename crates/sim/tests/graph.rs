@@ -510,3 +510,59 @@ fn dumbbell_view_keeps_todays_names() {
     );
     assert!(text.contains("flow 0 (tcp) s0 -> r0: s0 > swA > swB > r0"), "{text}");
 }
+
+#[test]
+fn hosts_give_defaults_nodes_override_and_flows_override_both() {
+    let text = r#"
+name = "hosts"
+[topology]
+preset = "graph"
+[hosts]
+cca = "reno"
+tcp_rmem = "4096 131072 1048576"
+initcwnd = 20
+[[node]]
+name = "h0"
+initcwnd = 40
+tcp_rmem = "4096 131072 2097152"
+[[node]]
+name = "h1"
+tcp_rmem = "4096 131072 4194304"
+initcwnd = 80
+[[node]]
+name = "sw"
+kind = "switch"
+[[link]]
+a = "h0"
+b = "sw"
+rate = "1Gbps"
+[[link]]
+a = "sw"
+b = "h1"
+rate = "1Gbps"
+[[flow]]
+src = "h0"
+dst = "h1"
+[[flow]]
+src = "h1"
+dst = "h0"
+cca = "cubic"
+[[flow]]
+src = "h0"
+dst = "h1"
+initcwnd = 5
+"#;
+    let s = load(text);
+    let f = &s.flows;
+    // Sender keys from the sending host, receiver keys from the receiving one.
+    assert_eq!((f[0].cca.as_str(), f[0].initcwnd, f[0].tcp_rmem[2]), ("reno", 40, 4 << 20));
+    assert_eq!((f[1].cca.as_str(), f[1].initcwnd, f[1].tcp_rmem[2]), ("cubic", 80, 2 << 20));
+    assert_eq!(f[2].initcwnd, 5);
+    let m = error(&text.replace("initcwnd = 80", "initcwnd = 0"));
+    assert!(m.starts_with("scenario.node[1].initcwnd = 0: expected"), "{m}");
+    let m = error(&text.replace("kind = \"switch\"", "kind = \"switch\"\ninitcwnd = 3"));
+    assert!(
+        m.starts_with("scenario.node[2].initcwnd = 3: expected no host settings on a switch"),
+        "{m}"
+    );
+}

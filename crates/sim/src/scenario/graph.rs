@@ -61,6 +61,28 @@ pub(crate) const PORT_KEYS: [&str; 12] = [
     "queue",
 ];
 
+/// A flow's settings its receiving host gives (the rest come from its sending host).
+const RECEIVER_KEYS: [&str; 15] = [
+    "tcp_rmem",
+    "rmem_max",
+    "tcp_adv_win_scale",
+    "scaling_ratio",
+    "skb_scaling_ratio",
+    "rcvbuf_tuning",
+    "initrwnd",
+    "tcp_comp_sack_nr",
+    "quickack",
+    "read_latency",
+    "read_latency_dist",
+    "first_read_latency",
+    "read_hold",
+    "handshake_latency",
+    "rx_coalesce",
+];
+
+/// A host's qdisc keys: a flow takes its sending host's.
+const QDISC_KEYS: [&str; 4] = ["qdisc", "fq_maxrate", "fq_flow_limit", "fq_quantum"];
+
 /// Keys that name hosts, refused outside graph topologies.
 const ATTACH_KEYS: [&str; 3] = ["src", "dst", "path"];
 
@@ -86,6 +108,12 @@ pub(crate) fn topology(
     let buffer = t.size("buffer")?.unwrap_or(DEFAULT_BUFFER);
     let hosts = root.table("hosts");
     let host_qdisc = traffic::qdisc(&hosts)?;
+    // A host's settings are a flow's: check them where they are written.
+    let stop = root.time("stop")?.unwrap_or(DEFAULT_STOP);
+    traffic::flow(&hosts, stop)?;
+    for n in root.tables("node") {
+        traffic::flow(&n, stop)?;
+    }
     let switch_port = port_spec(t, mtu, flow_count, "pauses", DEFAULT_BUFFER)?;
     let common = Common {
         switch_port,
@@ -207,10 +235,14 @@ fn explicit(
         let kind = n
             .choice("kind", &[("host", NodeKind::Host), ("switch", NodeKind::Switch)])?
             .unwrap_or(NodeKind::Host);
-        let own = ["qdisc", "fq_maxrate", "fq_flow_limit", "fq_quantum"].iter().any(|k| n.has(k));
-        if own && kind == NodeKind::Switch {
-            return Err(n.error("qdisc", "no qdisc on a switch (its ports' keys are on its links)"));
+        if kind == NodeKind::Switch
+            && let Some(k) = n.keys().find(|k| *k != "name" && *k != "kind")
+        {
+            return Err(
+                n.error(k, "no host settings on a switch (its ports' keys are on its links)")
+            );
         }
+        let own = QDISC_KEYS.iter().any(|k| n.has(k));
         let qdisc = if own { traffic::qdisc(&n)? } else { host_qdisc.clone() };
         let fq = match kind {
             NodeKind::Host => super::network::host_fq(&qdisc, mtu),
@@ -250,6 +282,29 @@ fn explicit(
         }
     }
     Ok(Graph { nodes, links, mtu, clock_ppm, veth })
+}
+
+/// A connection's settings from `src` to `dst`: `[hosts]`, then the sending host's own keys
+/// but the receiver's, then the receiving host's receiver keys, then the entry's own.
+fn settings(root: &Fields, src: &str, dst: &str, own: &toml::Table) -> toml::Table {
+    let mut t = root.table("hosts").table_ref().clone();
+    let nodes = root.tables("node");
+    let node = |name: &str| nodes.iter().find(|n| n.string("name").ok().flatten() == Some(name));
+    for (host, receiving) in [(src, false), (dst, true)] {
+        let Some(n) = node(host) else { continue };
+        for (k, v) in n.table_ref() {
+            if k != "name" && k != "kind" && RECEIVER_KEYS.contains(&k.as_str()) == receiving {
+                t.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    for (k, v) in own {
+        t.insert(k.clone(), v.clone());
+    }
+    for k in ["src", "dst", "path"] {
+        t.remove(k);
+    }
+    t
 }
 
 /// Refuse host names outside a graph topology.
@@ -298,10 +353,10 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
             },
         )
     };
-    let host_keys = ["qdisc", "fq_maxrate", "fq_flow_limit", "fq_quantum"];
+    let stop = scn.stop;
     let mut tcp = Vec::new();
     for (i, (f, spec)) in root.tables("flow").iter().zip(scn.flows.iter_mut()).enumerate() {
-        if let Some(k) = host_keys.iter().find(|k| f.has(k)) {
+        if let Some(k) = QDISC_KEYS.iter().find(|k| f.has(k)) {
             return Err(f.error(
                 k,
                 "no qdisc on a flow in a graph: set it on the host ([hosts] or its [[node]])",
@@ -309,6 +364,8 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
         }
         let src = one(f, "src")?;
         let path = f.strings("path", "node names from src to dst")?;
+        let merged = settings(root, &src, &one(f, "dst")?, f.table_ref());
+        *spec = traffic::flow(&Fields::new(&merged, format!("scenario.flow[{i}]")), stop)?;
         spec.qdisc = qdisc_of(&src);
         tcp.push(Attach {
             field: format!("scenario.flow[{i}]"),
@@ -319,7 +376,7 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
     }
     for (k, (q, inc)) in root.tables("incast").iter().zip(scn.incasts.iter_mut()).enumerate() {
         let t = q.table("tcp");
-        if let Some(key) = host_keys.iter().find(|key| t.has(key)) {
+        if let Some(key) = QDISC_KEYS.iter().find(|key| t.has(key)) {
             return Err(t.error(key, "no qdisc on an incast in a graph: set it on the hosts"));
         }
         let senders =
@@ -328,6 +385,9 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
             format!("{} host names, one per sender (incast.senders)", inc.senders)
         })?;
         let dst = one(q, "dst")?;
+        // One socket configuration for all senders: the first sender's host's.
+        let merged = settings(root, &senders[0], &dst, t.table_ref());
+        inc.tcp = traffic::flow(&Fields::new(&merged, format!("scenario.incast[{k}].tcp")), stop)?;
         inc.tcp.qdisc = qdisc_of(&senders[0]);
         for s in senders {
             tcp.push(Attach {
