@@ -269,6 +269,8 @@ rate = "600Mbps"
 start = "50ms"
 duration = "100ms"
 packet_size = 1500
+[telemetry]
+int_ports = ["agg:agg->tor1"]
 "#;
     let s = load(text);
     let view = s.graph_view();
@@ -290,6 +292,11 @@ packet_size = 1500
             .sum();
         assert_eq!(f.size_bytes, f.delivered_bytes + dropped, "flow {}", f.flow_id);
     }
+    // INT at the aggregation switch names it and its ports.
+    let int_switch = strs(&out, "int", "switch");
+    assert!(!int_switch.is_empty() && int_switch.iter().all(|s| s == "agg"));
+    assert!(strs(&out, "int", "egress_port_name").iter().all(|p| p == "agg->tor1"));
+    assert!(strs(&out, "int", "ingress_port_name").iter().all(|p| p.contains("tor0")));
     let tcp = &out.summary.flows[0];
     assert_eq!(tcp.delivered_bytes, 20_000_000);
     assert!(tcp.retransmits > 0);
