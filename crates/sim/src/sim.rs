@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use crate::app::burst::BurstSource;
-use crate::app::incast::{IncastSpec, ServeOrder};
+use crate::app::incast::IncastApp;
 use crate::event::{Event, EventQueue};
 use crate::host::rx::{Arrival, Reader};
 use crate::latency::Latency;
@@ -23,56 +23,6 @@ use crate::tcp::config::FlowSpec;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{State, TcpSender};
 use crate::time::Time;
-
-/// An incast app's progress (see [`IncastSpec`]).
-struct IncastApp {
-    /// Its senders' flow indices.
-    flows: std::ops::Range<usize>,
-    /// Bytes each sender returns per query.
-    each: u64,
-    queries: u32,
-    gap: Time,
-    /// The server's time per response, and the stream its draws come from.
-    serve_time: Latency,
-    serve_rng: rng::Stream,
-    /// Who answers first, and the stream that shuffles them (its own, so that a shuffled run
-    /// draws the same serve times as a fixed one).
-    serve_order: ServeOrder,
-    order_rng: rng::Stream,
-    /// Queries completed.
-    done: u32,
-    /// Cumulative bytes each connection must have delivered for the current query.
-    target: u64,
-    /// Responses of the current query still incomplete.
-    waiting: usize,
-    /// Per sender: the target up to which its response was counted.
-    counted: Vec<u64>,
-    request_at: Time,
-    /// The current query's senders' SRTTs (µs) as each started its response.
-    srtt_at_response: Vec<u32>,
-}
-
-impl IncastApp {
-    fn new(spec: &IncastSpec, flows: std::ops::Range<usize>, seed: u64, k: usize) -> IncastApp {
-        let n = flows.len();
-        IncastApp {
-            flows,
-            each: spec.query_bytes / spec.senders as u64,
-            queries: spec.queries,
-            gap: spec.gap,
-            serve_time: spec.serve_time.clone(),
-            serve_rng: rng::stream(seed, "serve-time", k as u64),
-            serve_order: spec.serve_order,
-            order_rng: rng::stream(seed, "serve-order", k as u64),
-            done: 0,
-            target: 0,
-            waiting: 0,
-            counted: vec![0; n],
-            request_at: Time::ZERO,
-            srtt_at_response: Vec::with_capacity(n),
-        }
-    }
-}
 
 /// The `queue` table resolves a deep buffer into this many levels.
 const QUEUE_RECORD_LEVELS: u64 = 1024;
@@ -789,21 +739,7 @@ impl<'s> World<'s> {
     /// `serve_order`, each response starting one `serve_time` after the previous one (the first,
     /// one after the request arrived); with no serve time all write at once.
     fn incast_write(&mut self, k: u32) {
-        let app = &mut self.incasts[k as usize];
-        app.target += app.each;
-        app.waiting = app.flows.len();
-        app.srtt_at_response.clear();
-        let n = app.flows.len() as u32;
-        let mut order: Vec<u32> = (0..n).collect();
-        if app.serve_order == ServeOrder::Shuffled {
-            app.order_rng.shuffle(&mut order);
-        }
-        let mut at = self.now;
-        let mut starts = Vec::with_capacity(n as usize);
-        for sender in order {
-            at += app.serve_time.draw(&mut app.serve_rng);
-            starts.push((at, sender));
-        }
+        let starts = self.incasts[k as usize].serve(self.now);
         for (at, sender) in starts {
             if at == self.now {
                 self.incast_serve(k, sender);
@@ -816,9 +752,7 @@ impl<'s> World<'s> {
     fn incast_serve(&mut self, k: u32, sender: u32) {
         let app = &mut self.incasts[k as usize];
         let (fi, each) = (app.flows.start + sender as usize, app.each);
-        // What `tcp_info`'s `tcpi_rtt` reads as the server starts its answer: the SRTT the
-        // last query left, which sets this one's loss-probe and RTO timers.
-        app.srtt_at_response.push(self.flows[fi].snd.rtt.srtt_us());
+        app.response_starts(self.flows[fi].snd.rtt.srtt_us());
         self.flow_acts(fi, |f, now, out| {
             f.snd.app_write(now, each, out);
             f.snd.src
@@ -829,29 +763,17 @@ impl<'s> World<'s> {
     fn incast_progress(&mut self, fi: usize, k: usize) {
         let delivered = self.flows[fi].rcv.stats.delivered;
         let app = &mut self.incasts[k];
-        if app.waiting == 0
-            || delivered < app.target
-            || app.counted[fi - app.flows.start] >= app.target
-        {
-            return;
-        }
-        app.counted[fi - app.flows.start] = app.target;
-        app.waiting -= 1;
-        if app.waiting > 0 {
-            return;
-        }
+        let Some(q) = app.delivered(fi, delivered) else { return };
         let r = &mut self.rec;
         r.qy_app.push(k as u64);
-        r.qy_index.push(app.done as u64);
-        r.qy_start.push(app.request_at.as_secs_f64());
+        r.qy_index.push(u64::from(q.index));
+        r.qy_start.push(q.request_at.as_secs_f64());
         r.qy_end.push(self.now.as_secs_f64());
-        r.qy_qct.push((self.now - app.request_at).as_secs_f64());
-        r.qy_srtt.push(median_us(&mut app.srtt_at_response));
-        app.done += 1;
-        if app.done < app.queries {
-            self.events.push(self.now + app.gap, Event::IncastRequest { app: k as u32 });
-        } else {
-            self.active -= 1;
+        r.qy_qct.push((self.now - q.request_at).as_secs_f64());
+        r.qy_srtt.push(q.median_srtt_us);
+        match q.next_after {
+            Some(gap) => self.events.push(self.now + gap, Event::IncastRequest { app: k as u32 }),
+            None => self.active -= 1,
         }
     }
 
@@ -1151,15 +1073,4 @@ fn link_arrival(net: &mut Network, events: &mut EventQueue, pid: PortId, at: Tim
     if was_empty {
         events.push(at, Event::Arrival { port: pid });
     }
-}
-
-/// The median of SRTT samples in µs (the mean of the middle two for an even count, as
-/// Python's `statistics.median`, which the validation harness applies to the kernel's).
-fn median_us(v: &mut [u32]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_unstable();
-    let mid = v.len() / 2;
-    if v.len() % 2 == 1 { v[mid] as f64 } else { (v[mid - 1] as f64 + v[mid] as f64) / 2.0 }
 }

@@ -1,6 +1,8 @@
-//! The incast (partition/aggregate) application's settings; `sim.rs` runs it.
+//! The incast (partition/aggregate) application: its settings, and its progress through
+//! queries; the world (`sim.rs`) drives its connections.
 
 use crate::latency::Latency;
+use crate::rng;
 use crate::tcp::config::FlowSpec;
 use crate::time::Time;
 
@@ -40,4 +42,126 @@ pub enum ServeOrder {
     /// order its scheduler picks: `burstlab validate`'s server at N = 8–32 keeps little of one
     /// query's order in the next (rank correlation 0.10–0.25, docs/validation-notes.md).
     Shuffled,
+}
+
+/// An incast app's progress (see [`IncastSpec`]).
+pub struct IncastApp {
+    /// Its senders' flow indices.
+    pub flows: std::ops::Range<usize>,
+    /// Bytes each sender returns per query.
+    pub each: u64,
+    queries: u32,
+    gap: Time,
+    /// The server's time per response, and the stream its draws come from.
+    serve_time: Latency,
+    serve_rng: rng::Stream,
+    /// Who answers first, and the stream that shuffles them (its own, so that a shuffled run
+    /// draws the same serve times as a fixed one).
+    serve_order: ServeOrder,
+    order_rng: rng::Stream,
+    /// Queries completed.
+    done: u32,
+    /// Cumulative bytes each connection must have delivered for the current query.
+    target: u64,
+    /// Responses of the current query still incomplete.
+    waiting: usize,
+    /// Per sender: the target up to which its response was counted.
+    counted: Vec<u64>,
+    pub request_at: Time,
+    /// The current query's senders' SRTTs (µs) as each started its response.
+    srtt_at_response: Vec<u32>,
+}
+
+impl IncastApp {
+    pub fn new(spec: &IncastSpec, flows: std::ops::Range<usize>, seed: u64, k: usize) -> IncastApp {
+        let n = flows.len();
+        IncastApp {
+            flows,
+            each: spec.query_bytes / spec.senders as u64,
+            queries: spec.queries,
+            gap: spec.gap,
+            serve_time: spec.serve_time.clone(),
+            serve_rng: rng::stream(seed, "serve-time", k as u64),
+            serve_order: spec.serve_order,
+            order_rng: rng::stream(seed, "serve-order", k as u64),
+            done: 0,
+            target: 0,
+            waiting: 0,
+            counted: vec![0; n],
+            request_at: Time::ZERO,
+            srtt_at_response: Vec::with_capacity(n),
+        }
+    }
+}
+
+/// A query that just completed.
+pub struct QueryDone {
+    /// Its index among the app's queries.
+    pub index: u32,
+    pub request_at: Time,
+    /// The median SRTT its senders had as they started their responses, µs.
+    pub median_srtt_us: f64,
+    /// The think time before the next request; `None` after the last query.
+    pub next_after: Option<Time>,
+}
+
+impl IncastApp {
+    /// The request of a new query arrived at the senders at `now`: when each sender starts its
+    /// response, in serve order (each one `serve_time` after the previous; the first, one after
+    /// the request).
+    pub fn serve(&mut self, now: Time) -> Vec<(Time, u32)> {
+        self.target += self.each;
+        self.waiting = self.flows.len();
+        self.srtt_at_response.clear();
+        let n = self.flows.len() as u32;
+        let mut order: Vec<u32> = (0..n).collect();
+        if self.serve_order == ServeOrder::Shuffled {
+            self.order_rng.shuffle(&mut order);
+        }
+        let mut at = now;
+        let mut starts = Vec::with_capacity(n as usize);
+        for sender in order {
+            at += self.serve_time.draw(&mut self.serve_rng);
+            starts.push((at, sender));
+        }
+        starts
+    }
+
+    /// A sender starts its response with this SRTT (µs): what `tcp_info`'s `tcpi_rtt` reads
+    /// then, the SRTT the last query left, which sets this one's loss-probe and RTO timers.
+    pub fn response_starts(&mut self, srtt_us: u32) {
+        self.srtt_at_response.push(srtt_us);
+    }
+
+    /// Connection `fi` has delivered `delivered` bytes in all: the query, if that completes it.
+    pub fn delivered(&mut self, fi: usize, delivered: u64) -> Option<QueryDone> {
+        let i = fi - self.flows.start;
+        if self.waiting == 0 || delivered < self.target || self.counted[i] >= self.target {
+            return None;
+        }
+        self.counted[i] = self.target;
+        self.waiting -= 1;
+        if self.waiting > 0 {
+            return None;
+        }
+        let index = self.done;
+        self.done += 1;
+        Some(QueryDone {
+            index,
+            request_at: self.request_at,
+            median_srtt_us: median_us(&mut self.srtt_at_response),
+            next_after: (self.done < self.queries).then_some(self.gap),
+        })
+    }
+}
+
+/// The median of SRTT samples in µs (the mean of the middle two for an even count, as
+/// Python's `statistics.median`, which the validation harness applies to the kernel's).
+fn median_us(v: &mut [u32]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_unstable();
+    let mid = v.len() / 2;
+    if v.len() % 2 == 1 { v[mid] as f64 } else { (v[mid - 1] as f64 + v[mid] as f64) / 2.0 }
 }
