@@ -573,3 +573,59 @@ initcwnd = 5
         "{m}"
     );
 }
+
+#[test]
+fn opposite_flows_share_each_direction_with_the_others_acks() {
+    let text = r#"
+name = "both-ways"
+stop = "4s"
+interval = "500ms"
+[topology]
+preset = "graph"
+buffer = "300KB"
+clock_ppm = 0
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[node]]
+name = "sw0"
+kind = "switch"
+[[node]]
+name = "sw1"
+kind = "switch"
+[[link]]
+a = "a"
+b = "sw0"
+rate = "1Gbps"
+[[link]]
+a = "sw0"
+b = "sw1"
+rate = "100Mbps"
+delay = "5ms"
+[[link]]
+a = "sw1"
+b = "b"
+rate = "1Gbps"
+[[flow]]
+cca = "cubic"
+src = "a"
+dst = "b"
+[[flow]]
+cca = "cubic"
+src = "b"
+dst = "a"
+"#;
+    let out = burstlab_sim::run(&load(text));
+    let ceiling = 1e8 * 1448.0 / 1538.0;
+    for f in 0..2 {
+        // Each direction carries one flow's data and the other's ACKs (90 wire bytes per
+        // one or two segments): most of the link, never more.
+        let got = goodput(&out, f, 1.0, 4.0);
+        assert!(got > 0.85 * ceiling && got <= ceiling, "flow {f}: {got:.4e} of {ceiling:.4e}");
+    }
+    assert_eq!(strs(&out, "flows", "path"), ["a>sw0>sw1>b", "b>sw1>sw0>a"]);
+    for port in ["sw0->sw1", "sw1->sw0"] {
+        assert!(out.summary.ports.iter().any(|p| p.port == port && p.max_queue_bytes > 10_000));
+    }
+}

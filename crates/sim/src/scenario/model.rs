@@ -82,6 +82,7 @@ pub struct Topology {
     /// Bottleneck egress port: scheduler and queues.
     pub bottleneck: PortSpec,
     /// The network as a graph with the traffic attached (every preset but the dumbbell, which
-    /// the fields above describe).
+    /// the fields above describe; with a graph they are unused: `rtt` 0, the rates the fastest
+    /// link's, `bottleneck` a FIFO of `[topology] buffer`).
     pub graph: Option<crate::net::topology::GraphTopology>,
 }
