@@ -629,3 +629,32 @@ dst = "a"
         assert!(out.summary.ports.iter().any(|p| p.port == port && p.max_queue_bytes > 10_000));
     }
 }
+
+#[test]
+fn a_link_direction_takes_its_own_port_keys() {
+    // sw0's port towards sw1 shapes to 200 Mbit/s with tbf; the reverse keeps the link's.
+    let text = CHAIN.replace(
+        "rate = \"1Gbps\"\ndelay = \"3ms\"\n",
+        "rate = \"1Gbps\"\ndelay = \"3ms\"\n[link.ab]\ntbf_rate = \"200Mbps\"\ntbf_burst = \"15140B\"\n\
+         tbf_limit = \"256KB\"\n",
+    );
+    let s = load(&text);
+    let l = &s.topology.graph.as_ref().unwrap().graph.links[1];
+    assert!(l.ab.port.shaper.is_some() && l.ba.port.shaper.is_none());
+    assert_eq!(l.ba.port.queues[0].buffer_bytes, 4_000_000);
+    let out = burstlab_sim::run(&s);
+    // tbf charges the 14-byte Ethernet header: 1448 of every 1514 bytes are payload.
+    let ceiling = 2e8 * 1448.0 / 1514.0;
+    let got = goodput(&out, 0, 2.0, 6.0);
+    assert!(got > 0.9 * ceiling && got <= 1.001 * ceiling, "{got:.4e} of {ceiling:.4e}");
+    let m = error(&CHAIN.replace(
+        "rate = \"10Gbps\"\ndelay = \"1ms\"\n",
+        "rate = \"10Gbps\"\ndelay = \"1ms\"\n[link.ab]\nbuffer = \"1MB\"\n",
+    ));
+    assert!(
+        m.starts_with(
+            "scenario.link[0].ab.buffer = \"1MB\": expected no port keys on host h0's side"
+        ),
+        "{m}"
+    );
+}

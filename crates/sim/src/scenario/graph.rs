@@ -270,6 +270,22 @@ fn explicit(
                 recorded: f.boolean("record")?.unwrap_or(true),
             })
         };
+        // A host's side of a link is its qdisc: only its clock is the link's to set.
+        let is_host = |name: &str| nodes.iter().any(|n| n.name == name && n.kind == NodeKind::Host);
+        for (end, key) in [(a, "ab"), (b, "ba")] {
+            let d = l.table(key);
+            if is_host(end)
+                && let Some(k) = d.keys().find(|k| *k != "clock_ppm")
+            {
+                return Err(d.error(
+                    k,
+                    format!(
+                        "no port keys on host {end}'s side but clock_ppm (a host's egress is its \
+                         qdisc: [hosts] or its [[node]])"
+                    ),
+                ));
+            }
+        }
         let (ab, ba) = (dir("ab")?, dir("ba")?);
         links.push(LinkSpec { a: a.to_owned(), b: b.to_owned(), rate, delay, ab, ba });
     }
