@@ -3,7 +3,7 @@
 #
 #   bash scripts/fuzz.sh smoke          # each target for FUZZ_SECONDS (default 20 s): CI runs this
 #   bash scripts/fuzz.sh long [RUNS]    # each target for RUNS inputs (default 100,000,000);
-#                                       # docs/reliability.md records the results
+#                                       # history/reliability-notes.md records the results
 #
 # Targets live in crates/telemetry/fuzz/fuzz_targets/. A crash leaves its input under
 # crates/telemetry/fuzz/artifacts/<target>/ and fails this script; reproduce it with

@@ -1,5 +1,5 @@
-"""How chaotic a single-flow twin is in the read gap it is given (docs/validation-notes.md, "A chaotic
-twin"). No root: only the simulator runs.
+"""How chaotic a single-flow twin is in the read gap it is given (history/validation-notes.md,
+"A chaotic twin"). No root: only the simulator runs.
 
 The twin runs once at every µs of read gap in a range; each gap is marked `.` (rate at or above
 the floor), `x` (below it) or `T` (an RTO). Then it simulates sittings from those runs: `--runs`

@@ -22,14 +22,25 @@ class RawRun(TypedDict):
     summary_json: str
     tables: dict[str, dict[str, RawColumn]]
 
-def run(scenario_toml: str, overrides: list[str] = ...) -> RawRun:
+# An ``intervals`` row during a run: flow_id, t_start_s, t_end_s, bytes, bits_per_second,
+# retransmits, cwnd_bytes, srtt_us, pacing_rate_bps.
+RawIntervalRow = tuple[int, float, float, int, float, int, int, int, int]
+
+def run(
+    scenario_toml: str,
+    overrides: list[str] = ...,
+    progress: Callable[[float, list[RawIntervalRow]], object] | None = ...,
+) -> RawRun:
     """Load, validate and simulate; returns ``{"summary_json": str, "tables": {...}}``.
 
-    Raises :class:`burstlab.errors.ScenarioError`. Releases the GIL while simulating.
+    Raises :class:`burstlab.errors.ScenarioError`. Releases the GIL while simulating; every
+    ~50 ms re-attaches to run the signal handlers (Ctrl-C raises ``KeyboardInterrupt`` and stops
+    the run) and call ``progress(sim_time_s, rows)`` with the rows completed since its last
+    call (and once at the end); an exception ``progress`` raises stops the run and propagates.
     """
 
 def load_scenario(text: str, overrides: list[str] = ...) -> str:
-    """Validate a scenario; returns the normalised scenario as JSON."""
+    """Validate a scenario; returns the normalised scenario as JSON (with its ``telemetry``)."""
 
 def version() -> str:
     """Version of the simulator compiled into this module."""
@@ -41,6 +52,7 @@ class DecodeStats(TypedDict):
     reports: int
     malformed: int
     bytes: int
+    warning: str | None
 
 def decode_capture(
     path: str,
@@ -49,12 +61,14 @@ def decode_capture(
     batch: Callable[[list[str], int, int], object],
 ) -> DecodeStats:
     """Decode every report in a capture; ``batch(json_lines, bytes_done, bytes_total)`` receives
-    the ``burstlab decode --json`` lines. Raises ``TelemetryInputError``."""
+    the ``burstlab decode --json`` lines. Raises ``TelemetryInputError``; an exception ``batch``
+    raises, or Ctrl-C, stops the decoding and propagates."""
 
 def detect_capture(
     path: str, egress: str | None, options_json: str, progress: Callable[[int, int], object] | None = ...
 ) -> str:
-    """Detect bursts in a capture (or a pair); returns the ``burstlab detect --json`` text."""
+    """Detect bursts in a capture (or a pair); returns the ``burstlab detect --json`` text. Ctrl-C
+    stops it (``KeyboardInterrupt``)."""
 
 def detect_table(kind: str, columns: dict[str, RawColumn], options_json: str, input: str) -> str:
     """Detect bursts in a simulation's ``int`` or ``queue`` table."""

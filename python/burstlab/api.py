@@ -10,26 +10,48 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from burstlab import _core
-from burstlab.errors import OutputExistsError, ScenarioError
+from burstlab import _core, outputs
+from burstlab.errors import ScenarioError
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["run", "RunResult", "TABLES"]
+__all__ = ["run", "RunResult", "IntervalRow", "TABLES", "OUTPUT_FILES"]
 
 #: The tables every run produces, in the order the simulator returns them (DESIGN.md "Records").
 TABLES = ("flows", "intervals", "queue", "drops", "queries", "int")
+
+#: What :meth:`RunResult.write` puts in its directory, besides its manifest
+#: (:data:`burstlab.outputs.MANIFEST`).
+OUTPUT_FILES = (*(f"{name}.parquet" for name in TABLES), "summary.json")
+
+
+class IntervalRow(NamedTuple):
+    """One row of the ``intervals`` table, as :func:`run` hands it to ``progress`` during the
+    run (iperf3's interval report: bytes acknowledged in the interval, and the sender's state
+    at its end)."""
+
+    flow_id: int
+    t_start_s: float
+    t_end_s: float
+    bytes: int
+    bits_per_second: float
+    retransmits: int
+    cwnd_bytes: int
+    srtt_us: int
+    pacing_rate_bps: int
+
+
+#: ``progress(sim_time_s, rows)``: the simulation clock, and the rows completed since the last call.
+Progress = Callable[[float, list[IntervalRow]], object]
 
 # Parquet schema metadata keys: where a file came from, so a lone file is still traceable.
 _META_SCENARIO = b"burstlab.scenario"
@@ -41,6 +63,7 @@ def run(
     scenario: str | os.PathLike[str],
     *,
     set: Sequence[str] | Mapping[str, Any] | None = None,  # noqa: A002 - mirrors the CLI's --set
+    progress: Progress | None = None,
 ) -> RunResult:
     """Simulate a scenario and return its records.
 
@@ -52,12 +75,19 @@ def run(
     set
         Overrides, like the CLI's ``--set``: a list of ``"path=value"`` strings, or a mapping
         ``{"topology.rtt": "209ms", "flow[0].cca": "reno"}``.
+    progress
+        Called as ``progress(sim_time_s, rows)`` every ~50 ms of wall time while the run
+        proceeds, and once at its end, with the :class:`IntervalRow` s completed since the last
+        call: every row of the ``intervals`` table, in order. It cannot change the results; an
+        exception it raises stops the run and propagates.
 
     Raises
     ------
     burstlab.errors.ScenarioError
         The scenario cannot be read or is invalid; the message names the field, the value and
         what was expected.
+    KeyboardInterrupt
+        Ctrl-C (SIGINT) stops the simulation within ~50 ms; no result is returned.
 
     Examples
     --------
@@ -65,8 +95,25 @@ def run(
     >>> r.table("flows").column("fct_s")                                                     # doctest: +SKIP
     """
     text = read_scenario(scenario)
-    raw = _core.run(text, overrides(set))
+    if progress is None:
+        raw = _core.run(text, overrides(set))
+    else:
+
+        def on_rows(sim_time_s: float, rows: list[tuple]) -> None:
+            progress(sim_time_s, [IntervalRow._make(r) for r in rows])
+
+        raw = _core.run(text, overrides(set), on_rows)
     return RunResult(json.loads(raw["summary_json"]), raw["tables"])
+
+
+def load(
+    scenario: str | os.PathLike[str],
+    *,
+    set: Sequence[str] | Mapping[str, Any] | None = None,  # noqa: A002 - as run()
+) -> dict[str, Any]:
+    """Validate ``scenario`` with its overrides without running it; returns the normalised
+    scenario (what the simulator will run, in seconds, bits per second and bytes)."""
+    return json.loads(_core.load_scenario(read_scenario(scenario), overrides(set)))
 
 
 def read_scenario(scenario: str | os.PathLike[str]) -> str:
@@ -149,55 +196,52 @@ class RunResult:
 
     def write(self, out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
         """Write ``flows.parquet``, ``intervals.parquet``, ``queue.parquet``, ``drops.parquet``,
-        ``queries.parquet`` and ``summary.json`` into ``out_dir``, all or nothing.
+        ``queries.parquet``, ``int.parquet`` and ``summary.json`` into ``out_dir``, all or
+        nothing, with a manifest (``.burstlab-manifest.json``) naming what was written.
 
-        The files are written into a temporary directory beside ``out_dir`` and renamed into
-        place, so an interrupted or failed write leaves no partial output. An existing non-empty
-        ``out_dir`` raises :class:`~burstlab.errors.OutputExistsError` unless ``overwrite``.
+        ``out_dir`` may be new or hold other files, which are never touched; its own mode is
+        kept. Files are staged beside their place and renamed into it, so a failed or
+        interrupted write leaves no partial output.
+
+        Raises
+        ------
+        burstlab.errors.OutputExistsError
+            ``out_dir`` already holds burstlab output and ``overwrite`` is false; or a file
+            under one of these names that burstlab did not write (not in the manifest, or
+            changed since), refused even with ``overwrite``; or ``out_dir`` is a file.
+        burstlab.errors.OutputLocationError
+            ``out_dir`` cannot be written (read-only, no permission, or under a file).
         """
-        out = Path(out_dir)
-        check_output_dir(out, overwrite=overwrite)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
-        try:
-            for name in TABLES:
-                pq.write_table(self.table(name), staging / f"{name}.parquet", compression="zstd")
-            (staging / "summary.json").write_text(
-                json.dumps(self.summary, indent=2) + "\n", encoding="utf-8"
-            )
-            _replace_dir(staging, out)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        return out
-
-
-def check_output_dir(out: Path, *, overwrite: bool) -> None:
-    """Refuse ``out`` if it is a file, or a non-empty directory without ``overwrite``."""
-    if out.exists() and not out.is_dir():
-        raise OutputExistsError(f"{out}: exists and is not a directory")
-    if not overwrite and out.is_dir() and any(out.iterdir()):
-        raise OutputExistsError(
-            f"{out}: directory is not empty; choose another directory or pass overwrite=True "
-            "(CLI: --overwrite)"
+        return self._write(
+            Path(out_dir), overwrite=overwrite, label="out_dir", overwrite_flag="overwrite=True"
         )
 
+    def _write(self, out: Path, *, overwrite: bool, label: str, overwrite_flag: str) -> Path:
+        """:meth:`write`, its messages naming the option as the caller knows it (``--out``)."""
+        files = {
+            **{f"{name}.parquet": self._parquet_writer(name) for name in TABLES},
+            "summary.json": self._summary_writer(),
+        }
+        return outputs.write_output_dir(
+            out, files, overwrite=overwrite, label=label, overwrite_flag=overwrite_flag
+        )
 
-def _replace_dir(staging: Path, out: Path) -> None:
-    """Rename ``staging`` to ``out``; an existing ``out`` is set aside first and removed only
-    once the new one is in place (restored if the rename fails)."""
-    if not out.exists():
-        os.rename(staging, out)
-        return
-    aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
-    os.rename(out, aside / out.name)
-    try:
-        os.rename(staging, out)
-    except BaseException:
-        os.rename(aside / out.name, out)
-        shutil.rmtree(aside, ignore_errors=True)
-        raise
-    shutil.rmtree(aside, ignore_errors=True)
+    def _parquet_writer(self, name: str) -> outputs.Writer:
+        table = self.table(name)
+        return lambda path: pq.write_table(table, path, compression="zstd")
+
+    def _summary_writer(self) -> outputs.Writer:
+        text = json.dumps(self.summary, indent=2) + "\n"
+        return lambda path: path.write_text(text, encoding="utf-8")
+
+
+def check_output_dir(
+    out: Path, *, overwrite: bool, label: str = "out_dir", overwrite_flag: str = "overwrite=True"
+) -> None:
+    """Raise as :meth:`RunResult.write` would for ``out``, before any work is done."""
+    outputs.check_output_dir(
+        out, OUTPUT_FILES, overwrite=overwrite, label=label, overwrite_flag=overwrite_flag
+    )
 
 
 def to_arrow(columns: Mapping[str, Any]) -> pa.Table:

@@ -7,7 +7,14 @@ catches them all; each also derives from the closest built-in class (``ValueErro
 
 from __future__ import annotations
 
-__all__ = ["BurstlabError", "ScenarioError", "OutputExistsError", "TelemetryInputError", "ReplayError"]
+__all__ = [
+    "BurstlabError",
+    "ScenarioError",
+    "OutputExistsError",
+    "OutputLocationError",
+    "TelemetryInputError",
+    "ReplayError",
+]
 
 
 class BurstlabError(Exception):
@@ -33,7 +40,15 @@ class ScenarioError(BurstlabError, ValueError):
 
 
 class OutputExistsError(BurstlabError, FileExistsError):
-    """The output directory already holds files and ``overwrite`` was not requested."""
+    """An output location is taken: burstlab's own files without ``overwrite``, a file that
+    burstlab did not write under one of its names (refused even with ``overwrite``), or a file
+    where a directory is expected. Nothing was written."""
+
+
+class OutputLocationError(BurstlabError, OSError):
+    """An output location cannot be written: a directory burstlab may not create files in (a
+    read-only file system, no permission), or a path under a file. Found before any work is
+    done; nothing was written."""
 
 
 class TelemetryInputError(BurstlabError, ValueError):

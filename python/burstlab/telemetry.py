@@ -9,13 +9,19 @@ input's kind, reads simulator output, and shapes the answer.
     result = tm.detect("runs/r1")                      # `burstlab run --out` with a [telemetry] section
 
 ``result`` is the ``burstlab detect --json`` object: ``{"input", "format", "reports",
-"reports_lost", "malformed", "bursts": [...]}``.
+"reports_lost", "malformed", "samples", "bursts": [...], "warnings": [...]}``.
+
+A capture cut short inside its last record (as a capture stopped mid-write is) is read up to the
+cut, as tcpdump reads it; the cut is named in ``warnings`` (``detect``), in the ``warning`` of
+:func:`decode_lines`' counts, or as a :class:`UserWarning` (``decode``). Long passes run with
+the GIL released and stop on Ctrl-C (``KeyboardInterrupt``) within a fraction of a second.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,9 +46,12 @@ def decode(
 ) -> Iterator[dict[str, Any]]:
     """Yield one dict per telemetry report in a pcap/pcapng capture (or ``{"frame", "error",
     "offset"}`` for a malformed one), in capture order. ``on_progress(done, total)`` is called
-    with file bytes as the capture is read."""
+    with file bytes as the capture is read. A capture cut short inside its last record yields
+    the reports before the cut and warns (:class:`UserWarning`) where it ends."""
     lines: list[str] = []
-    decode_lines(path, lines.extend, profile=profile, ports=ports, on_progress=on_progress)
+    stats = decode_lines(path, lines.extend, profile=profile, ports=ports, on_progress=on_progress)
+    if stats["warning"]:
+        warnings.warn(stats["warning"], stacklevel=2)
     for line in lines:
         yield json.loads(line)
 
@@ -55,8 +64,10 @@ def decode_lines(
     ports: Sequence[int] | None = None,
     on_progress: Progress | None = None,
 ) -> dict[str, int]:
-    """Stream the JSON lines of :func:`decode` to ``write`` in batches (no dicts built; the CLI
-    uses it). Returns counts: frames, reports, malformed, bytes."""
+    """Stream the JSON lines of :func:`decode` to ``write`` in batches as the capture is read (no
+    dicts built; the CLI uses it). An exception ``write`` raises (a closed pipe) or Ctrl-C stops
+    the decoding and propagates. Returns counts: frames, reports, malformed, bytes, and
+    ``warning``: one line naming where a capture cut short ends, else ``None``."""
     from burstlab import _core
 
     src = _existing_file(path, "capture")
@@ -89,7 +100,8 @@ def detect(
     """Find the microbursts in ``input`` and attribute them (see the module docstring for the
     inputs). Thresholds take human units: ``rise="200KB"`` or ``rise="50%"`` (of ``buffer``),
     times ``"1ms"``, rates ``"10Gbps"``. Raises :class:`~burstlab.errors.TelemetryInputError`
-    for an unreadable or malformed input and for inconsistent options."""
+    for an unreadable or malformed input and for inconsistent options; a capture cut short inside
+    its last record is read up to the cut and named in ``result["warnings"]``."""
     from burstlab import _core
 
     options = {
@@ -113,7 +125,8 @@ def detect(
 
 def _detect_sim_dir(directory: Path, options: dict[str, Any]) -> dict[str, Any]:
     """A `burstlab run --out` directory: the `int` table when the run recorded INT (packets,
-    so culprits and victims), else the `queue` table (depth only, no attribution)."""
+    so culprits and victims), else the `queue` table (depth only, no attribution) with the
+    drops of `drops.parquet` merged in, so each burst counts the drops on its queue."""
     import pyarrow.parquet as pq
 
     from burstlab import _core
@@ -121,16 +134,60 @@ def _detect_sim_dir(directory: Path, options: dict[str, Any]) -> dict[str, Any]:
     int_path, queue_path = directory / "int.parquet", directory / "queue.parquet"
     if int_path.exists() and pq.read_metadata(int_path).num_rows > 0:
         table, kind = pq.read_table(int_path), "int"
+        columns = {name: _column_for_core(table.column(name)) for name in table.column_names}
     elif queue_path.exists():
         table, kind = pq.read_table(queue_path), "queue"
+        columns = {name: _column_for_core(table.column(name)) for name in table.column_names}
+        drops_path = directory / "drops.parquet"
+        if drops_path.exists():
+            columns = _with_drops(columns, pq.read_table(drops_path, columns=["t_s", "node", "port", "queue"]))
     else:
         raise TelemetryInputError(
             f"{directory}: expected a simulation output directory (burstlab run --out) with "
             "int.parquet or queue.parquet, found neither"
         )
-    columns = {name: _column_for_core(table.column(name)) for name in table.column_names}
     text = _core.detect_table(kind, columns, json.dumps(options), str(directory))
     return json.loads(text)
+
+
+def _with_drops(queue: dict[str, Any], drops: Any) -> dict[str, Any]:
+    """The queue table's columns with one row per drop added (``dropped`` True), in time order.
+    A drop row carries its queue's last recorded occupancy, so it moves no threshold: it only
+    counts in the burst it falls in. At equal times a drop follows the queue's record."""
+    import numpy as np
+
+    d = {name: _column_for_core(drops.column(name)) for name in drops.column_names}
+    keys: dict[tuple[str, str, int], int] = {}
+
+    def key_ids(cols: dict[str, Any]) -> np.ndarray:
+        rows = zip(cols["node"], cols["port"], cols["queue"])
+        return np.fromiter((keys.setdefault((n, p, int(q)), len(keys)) for n, p, q in rows),
+                           dtype=np.int64, count=len(cols["node"]))
+
+    t_q, k_q = np.asarray(queue["t_s"], dtype=np.float64), key_ids(queue)
+    t_d, k_d = np.asarray(d["t_s"], dtype=np.float64), key_ids(d)
+    occ_q = np.asarray(queue["occupancy_bytes"], dtype=np.uint64)
+    occ_d = np.zeros(len(t_d), dtype=np.uint64)
+    for key in np.unique(k_d):
+        mine = np.flatnonzero(k_q == key)
+        mine = mine[np.argsort(t_q[mine], kind="stable")]
+        at = np.flatnonzero(k_d == key)
+        # The last record of the same queue at or before each drop (0 when there is none).
+        i = np.searchsorted(t_q[mine], t_d[at], side="right") - 1
+        occ_d[at] = np.where(i >= 0, occ_q[mine[np.maximum(i, 0)]], 0) if len(mine) else 0
+    dropped = np.concatenate([np.zeros(len(t_q), dtype=bool), np.ones(len(t_d), dtype=bool)])
+    t = np.concatenate([t_q, t_d])
+    order = np.lexsort((dropped, t))
+    nodes, ports = queue["node"] + d["node"], queue["port"] + d["port"]
+    queues = np.concatenate([np.asarray(queue["queue"], dtype=np.uint64), np.asarray(d["queue"], dtype=np.uint64)])
+    return {
+        "t_s": t[order],
+        "node": [nodes[i] for i in order],
+        "port": [ports[i] for i in order],
+        "queue": queues[order],
+        "occupancy_bytes": np.concatenate([occ_q, occ_d])[order],
+        "dropped": dropped[order],
+    }
 
 
 def _column_for_core(column: Any) -> Any:

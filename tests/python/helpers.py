@@ -4,8 +4,10 @@ what a shell sees)."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 # A 10 MB CUBIC transfer over a 1 Gbit/s, 1 ms-RTT dumbbell: finishes in well under a second of
@@ -64,7 +66,7 @@ EXPECTED_COLUMNS = {
 }
 OUTPUT_FILES = {
     "flows.parquet", "intervals.parquet", "queue.parquet", "drops.parquet", "queries.parquet",
-    "int.parquet", "summary.json",
+    "int.parquet", "summary.json", ".burstlab-manifest.json",
 }
 
 
@@ -77,3 +79,18 @@ def burstlab(*args: str | Path, cwd: Path | None = None) -> subprocess.Completed
         cwd=cwd,
         timeout=600,
     )
+
+
+def interrupt(proc: subprocess.Popen[str]) -> tuple[float, str, str]:
+    """Send SIGINT as Ctrl-C does; returns (seconds until the process exited, the rest of its
+    stdout, its stderr). Kills it if it has not exited within a minute."""
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    elapsed = time.monotonic() - sent
+    out, err = proc.communicate()
+    return elapsed, out or "", err

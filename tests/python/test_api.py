@@ -140,20 +140,20 @@ def test_write_into_an_empty_existing_dir(result, tmp_path):
     assert {p.name for p in (tmp_path / "run").iterdir()} == OUTPUT_FILES
 
 
-def test_write_refuses_a_non_empty_dir_and_leaves_it_alone(result, tmp_path):
+def test_write_leaves_other_files_alone(result, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     (out / "notes.txt").write_text("keep me")
-    with pytest.raises(OutputExistsError, match="overwrite"):
-        result.write(out)
-    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    result.write(out)
+    assert {p.name for p in out.iterdir()} == OUTPUT_FILES | {"notes.txt"}
+    assert (out / "notes.txt").read_text() == "keep me"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no staging left behind
 
 
-def test_write_overwrite_replaces_the_whole_dir(result, tmp_path):
-    out = tmp_path / "run"
-    out.mkdir()
-    (out / "stale.parquet").write_text("old")
+def test_write_refuses_earlier_output_without_overwrite(result, tmp_path):
+    out = result.write(tmp_path / "run")
+    with pytest.raises(OutputExistsError, match="overwrite"):
+        result.write(out)
     result.write(out, overwrite=True)
     assert {p.name for p in out.iterdir()} == OUTPUT_FILES
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]

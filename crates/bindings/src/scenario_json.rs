@@ -40,6 +40,12 @@ pub fn to_json(s: &Scenario) -> Value {
             "tcp": flow(&i.tcp),
         })).collect::<Vec<_>>(),
         "bursts": s.bursts.iter().map(burst).collect::<Vec<_>>(),
+        "telemetry": {
+            "int_ports": s.telemetry.int_ports.iter()
+                .map(|p| json!({ "node": p.node, "port": p.port }))
+                .collect::<Vec<_>>(),
+            "int_sample": s.telemetry.int_sample,
+        },
     })
 }
 
@@ -234,6 +240,17 @@ mod tests {
         assert_eq!(v["topology"]["bottleneck"]["scheduler"], "drr");
         assert_eq!(v["topology"]["bottleneck"]["queues"][0]["ecn"]["mode"], "dequeue");
         assert_eq!(v["flows"][0]["window_model"], json!({ "tcp_adv_win_scale": 1 }));
+    }
+
+    #[test]
+    fn telemetry_lists_the_int_ports() {
+        let mut s = scenario();
+        assert_eq!(to_json(&s)["telemetry"]["int_ports"], json!([]));
+        s.telemetry.int_ports =
+            vec![burstlab_sim::scenario::IntPort { node: "swA".into(), port: "swA->swB".into() }];
+        let v = to_json(&s);
+        assert_eq!(v["telemetry"]["int_ports"], json!([{ "node": "swA", "port": "swA->swB" }]));
+        assert_eq!(v["telemetry"]["int_sample"], json!(1));
     }
 
     #[test]

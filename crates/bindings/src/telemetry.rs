@@ -2,26 +2,36 @@
 //! human units are parsed here (with the scenario's unit parser, so "64KB" means the same
 //! everywhere), the work runs in `burstlab_telemetry` with the GIL released, and answers cross
 //! back as JSON text.
+//!
+//! While a capture is read the GIL is released; every [`POLL_EVERY`] the pass re-attaches to let
+//! Python run its signal handlers (Ctrl-C raises `KeyboardInterrupt` there, which stops the pass
+//! and propagates) and to report progress.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::BufWriter;
 use std::net::{IpAddr, Ipv4Addr};
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
 
 use numpy::PyReadonlyArray1;
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde::Deserialize;
 
 use burstlab_sim::scenario::units::{parse_rate, parse_size, parse_time};
+use burstlab_telemetry::DecodeError;
 use burstlab_telemetry::decode::{Decoder, ErrorLine, ReportLine};
-use burstlab_telemetry::detect::hysteresis::HysteresisParams;
-use burstlab_telemetry::detect::rate::{DEFAULT_TIMESCALES_NS, RateParams};
+use burstlab_telemetry::detect::hysteresis::{Fall, HysteresisParams, Rise};
+use burstlab_telemetry::detect::rate::{RateParams, default_timescales};
 use burstlab_telemetry::export::{ExportFormat, IntRow, write_int_pcap as write_pcap};
 use burstlab_telemetry::loss::SeqWidth;
-use burstlab_telemetry::model::FlowKey;
+use burstlab_telemetry::model::{FlowKey, Report};
 use burstlab_telemetry::observation::{Observation, QueueKey, ReportStream};
-use burstlab_telemetry::pipeline::{self, DetectError, DetectOptions, Detection};
+use burstlab_telemetry::pipeline::{
+    self, DetectError, DetectOptions, Detection, PassError, Stoppable, truncation_warning,
+};
 use burstlab_telemetry::profile::DEFAULT_REPORT_PORTS;
 use burstlab_telemetry::profiles::Profiles;
 
@@ -46,9 +56,113 @@ fn open(py: Python<'_>, path: &str) -> PyResult<File> {
     File::open(path).map_err(|e| input_error(py, format!("{path}: {e}")))
 }
 
+/// How often a pass over a capture re-attaches to Python: Ctrl-C is seen within this time.
+const POLL_EVERY: Duration = Duration::from_millis(50);
+
+/// Python's side of a pass run with the GIL released: on a [`pipeline::Progress`] tick at least
+/// [`POLL_EVERY`] after the last one, re-attach, run the signal handlers and report progress.
+/// The first Python error stops the pass and is kept to be raised.
+struct Poll<'a> {
+    progress: Option<&'a Py<PyAny>>,
+    total: u64,
+    last: Instant,
+    failure: Option<PyErr>,
+}
+
+impl<'a> Poll<'a> {
+    fn new(progress: Option<&'a Py<PyAny>>, total: u64) -> Self {
+        Poll { progress, total, last: Instant::now(), failure: None }
+    }
+
+    fn tick(&mut self, done: u64) -> ControlFlow<()> {
+        if self.failure.is_some() {
+            return ControlFlow::Break(());
+        }
+        if self.last.elapsed() < POLL_EVERY {
+            return ControlFlow::Continue(());
+        }
+        self.last = Instant::now();
+        let (progress, total) = (self.progress, self.total);
+        let result = Python::attach(|py| {
+            py.check_signals()?;
+            match progress.map(|p| p.call1(py, (done, total))) {
+                // Progress is best effort: a failing callback must not lose the answer, but
+                // Ctrl-C (or an exit) raised while it ran must not be lost either.
+                Some(Err(e)) if !e.is_instance_of::<PyException>(py) => Err(e),
+                _ => Ok(()),
+            }
+        });
+        self.fail(result)
+    }
+
+    fn fail(&mut self, result: PyResult<()>) -> ControlFlow<()> {
+        match result {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                self.failure.get_or_insert(e);
+                ControlFlow::Break(())
+            }
+        }
+    }
+
+    /// The error a stopped pass ends with: the Python one that stopped it.
+    fn stopped(self) -> PyErr {
+        self.failure.unwrap_or_else(|| PyRuntimeError::new_err("telemetry pass stopped"))
+    }
+}
+
+/// Lines handed to Python's `batch` callback at a time.
+const BATCH_LINES: usize = 4096;
+
+/// `decode`'s output on its way to Python: JSON lines, flushed to `batch` in batches.
+struct DecodeSink<'a> {
+    batch: &'a Py<PyAny>,
+    lines: Vec<String>,
+    done: u64,
+    poll: Poll<'a>,
+}
+
+impl DecodeSink<'_> {
+    fn push(&mut self, frame: u64, result: Result<&[Report], &DecodeError>) {
+        match result {
+            Ok(reports) => self.lines.extend(reports.iter().map(|report| {
+                serde_json::to_string(&ReportLine { frame, report }).unwrap_or_default()
+            })),
+            Err(error) => self
+                .lines
+                .push(serde_json::to_string(&ErrorLine { frame, error }).unwrap_or_default()),
+        }
+        if self.lines.len() >= BATCH_LINES {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.poll.failure.is_some() {
+            self.lines.clear();
+            return;
+        }
+        let (batch, done, total) = (self.batch, self.done, self.poll.total);
+        let lines = &mut self.lines;
+        let result = Python::attach(|py| {
+            let list = PyList::new(py, lines.drain(..))?;
+            batch.call1(py, (list, done, total)).map(drop)
+        });
+        // A failing write (a closed pipe, Ctrl-C while Python ran) stops the pass at the next tick.
+        let _ = self.poll.fail(result);
+    }
+
+    fn tick(&mut self, done: u64) -> ControlFlow<()> {
+        self.done = done;
+        self.poll.tick(done)
+    }
+}
+
 /// Decode every report in a capture. `batch(lines, bytes_done, bytes_total)` is called with
-/// JSON lines (reports and malformed-report errors) every few thousand reports. Returns
-/// `{"frames", "reports", "malformed", "bytes"}`.
+/// JSON lines (reports and malformed-report errors) every few thousand reports; an exception it
+/// raises (or Ctrl-C) stops the pass and propagates. Returns `{"frames", "reports",
+/// "malformed", "bytes", "warning"}`, `warning` a line naming where a capture cut short ends
+/// (or `None`).
 #[pyfunction]
 #[pyo3(signature = (path, profiles_toml, ports, batch))]
 pub fn decode_capture<'py>(
@@ -62,46 +176,43 @@ pub fn decode_capture<'py>(
     let ports = ports.unwrap_or_else(|| DEFAULT_REPORT_PORTS.to_vec());
     let total = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let src = open(py, path)?;
-    let mut lines: Vec<String> = Vec::new();
-    let mut failure: Option<PyErr> = None;
-    let flush = |lines: &mut Vec<String>, done: u64, failure: &mut Option<PyErr>| {
-        if failure.is_some() || lines.is_empty() && done < total {
-            return;
+    let batch = batch.unbind();
+    let (result, sink) = py.detach(|| {
+        let sink = RefCell::new(DecodeSink {
+            batch: &batch,
+            lines: Vec::new(),
+            done: 0,
+            poll: Poll::new(None, total),
+        });
+        let result = pipeline::decode_capture(
+            src,
+            &mut decoder,
+            &ports,
+            |frame, r| sink.borrow_mut().push(frame, r),
+            Stoppable(|done| sink.borrow_mut().tick(done)),
+        );
+        let mut sink = sink.into_inner();
+        if let Ok(stats) = &result {
+            sink.done = stats.bytes;
+            sink.flush();
         }
-        let list = PyList::new(py, lines.drain(..));
-        if let Err(e) = list.and_then(|l| batch.call1((l, done, total))) {
-            *failure = Some(e);
-        }
-    };
-    let done = std::cell::Cell::new(0u64);
-    let stats = pipeline::decode_capture(
-        src,
-        &mut decoder,
-        &ports,
-        |frame, result| {
-            match result {
-                Ok(reports) => lines.extend(reports.iter().map(|report| {
-                    serde_json::to_string(&ReportLine { frame, report }).unwrap_or_default()
-                })),
-                Err(error) => lines
-                    .push(serde_json::to_string(&ErrorLine { frame, error }).unwrap_or_default()),
-            }
-            if lines.len() >= 4096 {
-                flush(&mut lines, done.get(), &mut failure);
-            }
-        },
-        |bytes| done.set(bytes),
-    )
-    .map_err(|e| input_error(py, format!("{path}: {e}")))?;
-    flush(&mut lines, stats.bytes, &mut failure);
-    if let Some(e) = failure {
-        return Err(e);
+        (result, sink)
+    });
+    if sink.poll.failure.is_some() {
+        return Err(sink.poll.stopped());
     }
+    let stats = match result {
+        Ok(stats) => stats,
+        Err(PassError::Decode(e)) => return Err(input_error(py, format!("{path}: {e}"))),
+        Err(PassError::Stopped) => return Err(sink.poll.stopped()),
+    };
     let out = PyDict::new(py);
     out.set_item("frames", stats.frames)?;
     out.set_item("reports", stats.reports)?;
     out.set_item("malformed", stats.malformed)?;
     out.set_item("bytes", stats.bytes)?;
+    let warning = stats.truncated.as_ref().map(|cut| truncation_warning(path, stats.frames, cut));
+    out.set_item("warning", warning)?;
     Ok(out)
 }
 
@@ -122,10 +233,6 @@ struct RawOptions {
     ports: Option<Vec<u16>>,
 }
 
-/// Default rise threshold: a quarter of the buffer when it is known (Cisco's examples use
-/// 25–50 %), else 64 KB.
-const DEFAULT_RISE_PCT: f64 = 25.0;
-const DEFAULT_RISE_BYTES: u64 = 64_000;
 /// Default fraction of the link rate that makes a window hot.
 const DEFAULT_RATE_THRESHOLD: f64 = 0.95;
 /// Two-capture input: a packet not seen leaving within 250 ms was dropped (a queue that holds
@@ -171,34 +278,37 @@ fn options(raw: &RawOptions) -> Result<DetectOptions, String> {
         .as_deref()
         .map(|b| parse_size(b).map_err(|_| unit_err("buffer", b, r#"a size such as "64MiB""#)))
         .transpose()?;
-    let rise = match &raw.rise {
-        Some(r) => threshold("rise", r, buffer)?,
-        None => buffer.map_or(DEFAULT_RISE_BYTES, |b| (b as f64 * DEFAULT_RISE_PCT / 100.0) as u64),
-    };
-    if rise == 0 {
-        return Err(unit_err("rise", raw.rise.as_deref().unwrap_or("0"), "more than 0 bytes"));
+    // The defaults for what is not given are the telemetry crate's (detect::params).
+    let rise = raw.rise.as_deref().map(|r| threshold("rise", r, buffer)).transpose()?;
+    let fall = raw.fall.as_deref().map(|f| threshold("fall", f, buffer)).transpose()?;
+    let given_time =
+        |option, value: &Option<String>| value.as_ref().map(|_| time_ns(option, value)).transpose();
+    let hysteresis = HysteresisParams::from_options(
+        rise,
+        fall,
+        buffer,
+        given_time("min-duration", &raw.min_duration)?,
+        given_time("merge-gap", &raw.merge_gap)?,
+    );
+    match (hysteresis.rise, hysteresis.fall) {
+        (Rise::Bytes(0), _) => {
+            let given = raw.rise.as_deref().or(raw.buffer.as_deref()).unwrap_or("0");
+            return Err(unit_err("rise", given, "more than 0 bytes"));
+        }
+        (Rise::Bytes(rise), Fall::Bytes(fall)) if fall > rise => {
+            return Err(format!("--fall ({fall} B) must not exceed --rise ({rise} B)"));
+        }
+        _ => {}
     }
-    let fall = match &raw.fall {
-        Some(f) => threshold("fall", f, buffer)?,
-        None => rise / 2,
-    };
-    if fall > rise {
-        return Err(format!("--fall ({fall} B) must not exceed --rise ({rise} B)"));
-    }
-    let hysteresis = HysteresisParams {
-        rise_bytes: rise,
-        fall_bytes: fall,
-        min_duration_ns: time_ns("min-duration", &raw.min_duration)?,
-        merge_gap_ns: time_ns("merge-gap", &raw.merge_gap)?,
-    };
     let rate = match &raw.link_rate {
         None => None,
         Some(r) => {
             let link_bps = parse_rate(r)
                 .map_err(|_| unit_err("link-rate", r, r#"a rate such as "10Gbps""#))?
                 .bps();
+            let threshold = raw.rate_threshold.unwrap_or(DEFAULT_RATE_THRESHOLD);
             let timescales_ns = match &raw.timescales {
-                None => DEFAULT_TIMESCALES_NS.to_vec(),
+                None => default_timescales(link_bps, threshold),
                 Some(ts) => ts
                     .iter()
                     .map(|t| match time_ns("timescale", &Some(t.clone()))? {
@@ -207,7 +317,6 @@ fn options(raw: &RawOptions) -> Result<DetectOptions, String> {
                     })
                     .collect::<Result<_, _>>()?,
             };
-            let threshold = raw.rate_threshold.unwrap_or(DEFAULT_RATE_THRESHOLD);
             Some(
                 RateParams { link_bps, threshold, timescales_ns }
                     .check()
@@ -238,7 +347,7 @@ fn to_json(py: Python<'_>, d: &Detection) -> PyResult<String> {
 }
 
 /// Detect bursts in a capture (or a pair: `egress` = the packets leaving the device). Returns
-/// the `burstlab detect --json` object as text.
+/// the `burstlab detect --json` object as text. Ctrl-C stops the pass (`KeyboardInterrupt`).
 #[pyfunction]
 #[pyo3(signature = (path, egress, options_json, progress = None))]
 pub fn detect_capture(
@@ -251,19 +360,18 @@ pub fn detect_capture(
     let (raw, opts) = parse_options(py, options_json)?;
     let total = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
         + egress.and_then(|e| std::fs::metadata(e).ok()).map_or(0, |m| m.len());
-    let mut tick = |done: u64| {
-        if let Some(p) = &progress {
-            // Progress is best effort: a failing callback must not lose the answer.
-            let _ = p.call1((done, total));
-        }
-    };
+    let progress = progress.map(Bound::unbind);
+    let mut poll = Poll::new(progress.as_ref(), total);
+    let tick = Stoppable(|done| poll.tick(done));
     let result = match egress {
         Some(e) => {
-            pipeline::detect_capture_pair(open(py, path)?, open(py, e)?, path, &opts, &mut tick)
+            let (ins, outs) = (open(py, path)?, open(py, e)?);
+            py.detach(|| pipeline::detect_capture_pair(ins, outs, path, &opts, tick))
         }
         None => {
             let mut decoder = Decoder::new(profiles(py, raw.profiles_toml.as_deref())?);
-            pipeline::detect_capture(open(py, path)?, path, &mut decoder, &opts, &mut tick)
+            let src = open(py, path)?;
+            py.detach(|| pipeline::detect_capture(src, path, &mut decoder, &opts, tick))
         }
     };
     match result {
@@ -271,6 +379,7 @@ pub fn detect_capture(
         Err(e @ (DetectError::Decode { .. } | DetectError::Input(_))) => {
             Err(input_error(py, e.to_string()))
         }
+        Err(DetectError::Stopped) => Err(poll.stopped()),
     }
 }
 
@@ -360,7 +469,7 @@ impl<'py> IntColumns<'py> {
 
 /// Detect bursts in a simulation's `int` table (packets: culprits and victims) or `queue`
 /// table (depth only). `columns` maps names to NumPy arrays (`queue`: `node`/`port` as lists
-/// of str).
+/// of str, and an optional bool `dropped` marking rows that are drops).
 #[pyfunction]
 pub fn detect_table(
     py: Python<'_>,
@@ -398,6 +507,12 @@ pub fn detect_table(
                 columns.get_item("node")?.map_or(Ok(Vec::new()), |c| c.extract())?;
             let port: Vec<String> =
                 columns.get_item("port")?.map_or(Ok(Vec::new()), |c| c.extract())?;
+            // Optional: rows that are drops (`burstlab.telemetry` merges drops.parquet in).
+            let dropped = match columns.contains("dropped")? {
+                true => Some(column::<bool>(py, &columns, "dropped", input)?),
+                false => None,
+            };
+            let dropped = dropped.as_ref().map(|d| d.as_slice()).transpose()?;
             let (t, q, occ) = (t.as_slice()?, q.as_slice()?, occ.as_slice()?);
             // Depth samples have no numeric ids: number switches and ports in order of appearance.
             let mut ids: Vec<(String, String)> = Vec::new();
@@ -419,7 +534,7 @@ pub fn detect_table(
                         flow: None,
                         packet_bytes: 0,
                         hop_latency_ns: None,
-                        dropped: false,
+                        dropped: dropped.is_some_and(|d| d.get(i).copied().unwrap_or(false)),
                         report: None,
                     }
                 })
@@ -432,8 +547,13 @@ pub fn detect_table(
         }
     };
     let samples = observations.len() as u64;
-    let (bursts, lost, _) =
-        py.detach(|| pipeline::detect_observations(observations, &opts, SeqWidth::Bits32));
+    let mut poll = Poll::new(None, 0);
+    let tick = Stoppable(|done| poll.tick(done));
+    let detected =
+        py.detach(|| pipeline::detect_observations(observations, &opts, SeqWidth::Bits32, 0, tick));
+    let Ok((bursts, lost, _)) = detected else {
+        return Err(poll.stopped());
+    };
     let d = Detection {
         input: input.to_string(),
         format: if kind == "int" { "simulation-int" } else { "simulation-queue" },
@@ -442,6 +562,7 @@ pub fn detect_table(
         malformed: 0,
         samples,
         bursts,
+        warnings: Vec::new(),
     };
     to_json(py, &d)
 }

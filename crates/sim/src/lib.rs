@@ -14,7 +14,7 @@
 //! - [`app`]: traffic (bulk transfers, constant-rate UDP bursts);
 //! - [`record`]: the columnar output tables;
 //! - [`scenario`]: TOML scenarios with human units;
-//! - [`sim`]: the world and its event loop.
+//! - [`sim`]: the world and its event loop; [`observe`]: watching a run as it proceeds.
 
 pub mod latency;
 pub mod net;
@@ -35,6 +35,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub mod app;
 pub mod event;
 pub mod host;
+pub mod observe;
 pub mod sim;
 
-pub use sim::run;
+pub use observe::{Cancelled, IntervalRow, Observer};
+pub use sim::{run, run_observed};

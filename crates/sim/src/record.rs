@@ -7,6 +7,7 @@ use serde::Serialize;
 
 pub mod flow_key;
 pub(crate) mod int;
+pub(crate) mod time_weighted;
 
 /// One column of a table.
 #[derive(Clone, Debug, PartialEq)]
@@ -156,6 +157,12 @@ pub struct FlowSummary {
     /// Pure ACKs the receiver sent (the sender's `Tcp.InSegs`, less the handshake).
     pub acks: u64,
     pub max_cwnd_bytes: Option<u64>,
+    /// Seconds the flow was active: its FCT once finished; first SYN to the end of the run if
+    /// unfinished; a burst source's scheduled span, cut at the end of the run.
+    pub active_s: f64,
+    /// `delivered_bytes` × 8 / `active_s`, bit/s: a throughput for every flow, finished or not;
+    /// `None` for a flow that never started.
+    pub throughput_bps: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -164,6 +171,10 @@ pub struct PortSummary {
     pub port: String,
     pub drops: u64,
     pub max_queue_bytes: u64,
+    /// Bytes queued, averaged over the run's time (each level weighted by how long it held),
+    /// from 0 to the end of the run; `None` on a port whose queue is not recorded (listed for
+    /// its drops).
+    pub mean_queue_bytes: Option<f64>,
     pub ecn_marks: u64,
     /// Skbs a `tbf` on this port dropped, as `tc -s` counts them (a GSO skb dropped whole is
     /// one); absent on ports without `tbf`.

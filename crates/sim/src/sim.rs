@@ -1,5 +1,6 @@
 //! The world and its event loop: one `match` over [`Event`], each arm a small function.
 
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use crate::app::burst::BurstSource;
@@ -7,11 +8,13 @@ use crate::app::incast::IncastApp;
 use crate::event::{Event, EventQueue};
 use crate::host::rx::{Arrival, Reader};
 use crate::latency::Latency;
-use crate::net::port::{Offer, PortId, Start};
+use crate::net::port::{Offer, Port, PortId, Start};
 use crate::net::topology::{Network, NodeKind};
+use crate::observe::{Cancelled, IntervalRow, OBSERVE_EVERY, Observer};
 use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
 use crate::record::flow_key::{FiveTuple, format_ipv4};
 use crate::record::int::{Hop, IntRecorder};
+use crate::record::time_weighted::TimeWeighted;
 use crate::record::{
     Column, DictBuilder, DropReason, EngineSummary, FlowSummary, Output, PortSummary, Summary,
     Table,
@@ -100,6 +103,11 @@ pub struct World<'s> {
     rec: Recorder,
     /// Per recorded port and queue: last occupancy written to the `queue` table.
     q_last: Vec<Vec<u64>>,
+    /// Per port: its occupancy over time, for the summary's mean queue (recorded ports only:
+    /// they are updated where their `queue` rows are, at no cost to the others).
+    q_mean: Vec<TimeWeighted>,
+    /// `intervals` rows already handed to the observer.
+    iv_observed: usize,
     q_step: u64,
     port_codes: Vec<(u32, u32)>,
     /// The `int` table's recorder; `None` (one predictable branch per hook) when INT is off.
@@ -117,11 +125,23 @@ const STALE_SENDER_TIMER_SHARE: usize = 8;
 
 /// Run a scenario to its end and return its records.
 pub fn run(scn: &Scenario) -> Output {
+    match run_observed(scn, &mut ()) {
+        Ok(output) => output,
+        Err(Cancelled { .. }) => unreachable!("the unit observer never stops a run"),
+    }
+}
+
+/// [`run`], with `obs` shown each `intervals` row as it is completed and asked every
+/// [`OBSERVE_EVERY`] events whether to go on; the records are the same as [`run`]'s.
+pub fn run_observed(scn: &Scenario, obs: &mut dyn Observer) -> Result<Output, Cancelled> {
     let wall = Instant::now();
     let mut w = World::new(scn);
-    w.run_loop();
+    if w.run_loop(obs).is_break() {
+        return Err(Cancelled { at: w.now });
+    }
+    w.observe_intervals(obs);
     w.check_conservation();
-    w.finish(wall.elapsed().as_secs_f64())
+    Ok(w.finish(wall.elapsed().as_secs_f64()))
 }
 
 impl<'s> World<'s> {
@@ -220,6 +240,7 @@ impl<'s> World<'s> {
         .unwrap_or(0);
         let q_step = (2 * scn.topology.mtu as u64).max(deepest / QUEUE_RECORD_LEVELS);
         let int = IntRecorder::new(&net, &scn.telemetry).map(Box::new);
+        let n_ports = net.ports.len();
         let mut w = World {
             scn,
             now: Time::ZERO,
@@ -233,6 +254,8 @@ impl<'s> World<'s> {
             bursts,
             rec,
             q_last,
+            q_mean: vec![TimeWeighted::default(); n_ports],
+            iv_observed: 0,
             q_step,
             port_codes,
             int,
@@ -261,7 +284,8 @@ impl<'s> World<'s> {
         w
     }
 
-    fn run_loop(&mut self) {
+    fn run_loop(&mut self, obs: &mut dyn Observer) -> ControlFlow<()> {
+        let mut until_observed = OBSERVE_EVERY;
         while self.active > 0 || self.pool.live() > 0 {
             let Some((t, ev)) = self.events.pop() else { break };
             if t > self.scn.stop {
@@ -288,7 +312,33 @@ impl<'s> World<'s> {
                 Event::IncastWrite { app } => self.incast_write(app),
                 Event::IncastServe { app, sender } => self.incast_serve(app, sender),
             }
+            until_observed -= 1;
+            if until_observed == 0 {
+                until_observed = OBSERVE_EVERY;
+                self.observe_intervals(obs);
+                obs.poll(self.now)?;
+            }
         }
+        ControlFlow::Continue(())
+    }
+
+    /// Hand the `intervals` rows completed since the last call to `obs`.
+    fn observe_intervals(&mut self, obs: &mut dyn Observer) {
+        let r = &self.rec;
+        for i in self.iv_observed..r.iv_flow.len() {
+            obs.interval(&IntervalRow {
+                flow_id: r.iv_flow[i],
+                t_start_s: r.iv_t0[i],
+                t_end_s: r.iv_t1[i],
+                bytes: r.iv_bytes[i],
+                bits_per_second: r.iv_bps[i],
+                retransmits: r.iv_retrans[i],
+                cwnd_bytes: r.iv_cwnd[i],
+                srtt_us: r.iv_srtt[i],
+                pacing_rate_bps: r.iv_pacing[i],
+            });
+        }
+        self.iv_observed = r.iv_flow.len();
     }
 
     // ---- ports and links ----
@@ -551,6 +601,7 @@ impl<'s> World<'s> {
     /// burst's shape, and its peak to within a step.
     fn record_queue(&mut self, pid: PortId) {
         let port = &self.net.ports[pid as usize];
+        self.q_mean[pid as usize].set(self.now, occupancy(port));
         for q in 0..port.queues.num_queues() {
             let bytes = port.queues.queue_bytes(q);
             let last = &mut self.q_last[pid as usize][q];
@@ -872,13 +923,15 @@ impl<'s> World<'s> {
     }
 
     fn finish(self, wall_s: f64) -> Output {
-        let World { scn, now, events, net, flows, bursts, rec, int, .. } = self;
+        let World { scn, now, events, net, flows, bursts, rec, int, q_mean, .. } = self;
         let secs = |t: Time| t.as_secs_f64();
         let mut fs = Vec::new();
         for (i, f) in flows.iter().enumerate() {
             let syn = f.snd.stats.syn_at;
             let since = |t: Option<Time>| syn.zip(t).map(|(s, t)| secs(t - s));
             let (snd, rcv) = net.flow_hosts[i];
+            let fct_s = since(f.rcv.stats.done_at);
+            let active_s = fct_s.or(since(Some(now))).unwrap_or(0.0);
             fs.push(FlowSummary {
                 flow_id: i as u32,
                 kind: "tcp",
@@ -888,7 +941,7 @@ impl<'s> World<'s> {
                 size_bytes: f.size.unwrap_or(f.snd.snd_una),
                 delivered_bytes: f.rcv.stats.delivered,
                 start_s: secs(f.start),
-                fct_s: since(f.rcv.stats.done_at),
+                fct_s,
                 sender_done_s: since(f.snd.stats.done_at),
                 retransmits: f.snd.stats.retransmits,
                 timeouts: f.snd.stats.timeouts,
@@ -898,11 +951,15 @@ impl<'s> World<'s> {
                 recovery_timeouts: f.snd.stats.recovery_timeouts,
                 acks: f.rcv.stats.acks_sent,
                 max_cwnd_bytes: Some(f.snd.stats.max_cwnd as u64 * f.snd.mss() as u64),
+                active_s,
+                throughput_bps: throughput_bps(f.rcv.stats.delivered, active_s),
             });
         }
         let n_tcp = flows.len();
         for (k, b) in bursts.iter().enumerate() {
             let (src, _, sink) = net.burst_hosts[k];
+            let delivered = b.received * b.packet_size as u64;
+            let active_s = secs(b.end.min(now).max(b.scheduled) - b.scheduled);
             fs.push(FlowSummary {
                 flow_id: (n_tcp + k) as u32,
                 kind: "udp",
@@ -910,7 +967,7 @@ impl<'s> World<'s> {
                 src: net.nodes[src as usize].name.clone(),
                 dst: net.nodes[sink as usize].name.clone(),
                 size_bytes: b.sent_bytes(),
-                delivered_bytes: b.received * b.packet_size as u64,
+                delivered_bytes: delivered,
                 start_s: secs(b.scheduled),
                 fct_s: None,
                 sender_done_s: None,
@@ -922,17 +979,21 @@ impl<'s> World<'s> {
                 recovery_timeouts: 0,
                 acks: 0,
                 max_cwnd_bytes: None,
+                active_s,
+                throughput_bps: throughput_bps(delivered, active_s),
             });
         }
         let ports = net
             .ports
             .iter()
-            .filter(|p| p.recorded || p.stats.drops > 0)
-            .map(|p| PortSummary {
+            .zip(&q_mean)
+            .filter(|(p, _)| p.recorded || p.stats.drops > 0)
+            .map(|(p, mean)| PortSummary {
                 node: net.nodes[p.node as usize].name.clone(),
                 port: p.name.clone(),
                 drops: p.stats.drops,
                 max_queue_bytes: p.stats.max_queue_bytes,
+                mean_queue_bytes: p.recorded.then(|| mean.mean(now)),
                 ecn_marks: p.stats.ecn_marks,
                 tbf_drops: p.shaper.as_ref().map(|t| t.dropped_skbs),
             })
@@ -1061,6 +1122,17 @@ impl<'s> World<'s> {
         let int = IntRecorder::finish(int.map(|b| *b));
         Output { summary, tables: vec![flows_table, intervals, queue, drops, queries, int] }
     }
+}
+
+/// Bytes waiting in a port's qdisc (its `fq`, or its queues), the packet on the wire aside.
+#[inline]
+fn occupancy(port: &Port) -> u64 {
+    port.fq.as_ref().map_or_else(|| port.queues.bytes(), |fq| fq.bytes())
+}
+
+/// Delivered bytes × 8 over `active_s` seconds; `None` for a flow that was never active.
+fn throughput_bps(delivered_bytes: u64, active_s: f64) -> Option<f64> {
+    (active_s > 0.0).then(|| delivered_bytes as f64 * 8.0 / active_s)
 }
 
 /// Put a packet on a port's wire so that it arrives at `at` (sources that bypass their NIC

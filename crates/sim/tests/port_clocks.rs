@@ -149,8 +149,8 @@ fn lock_exact_clocks_make_loss_hinge_on_the_datagram_size() {
     // The artifact: sender NIC and bottleneck both exactly 100 Gbit/s with 9038-byte frames,
     // so the sender's line-rate train meets the port's departures at one fixed point of their
     // common cycle for the whole burst. 9000-byte burst datagrams free exactly one TCP
-    // segment's room and the train wins most slots; 8990-byte ones do not (1,959 vs 14,875
-    // with TSO deferral; 234 vs 14,989 before it).
+    // segment's room and the train wins most slots; 8990-byte ones do not (over 4x fewer
+    // retransmits at 9000 bytes, as asserted).
     let exact = "topology.clock_ppm=0";
     let a = amlight_retx("htcp", &[exact]);
     let b = amlight_retx("htcp", &[exact, "burst[0].packet_size=8990"]);
@@ -162,8 +162,7 @@ fn lock_port_clocks_make_loss_independent_of_the_datagram_size() {
     // With each port on its own ±20 ppm clock the train's phase against the bottleneck slips
     // through every alignment within a burst (at 20 ppm apart, one 723 ns slot per 36 ms), so
     // the datagram size no longer decides the loss: thousands lost either way, within 2× at
-    // each seed (seeds 1–4: 22,443 / 14,882, 14,479 / 13,916, 16,949 / 14,848, 24,329 /
-    // 15,626). Equal frame sizes still free exactly one segment's room per departure, which
+    // each seed. Equal frame sizes still free exactly one segment's room per departure, which
     // keeps the 9000-byte runs the higher ones.
     for seed in ["seed=1", "seed=2", "seed=4"] {
         let a = amlight_retx("htcp", &[seed]);

@@ -1,13 +1,19 @@
-//! Who caused a burst and who paid for it (int-telemetry.md §16.3).
+//! Who caused a burst and who paid for it (int-telemetry.md §16.3). Each flow seen in a burst
+//! has at most one role there:
 //!
 //! - **Culprits**: flows whose sampled packets were in the queue while it grew, i.e. whose
 //!   residence interval `[t − hop_latency, t]` overlaps the growth window `[start, peak]`
-//!   (BurstRadar's "queue occupants"), ranked by bytes with their share. Only packets sampled
-//!   inside the burst count, so the interval can only miss the window on its right: a packet
-//!   counts when it was enqueued no later than the peak. Dropped packets were never queued and
-//!   do not count.
-//! - **Victims**: flows whose packets during the burst waited longer than the queue's baseline
-//!   latency, or were dropped, with their *maximum* excess delay and their drop count.
+//!   (BurstRadar's "queue occupants"), and that were *over-represented* there: their share of
+//!   those growth bytes is at least their share of the queue's traffic outside bursts
+//!   ([`Usual`]). A burst source that is silent otherwise has a usual share of 0; a steady flow
+//!   that keeps sending at its pace while others pile in loses share. With nothing outside
+//!   bursts to compare with, every occupant is a culprit. Ranked by growth bytes; `share` is
+//!   over the growth bytes of all flows. Only packets sampled inside the burst count, so the
+//!   interval can only miss the window on its right: a packet counts when it was enqueued no
+//!   later than the peak. Dropped packets were never queued and do not count.
+//! - **Victims**: the other flows whose packets during the burst waited longer than the queue's
+//!   baseline latency, or were dropped, with their *maximum* excess delay and their drop count.
+//!   A culprit that is delayed or dropped by its own burst stays a culprit.
 //!
 //! The peak moves later while a burst lasts, so a packet enqueued after the current peak is held
 //! as "late" and becomes a growth packet if a later peak comes: a peak at time P' after the
@@ -95,6 +101,70 @@ impl FlowTally {
     }
 }
 
+/// What each flow usually sends through a queue: the bytes of its samples outside bursts (for
+/// a rate detector: outside hot windows). The reference a culprit is over-represented against.
+#[derive(Clone, Debug, Default)]
+pub struct Usual {
+    flows: FxHashMap<FlowKey, u64>,
+    total: u64,
+}
+
+impl Usual {
+    /// Count a sample taken outside any burst (dropped packets and samples without a flow are
+    /// not traffic through the queue).
+    pub fn observe(&mut self, obs: &Observation) {
+        if let (Some(flow), false) = (obs.flow, obs.dropped) {
+            self.add(flow, u64::from(obs.packet_bytes));
+        }
+    }
+
+    pub fn add(&mut self, flow: FlowKey, bytes: u64) {
+        *self.flows.entry(flow).or_default() += bytes;
+        self.total += bytes;
+    }
+
+    /// Whether `growth_bytes` out of `growth_total` is at least this flow's usual share (always,
+    /// when nothing was seen outside bursts).
+    fn over_represented(&self, flow: &FlowKey, growth_bytes: u64, growth_total: u64) -> bool {
+        let usual = self.flows.get(flow).copied().unwrap_or(0);
+        u128::from(growth_bytes) * u128::from(self.total)
+            >= u128::from(usual) * u128::from(growth_total)
+    }
+}
+
+/// The roles of one burst's flows: the listed culprits and victims (at most `top_k` each) and
+/// every culprit, listed or not.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Roles {
+    pub culprits: Vec<Culprit>,
+    pub victims: Vec<Victim>,
+    /// Sorted.
+    pub culprit_flows: Vec<FlowKey>,
+}
+
+/// Culprits among `(flow, growth bytes)`: the over-represented flows (see the module doc),
+/// ranked by bytes (ties by flow key) with their share of all the given bytes; and the sorted
+/// list of all of them. Zero-byte flows are left out.
+pub fn culprits_of(
+    growth: impl Iterator<Item = (FlowKey, u64)>,
+    usual: &Usual,
+    top_k: usize,
+) -> (Vec<Culprit>, Vec<FlowKey>) {
+    let all: Vec<(FlowKey, u64)> = growth.filter(|(_, b)| *b > 0).collect();
+    let total: u64 = all.iter().map(|(_, b)| *b).sum();
+    let mut v: Vec<(FlowKey, u64)> =
+        all.into_iter().filter(|(f, b)| usual.over_represented(f, *b, total)).collect();
+    let mut flows: Vec<FlowKey> = v.iter().map(|(f, _)| *f).collect();
+    flows.sort_unstable();
+    v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.truncate(top_k);
+    let culprits = v
+        .into_iter()
+        .map(|(flow, bytes)| Culprit { flow, bytes, share: bytes as f64 / total as f64 })
+        .collect();
+    (culprits, flows)
+}
+
 /// Per-flow tallies of one burst (or of one merge gap waiting to join it).
 #[derive(Clone, Debug, Default)]
 pub struct Attribution {
@@ -164,18 +234,19 @@ impl Attribution {
         }
     }
 
-    /// The flows that filled the queue, most bytes first (ties by flow key), at most `top_k`.
-    pub fn culprits(&self, top_k: usize) -> Vec<Culprit> {
-        rank_culprits(self.flows.iter().map(|(f, t)| (*f, t.growth_at(self.epoch))), top_k)
-    }
-
-    /// The flows whose maximum latency exceeded `baseline_ns` or that lost packets, longest
-    /// excess first, then most drops, then flow key; at most `top_k`. With no baseline only
-    /// drops make a victim.
-    pub fn victims(&self, baseline_ns: Option<u64>, top_k: usize) -> Vec<Victim> {
-        let mut v: Vec<Victim> = self
+    /// Each flow's role in this burst: culprits against `usual`, then victims among the rest —
+    /// those whose maximum latency exceeded `baseline_ns` or that lost packets, longest excess
+    /// first, then most drops, then flow key. With no baseline only drops make a victim.
+    pub fn roles(&self, usual: &Usual, baseline_ns: Option<u64>, top_k: usize) -> Roles {
+        let (culprits, culprit_flows) = culprits_of(
+            self.flows.iter().map(|(f, t)| (*f, t.growth_at(self.epoch))),
+            usual,
+            top_k,
+        );
+        let mut victims: Vec<Victim> = self
             .flows
             .iter()
+            .filter(|(flow, _)| culprit_flows.binary_search(flow).is_err())
             .filter_map(|(flow, t)| {
                 let delay_ns = match (t.max_latency_ns, baseline_ns) {
                     (Some(lat), Some(base)) => lat.saturating_sub(base),
@@ -190,27 +261,12 @@ impl Attribution {
                 })
             })
             .collect();
-        v.sort_unstable_by(|a, b| {
+        victims.sort_unstable_by(|a, b| {
             (b.delay_ns, b.drops).cmp(&(a.delay_ns, a.drops)).then(a.flow.cmp(&b.flow))
         });
-        v.truncate(top_k);
-        v
+        victims.truncate(top_k);
+        Roles { culprits, victims, culprit_flows }
     }
-}
-
-/// Rank `(flow, bytes)` by bytes (ties by flow key) with each flow's share of the total of all
-/// given bytes; zero-byte flows are left out.
-pub(crate) fn rank_culprits(
-    flows: impl Iterator<Item = (FlowKey, u64)>,
-    top_k: usize,
-) -> Vec<Culprit> {
-    let mut v: Vec<(FlowKey, u64)> = flows.filter(|(_, b)| *b > 0).collect();
-    let total: u64 = v.iter().map(|(_, b)| *b).sum();
-    v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    v.truncate(top_k);
-    v.into_iter()
-        .map(|(flow, bytes)| Culprit { flow, bytes, share: bytes as f64 / total as f64 })
-        .collect()
 }
 
 /// `10.0.0.<last>:<1000 + last> > 10.0.1.1:80 tcp`, the flows of this crate's detector tests.
@@ -245,6 +301,22 @@ mod tests {
         }
     }
 
+    /// Culprits with nothing outside bursts to compare with: every occupant.
+    fn occupants(a: &Attribution, top_k: usize) -> Vec<Culprit> {
+        a.roles(&Usual::default(), None, top_k).culprits
+    }
+
+    /// A queue whose traffic outside bursts was `bytes` of each flow in `flows`.
+    fn usual(flows: &[(u8, u64)]) -> Usual {
+        let mut u = Usual::default();
+        for &(f, bytes) in flows {
+            u.add(flow(f), bytes);
+        }
+        u
+    }
+
+    // ---- culprits: the queue's occupants while it grew ----
+
     #[test]
     fn growth_flow_with_three_quarters_of_bytes_ranks_first() {
         let mut a = Attribution::new(0);
@@ -255,7 +327,7 @@ mod tests {
             let f = if i % 4 == 3 { 2 } else { 1 };
             a.observe(&sample(t, f, 1_000, 0));
         }
-        let c = a.culprits(DEFAULT_TOP_K);
+        let c = occupants(&a, DEFAULT_TOP_K);
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].flow, flow(1));
         assert_eq!(c[0].bytes, 30_000);
@@ -272,7 +344,7 @@ mod tests {
         a.observe(&sample(150_000, 2, 1_000, 60_000));
         // Enqueued at 140 µs, after the peak: not an occupant of the growth.
         a.observe(&sample(160_000, 3, 1_000, 20_000));
-        let c = a.culprits(10);
+        let c = occupants(&a, 10);
         let flows: Vec<FlowKey> = c.iter().map(|c| c.flow).collect();
         assert_eq!(flows, vec![flow(1), flow(2)]);
         assert_eq!(c[0].share, 0.5);
@@ -283,14 +355,82 @@ mod tests {
         let mut a = Attribution::new(0);
         a.new_peak(100_000);
         a.observe(&sample(160_000, 3, 1_000, 20_000));
-        assert!(a.culprits(10).is_empty());
+        assert!(occupants(&a, 10).is_empty());
         a.new_peak(200_000);
-        let c = a.culprits(10);
+        let c = occupants(&a, 10);
         assert_eq!(c.len(), 1);
         assert_eq!((c[0].flow, c[0].bytes), (flow(3), 1_000));
         // And touching the flow again settles without double counting.
         a.observe(&sample(200_000, 3, 500, 0));
-        assert_eq!(a.culprits(10)[0].bytes, 1_500);
+        assert_eq!(occupants(&a, 10)[0].bytes, 1_500);
+    }
+
+    #[test]
+    fn top_k_caps_the_list_but_shares_use_all_bytes() {
+        let mut a = Attribution::new(u64::MAX);
+        for f in 1..=20u8 {
+            a.observe(&sample(1, f, u32::from(f) * 100, 0));
+        }
+        let r = a.roles(&Usual::default(), None, 3);
+        assert_eq!(r.culprits.len(), 3);
+        assert_eq!(r.culprits[0].flow, flow(20));
+        assert_eq!(r.culprits[0].share, 2_000.0 / 21_000.0);
+        // Every culprit is known, listed or not.
+        assert_eq!(r.culprit_flows.len(), 20);
+    }
+
+    // ---- roles: over-represented occupants are culprits, the rest can be victims ----
+
+    #[test]
+    fn burst_source_is_culprit_and_steady_flow_is_victim_though_both_were_queued() {
+        // Outside bursts the queue carries flows 1 and 2 evenly; flow 3 only bursts.
+        let u = usual(&[(1, 50_000), (2, 50_000)]);
+        let mut a = Attribution::new(0);
+        a.new_peak(100_000);
+        // During the growth flow 3 brings 80 % of the bytes, 1 and 2 keep their pace (10 %
+        // each) and wait behind it; flow 3 loses packets too.
+        for i in 0..10u64 {
+            let f = match i {
+                0 => 1,
+                1 => 2,
+                _ => 3,
+            };
+            a.observe(&sample(i * 10_000, f, 1_000, 6_000 + i * 1_000));
+        }
+        let mut d = sample(95_000, 3, 1_000, 0);
+        d.dropped = true;
+        a.observe(&d);
+        let r = a.roles(&u, Some(5_000), 10);
+        assert_eq!(r.culprits.len(), 1);
+        assert_eq!((r.culprits[0].flow, r.culprits[0].share), (flow(3), 0.8));
+        assert_eq!(r.culprit_flows, vec![flow(3)]);
+        // Flow 3 was dropped and delayed most, yet it is no victim: it filled the queue.
+        let victims: Vec<FlowKey> = r.victims.iter().map(|v| v.flow).collect();
+        assert_eq!(victims, vec![flow(2), flow(1)]);
+        assert_eq!((r.victims[0].delay_ns, r.victims[1].delay_ns), (2_000, 1_000));
+    }
+
+    #[test]
+    fn flow_alone_in_its_queue_is_the_culprit_of_its_own_burst() {
+        // Equal shares in and out of the burst: over-represented by the tie.
+        let u = usual(&[(1, 7_000)]);
+        let mut a = Attribution::new(10);
+        a.observe(&sample(5, 1, 1_500, 40_000));
+        let r = a.roles(&u, Some(1_000), 10);
+        assert_eq!(r.culprit_flows, vec![flow(1)]);
+        assert!(r.victims.is_empty());
+    }
+
+    #[test]
+    fn share_exactly_at_the_usual_share_is_culprit_and_below_is_not() {
+        let u = usual(&[(1, 3), (2, 1)]);
+        let mut a = Attribution::new(10);
+        for (f, bytes) in [(1, 300), (2, 100)] {
+            a.observe(&sample(1, f, bytes, 0));
+        }
+        assert_eq!(a.roles(&u, None, 10).culprit_flows, vec![flow(1), flow(2)]);
+        a.observe(&sample(2, 1, 1, 0));
+        assert_eq!(a.roles(&u, None, 10).culprit_flows, vec![flow(1)]);
     }
 
     #[test]
@@ -301,21 +441,25 @@ mod tests {
         d.dropped = true;
         d.hop_latency_ns = None;
         a.observe(&d);
-        assert!(a.culprits(10).is_empty());
+        let r = a.roles(&Usual::default(), Some(1_000), 10);
+        assert!(r.culprits.is_empty());
         assert_eq!(
-            a.victims(Some(1_000), 10),
+            r.victims,
             vec![Victim { flow: flow(4), delay_ns: 0, drops: 1, retransmits: 0, dup_acks: 0 }]
         );
     }
 
     #[test]
     fn victims_rank_by_max_excess_over_baseline() {
+        // Every flow here is usual traffic, and the burst's growth was someone else's (flow 9).
+        let u = usual(&[(1, 100), (2, 100), (3, 100)]);
         let mut a = Attribution::new(1_000_000);
+        a.observe(&sample(5, 9, 10_000, 0));
         a.observe(&sample(10, 1, 100, 5_000)); // at baseline: not a victim
         a.observe(&sample(20, 2, 100, 9_000));
         a.observe(&sample(30, 2, 100, 7_000)); // max, not mean: 9 µs − 5 µs
         a.observe(&sample(40, 3, 100, 25_000));
-        let v = a.victims(Some(5_000), 10);
+        let v = a.roles(&u, Some(5_000), 10).victims;
         assert_eq!(
             v,
             vec![
@@ -323,24 +467,13 @@ mod tests {
                 Victim { flow: flow(2), delay_ns: 4_000, drops: 0, retransmits: 0, dup_acks: 0 },
             ]
         );
-        assert_eq!(a.victims(Some(5_000), 1).len(), 1);
-        assert!(a.victims(None, 10).is_empty());
-    }
-
-    #[test]
-    fn top_k_caps_the_list_but_shares_use_all_bytes() {
-        let mut a = Attribution::new(u64::MAX);
-        for f in 1..=20u8 {
-            a.observe(&sample(1, f, u32::from(f) * 100, 0));
-        }
-        let c = a.culprits(3);
-        assert_eq!(c.len(), 3);
-        assert_eq!(c[0].flow, flow(20));
-        assert_eq!(c[0].share, 2_000.0 / 21_000.0);
+        assert_eq!(a.roles(&u, Some(5_000), 1).victims.len(), 1);
+        assert!(a.roles(&u, None, 10).victims.is_empty());
     }
 
     #[test]
     fn absorb_merges_gap_tallies() {
+        let u = usual(&[(1, 1_000)]);
         let mut burst = Attribution::new(0);
         burst.new_peak(100);
         burst.observe(&sample(100, 1, 1_000, 0));
@@ -351,16 +484,26 @@ mod tests {
         d.dropped = true;
         gap.observe(&d);
         burst.absorb(&mut gap);
-        let c = burst.culprits(10);
+        let c = occupants(&burst, 10);
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].bytes, 1_700);
-        // A new peak after the gap promotes its late bytes.
-        burst.new_peak(400);
-        assert_eq!(burst.culprits(10)[1].bytes, 400);
+        // Flow 1 alone filled the queue: a culprit, and flow 2, dropped, a victim.
+        let r = burst.roles(&u, Some(0), 10);
+        assert_eq!(r.culprit_flows, vec![flow(1)]);
         assert_eq!(
-            burst.victims(Some(0), 10)[0],
-            Victim { flow: flow(1), delay_ns: 250, drops: 0, retransmits: 0, dup_acks: 0 }
+            r.victims,
+            vec![Victim { flow: flow(2), delay_ns: 100, drops: 1, retransmits: 0, dup_acks: 0 }]
         );
-        assert_eq!(burst.victims(Some(0), 10)[1].drops, 1);
+        // A new peak after the gap promotes flow 2's late bytes: 400 of 2 100, above its usual
+        // share of nothing, so it turns culprit; flow 1, all of this queue's usual traffic, now
+        // brings less than that (81 %) and is a victim of the 250 ns it waited.
+        burst.new_peak(400);
+        let r = burst.roles(&u, Some(0), 10);
+        assert_eq!(r.culprits[0].bytes, 400);
+        assert_eq!(r.culprit_flows, vec![flow(2)]);
+        assert_eq!(
+            r.victims,
+            vec![Victim { flow: flow(1), delay_ns: 250, drops: 0, retransmits: 0, dup_acks: 0 }]
+        );
     }
 }

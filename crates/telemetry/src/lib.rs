@@ -9,10 +9,13 @@
 //! - [`report`]: Telemetry Report v0.5 / v1.0 / v2.0 headers, and [`decode`] which dispatches;
 //! - [`capture`]: pcap / pcapng files to packets;
 //! - [`observation`]: the queue samples the detector consumes, from reports or the simulator;
-//! - [`detect`], [`attribution`], [`loss`]: bursts, their culprits and victims, report loss.
+//! - [`detect`], [`attribution`], [`loss`]: bursts, their culprits and victims, report loss;
+//! - [`pipeline`]: whole captures to answers as `burstlab decode` and `detect` run them, handing
+//!   control back every few thousand frames so a caller can show progress or stop the pass.
 //!
 //! Parsers are total: any byte string yields a value or a [`DecodeError`], never a panic and
-//! never an allocation sized by an untrusted length field.
+//! never an allocation sized by an untrusted length field. A capture that ends inside a record,
+//! as one stopped mid-write does, is read up to the cut, which is reported, not refused.
 
 pub mod attribution;
 pub mod capture;

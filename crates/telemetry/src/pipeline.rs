@@ -5,10 +5,15 @@
 //!                               ├─ (plain) ──────────────────────────► RateDetector + TCP marks ─┤─► Detection
 //! entering + leaving captures ──┴─► reconstruct_queue ─► Observations ─► Detector ────────────┘
 //! ```
+//!
+//! Each pass hands control back to its caller every few thousand frames ([`Progress::tick`]):
+//! to show progress, and to stop the pass (Ctrl-C) without waiting for the end of the input.
+//! A capture cut short inside its last record is read up to the cut and says so
+//! ([`truncation_warning`]).
 
 use crate::capture::{
     CaptureReader, Frame, L4, PacketRecord, TcpMark, TcpMarker, UdpFast, parse_packet,
-    reconstruct_queue, udp_to_ports,
+    reconstruct_queue_with, udp_to_ports,
 };
 use crate::decode::Decoder;
 use crate::detect::Burst;
@@ -22,36 +27,130 @@ use crate::observe::Observer;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::io::Read;
+use std::ops::ControlFlow;
+
+/// The caller's hook into a long pass: `tick(bytes_done)` runs every [`TICK_FRAMES`] frames or
+/// [`TICK_BYTES`] file bytes, whichever comes first (and once at the end of each input), with
+/// the file bytes read so far; `ControlFlow::Break` stops the pass, which then returns
+/// [`PassError::Stopped`] / [`DetectError::Stopped`]. A plain `FnMut(u64)` is a progress
+/// callback that never stops; wrap a function returning `ControlFlow` in [`Stoppable`].
+pub trait Progress {
+    fn tick(&mut self, bytes_done: u64) -> ControlFlow<()>;
+}
+
+impl<F: FnMut(u64)> Progress for F {
+    fn tick(&mut self, bytes_done: u64) -> ControlFlow<()> {
+        self(bytes_done);
+        ControlFlow::Continue(())
+    }
+}
+
+/// A [`Progress`] that may stop the pass.
+pub struct Stoppable<F: FnMut(u64) -> ControlFlow<()>>(pub F);
+
+impl<F: FnMut(u64) -> ControlFlow<()>> Progress for Stoppable<F> {
+    fn tick(&mut self, bytes_done: u64) -> ControlFlow<()> {
+        (self.0)(bytes_done)
+    }
+}
+
+/// Frames between ticks: about 0.2–2 ms of work, so a caller that reads a clock on each tick
+/// can poll for Ctrl-C every 50 ms at no measurable cost.
+pub const TICK_FRAMES: u64 = 1 << 10;
+/// File bytes between ticks, for captures of large frames.
+pub const TICK_BYTES: u64 = 4 << 20;
+
+/// Counts the frames of a pass and ticks the caller's [`Progress`] on the cadence above.
+struct Ticker<'a, P: Progress + ?Sized> {
+    progress: &'a mut P,
+    count: u64,
+    next_bytes: u64,
+}
+
+impl<'a, P: Progress + ?Sized> Ticker<'a, P> {
+    fn new(progress: &'a mut P) -> Self {
+        Ticker { progress, count: 0, next_bytes: TICK_BYTES }
+    }
+
+    /// One more frame (or observation); `bytes_done` is the file position for the progress.
+    #[inline]
+    fn step(&mut self, bytes_done: u64) -> Result<(), Stopped> {
+        self.count += 1;
+        if !self.count.is_multiple_of(TICK_FRAMES) && bytes_done < self.next_bytes {
+            return Ok(());
+        }
+        self.next_bytes = bytes_done.saturating_add(TICK_BYTES);
+        self.now(bytes_done)
+    }
+
+    fn now(&mut self, bytes_done: u64) -> Result<(), Stopped> {
+        match self.progress.tick(bytes_done) {
+            ControlFlow::Continue(()) => Ok(()),
+            ControlFlow::Break(()) => Err(Stopped),
+        }
+    }
+}
+
+/// The caller's [`Progress`] asked to stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stopped;
+
+/// Why a [`decode_capture`] pass did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    /// Not a readable pcap/pcapng file, or a record in it that cannot be right.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    #[error("stopped by the caller")]
+    Stopped,
+}
+
+impl From<Stopped> for PassError {
+    fn from(_: Stopped) -> Self {
+        PassError::Stopped
+    }
+}
 
 /// Counts of one `decode` pass.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DecodeStats {
     pub frames: u64,
     pub reports: u64,
     pub malformed: u64,
     pub bytes: u64,
+    /// The capture ended inside a record here (see [`CaptureReader::truncated`]); the frames
+    /// before it were decoded.
+    pub truncated: Option<DecodeError>,
 }
 
-/// Progress is reported every this many frames.
-const PROGRESS_EVERY: u64 = 1 << 16;
+/// The one line that tells a user their capture was cut short and what was read of it.
+pub fn truncation_warning(input: &str, frames: u64, cut: &DecodeError) -> String {
+    format!(
+        "{input}: the capture ends inside its last record, as one stopped mid-write does \
+         ({cut}); read the {frames} complete frames before it"
+    )
+}
 
 /// Decode every report in a capture. `each(frame, result)` gets the reports of one report
 /// packet (frame numbers count from 1, as Wireshark does) or the error that made it malformed;
-/// `progress(file_bytes_read)` is called now and then. A capture that is not a readable
-/// pcap/pcapng file is an error with its file offset; a malformed report is not.
+/// `progress` ticks now and then (see [`Progress`]). A capture that is not a readable
+/// pcap/pcapng file is an error with its file offset; a malformed report is not, nor is a
+/// last record cut short (`stats.truncated`).
 pub fn decode_capture<R: Read>(
     src: R,
     decoder: &mut Decoder,
     ports: &[u16],
     mut each: impl FnMut(u64, Result<&[Report], &DecodeError>),
-    mut progress: impl FnMut(u64),
-) -> Result<DecodeStats, DecodeError> {
+    mut progress: impl Progress,
+) -> Result<DecodeStats, PassError> {
     let mut reader = CaptureReader::new(src)?;
     let mut stats = DecodeStats::default();
+    let mut ticker = Ticker::new(&mut progress);
     while let Some(frame) = reader.next() {
         let frame = frame?;
         stats.frames += 1;
         let Some((payload, dport)) = report_of(&frame, ports, false).0 else {
+            ticker.step(reader.position())?;
             continue;
         };
         match decoder.decode(payload, dport) {
@@ -64,12 +163,11 @@ pub fn decode_capture<R: Read>(
                 each(stats.frames, Err(&e));
             }
         }
-        if stats.frames % PROGRESS_EVERY == 0 {
-            progress(reader.position());
-        }
+        ticker.step(reader.position())?;
     }
     stats.bytes = reader.position();
-    progress(stats.bytes);
+    stats.truncated = reader.truncated().cloned();
+    ticker.now(stats.bytes)?;
     Ok(stats)
 }
 
@@ -133,6 +231,9 @@ pub struct Detection {
     /// Observations (queue samples) the detector saw; packets for a plain capture.
     pub samples: u64,
     pub bursts: Vec<Burst>,
+    /// What the user should know about the input that did not stop the detection: a capture
+    /// cut short inside its last record ([`truncation_warning`]).
+    pub warnings: Vec<String>,
 }
 
 /// Why `detect` could not run on an input.
@@ -142,21 +243,43 @@ pub enum DetectError {
     Decode { input: String, error: DecodeError },
     #[error("{0}")]
     Input(String),
+    #[error("stopped by the caller")]
+    Stopped,
 }
 
-/// Run the hysteresis detector over observations (time-ordered per queue).
+impl From<Stopped> for DetectError {
+    fn from(_: Stopped) -> Self {
+        DetectError::Stopped
+    }
+}
+
+/// Run the hysteresis detector over observations (time-ordered per queue); `progress` ticks
+/// every [`TICK_FRAMES`] observations with `bytes_done` unchanged.
 pub fn detect_observations(
     observations: impl IntoIterator<Item = Observation>,
     opts: &DetectOptions,
     seq_width: SeqWidth,
-) -> (Vec<Burst>, u64, u64) {
+    bytes_done: u64,
+    mut progress: impl Progress,
+) -> Result<(Vec<Burst>, u64, u64), Stopped> {
+    detect_ticking(observations, opts, seq_width, bytes_done, &mut Ticker::new(&mut progress))
+}
+
+fn detect_ticking<P: Progress + ?Sized>(
+    observations: impl IntoIterator<Item = Observation>,
+    opts: &DetectOptions,
+    seq_width: SeqWidth,
+    bytes_done: u64,
+    ticker: &mut Ticker<'_, P>,
+) -> Result<(Vec<Burst>, u64, u64), Stopped> {
     let mut det = Detector::new(opts.hysteresis).with_top_k(opts.top_k).with_seq_width(seq_width);
     for o in observations {
         det.push(&o);
+        ticker.step(bytes_done)?;
     }
     let lost = det.loss().lost();
     let n = det.observations();
-    (det.finish(), lost, n)
+    Ok((det.finish(), lost, n))
 }
 
 /// `detect` on one capture: INT reports if any packet to a report port decodes, else a plain
@@ -166,10 +289,11 @@ pub fn detect_capture<R: Read>(
     input: &str,
     decoder: &mut Decoder,
     opts: &DetectOptions,
-    mut progress: impl FnMut(u64),
+    mut progress: impl Progress,
 ) -> Result<Detection, DetectError> {
     let derr = |error| DetectError::Decode { input: input.to_string(), error };
     let mut reader = CaptureReader::new(src).map_err(derr)?;
+    let mut ticker = Ticker::new(&mut progress);
     let link = QueueKey { switch_id: 0, port: 0, queue_id: 0 };
     let mut rate = opts.rate.clone().map(|p| RateDetector::new(link, p).with_top_k(opts.top_k));
     let mut marker = TcpMarker::new();
@@ -216,11 +340,11 @@ pub fn detect_capture<R: Read>(
                 }
             }
         }
-        if frames % PROGRESS_EVERY == 0 {
-            progress(reader.position());
-        }
+        ticker.step(reader.position())?;
     }
-    progress(reader.position());
+    ticker.now(reader.position())?;
+    let warnings: Vec<String> =
+        reader.truncated().map(|cut| truncation_warning(input, frames, cut)).into_iter().collect();
     if reports > 0 || malformed > 0 {
         let (bursts, lost) = match detector {
             Some(det) => {
@@ -237,6 +361,7 @@ pub fn detect_capture<R: Read>(
             malformed,
             samples,
             bursts,
+            warnings,
         });
     }
     let Some(rate) = rate else {
@@ -256,6 +381,7 @@ pub fn detect_capture<R: Read>(
         malformed: 0,
         samples: packets,
         bursts,
+        warnings,
     })
 }
 
@@ -284,6 +410,7 @@ fn attach_tcp_marks(
         }
         let mut victims: Vec<_> = per_flow
             .into_iter()
+            .filter(|(flow, _)| !b.is_culprit(flow))
             .map(|(flow, (retransmits, dup_acks))| crate::attribution::Victim {
                 flow,
                 delay_ns: 0,
@@ -325,15 +452,19 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
     leaving: R2,
     input: &str,
     opts: &DetectOptions,
-    mut progress: impl FnMut(u64),
+    mut progress: impl Progress,
 ) -> Result<Detection, DetectError> {
     let mut done = 0;
+    let mut warnings = Vec::new();
     let mut read_all = |src: &mut dyn Read, name: &str| -> Result<Vec<PacketRecord>, DetectError> {
         let derr = |error| DetectError::Decode { input: name.to_string(), error };
         let mut reader = CaptureReader::new(src).map_err(derr)?;
+        let mut ticker = Ticker::new(&mut progress);
         let mut out = Vec::new();
+        let mut frames = 0u64;
         while let Some(frame) = reader.next() {
             let frame = frame.map_err(derr)?;
+            frames += 1;
             // Only forwarded traffic crosses the queue: ARP, and the link-local and multicast
             // control packets each side sends on its own (MLD, ND), are not matched.
             if let Some(rec) =
@@ -341,12 +472,13 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
             {
                 out.push(rec);
             }
-            if (out.len() as u64).is_multiple_of(PROGRESS_EVERY) {
-                progress(done + reader.position());
-            }
+            ticker.step(done + reader.position())?;
         }
         done += reader.position();
-        progress(done);
+        ticker.now(done)?;
+        if let Some(cut) = reader.truncated() {
+            warnings.push(truncation_warning(name, frames, cut));
+        }
         Ok(out)
     };
     let mut entering = entering;
@@ -354,7 +486,15 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
     let ins = read_all(&mut entering, input)?;
     let outs = read_all(&mut leaving, &format!("{input} (egress)"))?;
     let key = QueueKey { switch_id: 0, port: 0, queue_id: 0 };
-    let trace = reconstruct_queue(ins, outs, key, opts.drop_horizon_ns);
+    let mut ticker = Ticker::new(&mut progress);
+    let poll = || match ticker.now(done) {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(stopped) => ControlFlow::Break(stopped),
+    };
+    let trace = match reconstruct_queue_with(ins, outs, key, opts.drop_horizon_ns, poll) {
+        ControlFlow::Continue(trace) => trace,
+        ControlFlow::Break(Stopped) => return Err(DetectError::Stopped),
+    };
     if trace.observations.is_empty() {
         return Err(DetectError::Input(format!(
             "{input}: no packet of the entering capture was seen in the leaving one \
@@ -363,7 +503,8 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
         )));
     }
     let samples = trace.observations.len() as u64;
-    let (bursts, _, _) = detect_observations(trace.observations, opts, SeqWidth::Bits32);
+    let (bursts, _, _) =
+        detect_ticking(trace.observations, opts, SeqWidth::Bits32, done, &mut ticker)?;
     Ok(Detection {
         input: input.to_string(),
         format: "capture-pair",
@@ -372,5 +513,183 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
         malformed: 0,
         samples,
         bursts,
+        warnings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::{ExportFormat, IntRow, write_int_pcap};
+    use crate::profile::DEFAULT_REPORT_PORTS;
+    use crate::profiles::Profiles;
+    use std::net::{IpAddr, Ipv4Addr};
+
+    /// Reports 1 µs apart whose queue ramps to 1.6 MB and back every 4,000 reports.
+    fn rows(n: u32) -> impl Iterator<Item = IntRow> {
+        (0..n).map(|k| {
+            let phase = u64::from(k % 4_000);
+            let occupancy = if phase < 2_000 { phase * 800 } else { (4_000 - phase) * 800 };
+            IntRow {
+                t_ns: 1_000_000 + u64::from(k) * 1_000,
+                switch_id: 1,
+                ingress_port: 3,
+                egress_port: 7,
+                queue_id: 0,
+                occupancy_bytes: occupancy,
+                hop_latency_ns: occupancy * 8 / 100,
+                flow: FlowKey {
+                    src: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1 + (k % 4) as u8)),
+                    dst: IpAddr::V4(Ipv4Addr::new(10, 1, 0, 1)),
+                    sport: 10_000,
+                    dport: 5201,
+                    proto: 6,
+                },
+                packet_bytes: 1500,
+                dropped: false,
+                seq: k,
+            }
+        })
+    }
+
+    /// A capture of `n` NoviFlow TR v1.0 reports and the file offset of its last record.
+    fn capture(n: u32) -> (Vec<u8>, usize) {
+        let mut file = Vec::new();
+        write_int_pcap(rows(n - 1), ExportFormat::NoviFlowV1_0, &mut file).unwrap();
+        let last = file.len();
+        let mut whole = Vec::new();
+        write_int_pcap(rows(n), ExportFormat::NoviFlowV1_0, &mut whole).unwrap();
+        assert_eq!(whole[..last], file[..]);
+        (whole, last)
+    }
+
+    fn opts() -> DetectOptions {
+        DetectOptions {
+            hysteresis: HysteresisParams::from_buffer_percent(2_000_000, 50.0, 25.0, 0, 0).unwrap(),
+            rate: None,
+            top_k: 3,
+            ports: DEFAULT_REPORT_PORTS.to_vec(),
+            drop_horizon_ns: 1_000_000,
+            tcp_after_ns: 0,
+        }
+    }
+
+    fn decode(bytes: &[u8], progress: impl Progress) -> Result<DecodeStats, PassError> {
+        let mut decoder = Decoder::new(Profiles::builtin());
+        decode_capture(bytes, &mut decoder, &DEFAULT_REPORT_PORTS, |_, _| {}, progress)
+    }
+
+    fn detect(bytes: &[u8], progress: impl Progress) -> Result<Detection, DetectError> {
+        let mut decoder = Decoder::new(Profiles::builtin());
+        detect_capture(bytes, "cut.pcap", &mut decoder, &opts(), progress)
+    }
+
+    // ---- a capture cut inside its last record ----
+
+    #[test]
+    fn decode_reads_every_whole_report_before_a_cut_and_names_it() {
+        let (file, last) = capture(50);
+        let whole = decode(&file[..], |_| {}).unwrap();
+        assert_eq!((whole.frames, whole.reports, whole.truncated), (50, 50, None));
+        for cut in [last + 1, last + 15, last + 16, last + 60, file.len() - 1] {
+            let stats = decode(&file[..cut], |_| {}).unwrap();
+            assert_eq!((stats.frames, stats.reports, stats.malformed), (49, 49, 0), "cut {cut}");
+            let e = stats.truncated.unwrap();
+            assert_eq!((e.offset, e.value), (last, (cut - last) as u64));
+            let line = truncation_warning("cut.pcap", stats.frames, &e);
+            assert!(!line.contains('\n'));
+            assert!(line.contains(&format!("byte {last}: ")), "{line}");
+            assert!(line.contains("49 complete frames"), "{line}");
+        }
+    }
+
+    #[test]
+    fn detect_on_a_cut_capture_warns_once_and_finds_the_same_bursts() {
+        let (file, last) = capture(20_001);
+        let whole = detect(&file[..last], |_| {}).unwrap();
+        assert!(whole.warnings.is_empty());
+        assert_eq!(whole.bursts.len(), 5);
+        let cut = detect(&file[..last + 40], |_| {}).unwrap();
+        assert_eq!(cut.reports, 20_000);
+        assert_eq!(cut.bursts.len(), whole.bursts.len());
+        assert_eq!(cut.warnings.len(), 1);
+        assert!(cut.warnings[0].starts_with("cut.pcap: "), "{}", cut.warnings[0]);
+        assert!(cut.warnings[0].contains(&format!("byte {last}: pcap record data = 40")));
+    }
+
+    #[test]
+    fn detect_pair_warns_for_each_cut_side() {
+        let (file, last) = capture(300);
+        let d = detect_capture_pair(&file[..last + 3], &file[..last + 70], "in", &opts(), |_| {})
+            .unwrap();
+        assert_eq!(d.samples, 299);
+        assert_eq!(d.warnings.len(), 2);
+        assert!(d.warnings[0].starts_with("in: ") && d.warnings[1].starts_with("in (egress): "));
+        assert!(d.warnings[0].contains("pcap record header = 3"), "{}", d.warnings[0]);
+    }
+
+    #[test]
+    fn an_absurd_record_length_mid_capture_is_still_an_error() {
+        let (mut file, last) = capture(30);
+        let second = 24 + (last - 24) / 29;
+        file[second + 8..second + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+        let e = decode(&file[..], |_| {}).unwrap_err();
+        assert!(matches!(e, PassError::Decode(DecodeError { field: "incl_len", .. })), "{e}");
+        assert_eq!(e.to_string().split(':').next(), Some(format!("byte {}", second + 8).as_str()));
+        let e = detect(&file[..], |_| {}).unwrap_err();
+        assert!(e.to_string().starts_with(&format!("cut.pcap: byte {}", second + 8)), "{e}");
+    }
+
+    // ---- ticks and stopping ----
+
+    #[test]
+    fn passes_tick_every_tick_frames_and_at_the_end() {
+        let (file, _) = capture(3 * TICK_FRAMES as u32 + 5);
+        let mut seen = Vec::new();
+        decode(&file[..], |done| seen.push(done)).unwrap();
+        assert_eq!(seen.len(), 4);
+        assert!(seen.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(*seen.last().unwrap(), file.len() as u64);
+        let mut n = 0;
+        detect(&file[..], |_| n += 1).unwrap();
+        assert_eq!(n, 4);
+    }
+
+    #[test]
+    fn a_stoppable_progress_stops_every_pass_at_its_tick() {
+        let (file, _) = capture(5 * TICK_FRAMES as u32);
+        let stop_at = |k: u32| {
+            let mut ticks = 0;
+            Stoppable(move |_| {
+                ticks += 1;
+                if ticks == k { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+            })
+        };
+        let mut frames = 0;
+        let mut decoder = Decoder::new(Profiles::builtin());
+        let e = decode_capture(&file[..], &mut decoder, &[5900], |f, _| frames = f, stop_at(2));
+        assert!(matches!(e, Err(PassError::Stopped)));
+        assert_eq!(frames, 2 * TICK_FRAMES, "stopped at the second tick");
+        assert!(matches!(detect(&file[..], stop_at(1)), Err(DetectError::Stopped)));
+        // Reading the leaving side (7), rebuilding the queue (13, 20), detecting (30).
+        for k in [7, 13, 20, 30] {
+            let pair = detect_capture_pair(&file[..], &file[..], "in", &opts(), stop_at(k));
+            assert!(matches!(pair, Err(DetectError::Stopped)), "tick {k}");
+        }
+        // The last tick of a pass can stop it too: nothing is returned as if complete.
+        assert!(matches!(detect(&file[..], stop_at(6)), Err(DetectError::Stopped)));
+    }
+
+    #[test]
+    fn large_frames_tick_by_bytes() {
+        let mut file = crate::capture::testwrite::pcap_header(false, true, 1, 262_144);
+        for k in 0..60 {
+            crate::capture::testwrite::pcap_record(&mut file, false, 0, k, &[0; 200_000], 200_000);
+        }
+        let mut seen = Vec::new();
+        decode(&file[..], |done| seen.push(done)).unwrap();
+        // 12 MB in 60 frames: a tick past each 4 MiB since the last, and one at the end.
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert!(seen[0] >= TICK_BYTES && seen[1] >= seen[0] + TICK_BYTES, "{seen:?}");
+    }
 }

@@ -32,12 +32,13 @@ def command(
     "ingress_ts", "flow": {"src", "dst", "sport", "dport", "proto"}, "hops": [{"switch_id",
     "ingress_port", "egress_port", "hop_latency_ns", "queue_id", "queue_occupancy_bytes",
     "ingress_ts", "egress_ts"}]}`, or `{"frame", "error", "offset"}` for a malformed report
-    (the decoder goes on with the next frame).
+    (the decoder goes on with the next frame). A capture cut short inside its last record (as
+    one stopped mid-write is) is decoded up to the cut, with one warning on stderr naming it.
 
         burstlab decode int-reports.pcap --json | jq .hops[0].queue_occupancy_bytes
 
     Exit status: 0 decoded (malformed reports are listed, not fatal), 2 unreadable capture or
-    profile, 1 internal error.
+    profile, 130 interrupted (Ctrl-C), 1 internal error.
     """
     err = Console(stderr=True, highlight=False)
     raise typer.Exit(_decode(capture, json_, profile, port, err))
@@ -49,13 +50,16 @@ def _decode(capture: Path, as_json: bool, profile: Path | None, ports: list[int]
     out = sys.stdout
     if as_json:
         def write(lines: list[str]) -> None:
-            out.write("\n".join(lines) + "\n")
+            if lines:  # the last batch may be empty: it only carries the final progress
+                out.write("\n".join(lines) + "\n")
     else:
         table = _TextTable(out)
         write = table.write_batch
     size = capture.stat().st_size if capture.is_file() else 0
     with status.guarded("decode", err), file_progress(err, "decoding", size) as progress:
         stats = decode_lines(capture, write, profile=profile, ports=ports, on_progress=progress)
+    if stats["warning"]:
+        err.print(f"burstlab decode: warning: {stats['warning']}", markup=False, soft_wrap=True)
     if not as_json:
         err.print(f"{stats['reports']} reports, {stats['malformed']} malformed, "
                   f"from {stats['frames']} frames")

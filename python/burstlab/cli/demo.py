@@ -1,4 +1,4 @@
-"""``burstlab demo``: a reduced AmLight microburst study, swept and reported in a few minutes."""
+"""``burstlab demo``: a reduced AmLight microburst study, swept and reported."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from rich.console import Console
 
 from burstlab.cli import status
 
+#: The catalogue scenario the demo sweeps (scenarios/amlight/base-209ms.toml).
+DEMO_SCENARIO = "amlight/base-209ms"
+
 #: The reduced study: the seed's two CCAs, its burst durations from 25 ms to 2 s plus a
 #: no-burst baseline (a 1 ns burst sends nothing), at four burst starts from slow start to
 #: steady state. 2 x 7 x 4 = 56 runs of the 209 ms scenario.
@@ -21,59 +24,76 @@ DEMO_GRID: dict[str, list[str]] = {
     "burst[0].duration": ["1ns", "25ms", "50ms", "100ms", "500ms", "1000ms", "2000ms"],
 }
 
+#: --quick: both CCAs without a burst and with a 100 ms one at 1.5 s (the seed's experiment A),
+#: 4 runs: the whole path (sweep, report, seven of the findings) to check an installation.
+QUICK_GRID: dict[str, list[str]] = {
+    "flow[0].cca": ["htcp", "bbr"],
+    "burst[0].start": ["1.5s"],
+    "burst[0].duration": ["1ns", "100ms"],
+}
+
 
 def command(
-    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Sweep directory (reruns resume).")] = Path(
-        "burstlab-demo"),
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", metavar="DIR", show_default=False,
+                     help="Sweep directory (reruns resume) [default: burstlab-demo, or burstlab-demo-quick with --quick]."),
+    ] = None,
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", metavar="N", help="Local worker processes [default: CPU count].")
     ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="4 runs instead of 56 (H-TCP and BBR, no burst and 100 ms at 1.5 s).")
+    ] = False,
 ) -> None:
-    """Run a reduced AmLight microburst study and write its report: a 13 GiB transfer over
-    209 ms at 100 Gbit/s (scenarios/amlight/base-209ms.toml) with H-TCP and BBR, hit by a
-    4 x 25 Gbit/s burst of 25 ms to 2 s (and none, the baseline) at 1.5, 2.5, 3.5 and 5 s:
-    56 runs, a minute or two on two cores.
+    """Run a reduced AmLight microburst study and write its report.
+
+    A 13 GiB transfer over 209 ms at 100 Gbit/s (scenarios/amlight/base-209ms.toml) with
+    H-TCP and BBR, hit by a 4 x 25 Gbit/s burst of 25 ms to 2 s (and none, the baseline) at
+    1.5, 2.5, 3.5 and 5 s: 56 runs, about three minutes of CPU time: at least a minute and a
+    half on two cores, several minutes on a machine busy with other work. --quick runs 4 of
+    them (15 s of CPU time) to check an installation.
 
         burstlab demo                # into ./burstlab-demo/
         burstlab demo --out /tmp/d -j 4
+        burstlab demo --quick        # into ./burstlab-demo-quick/
 
     Prints the report's path (DIR/report.html, one self-contained page) and the findings
-    table. Interrupted? Run it again: finished runs are kept. Exit status: 0 ok, 1 some runs
-    failed, 2 bad input, 130 interrupted.
+    table. Interrupted (Ctrl-C)? Run it again: finished runs are kept. Exit status: 0 ok,
+    1 some runs failed, 2 bad input, 130 interrupted.
     """
     err = Console(stderr=True, highlight=False)
-    raise typer.Exit(_demo(out, jobs, err))
+    if out is None:
+        out = Path("burstlab-demo-quick" if quick else "burstlab-demo")
+    raise typer.Exit(_demo(out, jobs, QUICK_GRID if quick else DEMO_GRID, err))
 
 
 def scenario_text() -> str:
-    """The demo's scenario, scenarios/amlight/base-209ms.toml of the source tree burstlab runs
-    from (an editable install)."""
-    from burstlab.errors import ScenarioError
+    """The demo's scenario, amlight/base-209ms from the catalogue that ships with burstlab."""
+    from burstlab import catalogue
 
-    path = Path(__file__).resolve().parents[3] / "scenarios" / "amlight" / "base-209ms.toml"
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        raise ScenarioError(f"{path}: the demo scenario is missing (burstlab demo runs from a source "
-                            "checkout, installed with scripts/setup.sh)", "file") from None
+    return catalogue.text(DEMO_SCENARIO)
 
 
-def _demo(out: Path, jobs: int | None, err: Console) -> int:
+def _demo(out: Path, jobs: int | None, grid: dict[str, list[str]], err: Console) -> int:
     from burstlab.cli.sweep import _Reporter
-    from burstlab.report import build, to_markdown, write
+    from burstlab.report import build, stop, to_markdown, write
     from burstlab.sweep import sweep
 
     started = time.monotonic()
     reporter = _Reporter(err, progress=err.is_terminal, log=not err.is_terminal)
     with status.guarded("demo", err, interrupted=f"finished runs are kept in {out}/, run it again to complete them"):
         with reporter:
-            result = sweep(scenario_text(), grid=DEMO_GRID, out=out, jobs=jobs, reporter=reporter)
-        report = build(out)
-        page = write(report, out / "report.html")
+            result = sweep(scenario_text(), grid=grid, out=out, jobs=jobs, reporter=reporter)
+        # matplotlib can swallow a Ctrl-C while it draws; stop.catching keeps it for the next step.
+        with stop.catching():
+            report = build(out)
+            page = write(report, out / "report.html")
     summary = result.summary
     assert summary is not None
     sys.stdout.write(to_markdown(report))
     sys.stdout.write(f"\nreport: {page}\n")
-    err.print(f"demo: {summary.total} runs ({summary.resumed} resumed, {summary.error} failed) "
+    unfinished = f", {summary.not_run} not finished (run it again)" if summary.not_run else ""
+    err.print(f"demo: {summary.total} runs ({summary.resumed} resumed, {summary.error} failed{unfinished}) "
               f"in {time.monotonic() - started:.0f} s", markup=False)
     return status.SUCCESS if summary.ok == summary.total else 1

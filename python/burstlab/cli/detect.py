@@ -19,13 +19,13 @@ def command(
     egress: Annotated[Path | None, typer.Option("--egress", metavar="FILE", help="Capture of the packets LEAVING the device whose arrivals INPUT holds: rebuild its queue from the two.")] = None,
     profile: Annotated[Path | None, typer.Option("--profile", metavar="FILE", help="Device profiles (TOML), as for `burstlab decode`.")] = None,
     port: Annotated[list[int] | None, typer.Option("--port", metavar="UDP", help="Report UDP port (repeatable). Default: 5900, 32766, 8090, 1234.")] = None,
-    rise: Annotated[str | None, typer.Option("--rise", metavar="SIZE|PCT", help='Burst starts when the queue reaches this: "200KB", or "50%" of --buffer. Default 25% of --buffer, else 64KB.')] = None,
-    fall: Annotated[str | None, typer.Option("--fall", metavar="SIZE|PCT", help="Burst ends when the queue drops below this. Default: half of --rise.")] = None,
-    buffer: Annotated[str | None, typer.Option("--buffer", metavar="SIZE", help='Queue buffer size for %-thresholds, e.g. "64MiB".')] = None,
-    min_duration: Annotated[str | None, typer.Option("--min-duration", metavar="TIME", help='Shorter bursts are discarded. Default "0s".')] = None,
-    merge_gap: Annotated[str | None, typer.Option("--merge-gap", metavar="TIME", help='Bursts closer than this are one. Default "0s".')] = None,
+    rise: Annotated[str | None, typer.Option("--rise", metavar="SIZE|PCT", help='Burst starts when the queue reaches this: "200KB", or "50%" of --buffer. Default: 25% of --buffer; without --buffer, half the deepest occupancy seen on each queue, at least 30KB.')] = None,
+    fall: Annotated[str | None, typer.Option("--fall", metavar="SIZE|PCT", help="Burst ends when the queue drops below this. Default: half of the queue's rise.")] = None,
+    buffer: Annotated[str | None, typer.Option("--buffer", metavar="SIZE", help='Queue buffer size, e.g. "64MiB": the default rise is 25% of it, and "%" thresholds are of it.')] = None,
+    min_duration: Annotated[str | None, typer.Option("--min-duration", metavar="TIME", help='Shorter bursts are discarded. Default "0s": every burst the input resolves.')] = None,
+    merge_gap: Annotated[str | None, typer.Option("--merge-gap", metavar="TIME", help='A re-rise this soon after the fall continues the burst. Default "1ms"; "0s" is the switch vendors\' definition.')] = None,
     link_rate: Annotated[str | None, typer.Option("--link-rate", metavar="RATE", help='Plain captures: the link\'s rate, e.g. "10Gbps"; windows above --rate-threshold of it are bursts.')] = None,
-    timescale: Annotated[list[str] | None, typer.Option("--timescale", metavar="TIME", help='Plain captures: window length (repeatable). Default 100us, 1ms, 10ms.')] = None,
+    timescale: Annotated[list[str] | None, typer.Option("--timescale", metavar="TIME", help='Plain captures: window length (repeatable). Default: those of 100us, 1ms, 10ms that hold ten 1500-byte packets at the threshold rate (longer on links too slow for any).')] = None,
     rate_threshold: Annotated[float | None, typer.Option("--rate-threshold", metavar="FRACTION", help="Plain captures: fraction of --link-rate that makes a window hot. Default 0.95.")] = None,
     top: Annotated[int, typer.Option("--top", metavar="K", help="Culprits and victims listed per burst.")] = 10,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -36,20 +36,40 @@ def command(
 
     * **INT reports** (any report on the report ports): per (switch, port, queue) a rise/fall
       hysteresis on the reported queue occupancy in bytes — the definition Cisco, Arista and
-      Juniper use — with --min-duration and --merge-gap. Culprits are the flows whose packets
-      were queued while the queue grew, ranked by bytes; victims the flows whose packets waited
-      longer than the queue's baseline or were dropped. Report loss (from sequence numbers, per
-      switch and hw_id) is counted beside each burst.
+      Juniper use — with --min-duration and --merge-gap. Report loss (from sequence numbers,
+      per switch and hw_id) is counted beside each burst.
     * **Two captures** (INPUT = packets entering a device, --egress = packets leaving it): the
       queue is rebuilt packet by packet (occupancy = entered − left − dropped), then as above.
     * **A plain capture**: bytes per window at each --timescale against --link-rate.
     * **A simulation directory** (`burstlab run --out`): its `int` table if the scenario has a
-      [telemetry] section, else its `queue` table (depth only, no attribution).
+      [telemetry] section, else its `queue` table (depth only, no culprits) with the drops of
+      `drops.parquet` counted in the burst on their queue.
 
-        burstlab detect int-reports.pcap --rise 1MB --fall 500KB --min-duration 1ms
+    **Thresholds.** Switches take a rise and a fall in bytes, or in % of the queue's buffer. With
+    --buffer the default rise is 25% of it. Without, the buffer is unknown and each queue gets
+    half the deepest occupancy seen on it (the buffer is at least that deep; exactly that when
+    the queue dropped), never less than 30KB (20 packets, where DCTCP marks on a 1 Gbit/s port):
+    the bursts are a port's large excursions, not its routine queueing, and the rise used is in
+    each burst's `definition`. Give --rise (or --buffer) to compare ports or captures on one
+    scale.
+
+    **Culprits and victims.** Each flow has one role per burst. A **culprit** had packets in the
+    queue while it grew (from the start to the peak) and brought a larger share of those bytes
+    than its share of the queue's traffic outside bursts: it is what changed (a burst source
+    silent otherwise, a flow that sped up). Culprits rank by those bytes; `share` is of all of
+    them. A **victim** is any other flow whose packets waited longer than the queue's usual
+    latency or were dropped during the burst (in a plain capture: that retransmitted, or whose
+    receiver sent duplicate ACKs, during it or up to 200 ms after). A culprit hurt by its own
+    burst stays a culprit.
+
+        burstlab detect int-reports.pcap
+        burstlab detect int-reports.pcap --buffer 64MiB --rise 25% --min-duration 100us
         burstlab detect ingress.pcap --egress egress.pcap --buffer 64KB --rise 50%
+        burstlab detect uplink.pcap --link-rate 10Gbps
+        burstlab detect runs/r1
 
-    Exit status: 0 done (also when no burst is found), 2 bad input or options, 1 internal error.
+    Exit status: 0 done (also when no burst is found), 2 bad input or options, 130 interrupted
+    (Ctrl-C), 1 internal error.
     """
     err = Console(stderr=True, highlight=False)
     raise typer.Exit(_detect(input_, egress, profile, port, rise, fall, buffer, min_duration, merge_gap,
@@ -61,11 +81,14 @@ def _detect(input_: Path, egress, profile, ports, rise, fall, buffer, min_durati
     from burstlab.telemetry import detect
 
     size = input_.stat().st_size if input_.is_file() else 0
-    with status.guarded("detect", err), file_progress(err, "reading", size) as progress:
+    with status.guarded("detect", err, interrupted="nothing printed"), \
+            file_progress(err, "reading", size) as progress:
         result = detect(input_, egress=egress, profile=profile, ports=ports, rise=rise, fall=fall,
                         buffer=buffer, min_duration=min_duration, merge_gap=merge_gap,
                         link_rate=link_rate, timescales=timescales, rate_threshold=rate_threshold,
                         top=top, on_progress=progress)
+    for warning in result.get("warnings", ()):
+        err.print(f"burstlab detect: warning: {warning}", markup=False, soft_wrap=True)
     if as_json:
         sys.stdout.write(json.dumps(result) + "\n")
     else:
@@ -104,11 +127,29 @@ def _print(result: dict[str, Any]) -> None:
             f"{v['flow']} ({_dur(v['delay_s'])}, {v['drops']})" if v else "-",
         )
     console.print(view)
-    d = bursts[0]["definition"]
-    console.print("definition: " + ", ".join(f"{k}={v}" for k, v in d.items()))
+    seen: list[dict[str, Any]] = []
+    for b in bursts:
+        if b["definition"] not in seen:
+            seen.append(b["definition"])
+    for d in seen:
+        console.print("definition: " + _definition(d))
+
+
+def _definition(d: dict[str, Any]) -> str:
+    """One line a reader can check against a switch's configuration."""
+    if d["kind"] == "rate":
+        return (f"rate over {_dur(d['window_s'])} windows above {d['threshold']:g} × "
+                f"{d['link_bps'] / 1e9:g} Gbit/s")
+    rise = f"rise {_size(d['rise_bytes'])}"
+    if d.get("rise_of_deepest") is not None:
+        rise += f" ({d['rise_of_deepest']:.0%} of the deepest occupancy on its queue)"
+    return (f"hysteresis, {rise}, fall {_size(d['fall_bytes'])}, min duration "
+            f"{_dur(d['min_duration_s'])}, merge gap {_dur(d['merge_gap_s'])}")
 
 
 def _dur(s: float) -> str:
+    if s == 0:
+        return "0 s"
     if s >= 1:
         return f"{s:.3f} s"
     if s >= 1e-3:

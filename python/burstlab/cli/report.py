@@ -1,4 +1,4 @@
-"""``burstlab report``: an AmLight-style report (HTML page, Markdown or JSON) of a sweep."""
+"""``burstlab report``: the report of a sweep (HTML page, Markdown or JSON)."""
 
 from __future__ import annotations
 
@@ -30,38 +30,40 @@ def command(
     ] = Format.html,
     json_: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
-    """Report on a sweep of the AmLight microburst study: FCT vs burst duration per CCA and RTT,
-    FCT by burst start x duration, retransmissions beside the seed study's table, throughput,
-    cwnd and queue timelines of chosen runs, and a findings table that checks each of the
-    study's findings on this sweep (pass, fail, or "not run" when the sweep lacks its inputs).
+    """Report on a sweep: its outcomes (completion time, TCP goodput, retransmissions, peak
+    queue) against each grid axis, throughput, cwnd and queue over time in a few runs, and a
+    table of every grid point. A sweep of the AmLight microburst study (scenario
+    scenarios/amlight/base-*.toml, grid over flow[0].cca, burst[0].duration, burst[0].start,
+    topology.rtt) also gets the study's findings checked on it and its own figures.
 
-    The sweep's grid may include flow[0].cca, burst[0].duration (1ns = no burst: the baseline),
-    burst[0].start and topology.rtt; sections the grid cannot give say so. Example:
-
+        burstlab report sweeps/rtt
         burstlab report burstlab-demo --out report.html
+        burstlab report burstlab-demo --format md
 
-    The HTML page is one self-contained file (figures inlined as SVG, no network needed).
-    --format md prints the findings and key numbers as Markdown; --format json (or --json)
-    prints one JSON object (keys: sweep, scenario, runs, grid, findings, summary, baselines,
-    points, retransmissions, sections). With md or json, --out also writes the page.
+    The HTML page is one self-contained file (figures inlined as SVG that follow the page's
+    width, no network needed), written whole or not at all. --format md prints the study's
+    findings, or for any other sweep every grid point, as Markdown; --format json (or --json)
+    prints one JSON object (keys: sweep, scenario, runs, grid, study, notes, grid_points,
+    sections). With md or json, --out also writes the page.
 
-    Exit status: 0 ok, 2 DIR is not a sweep directory, 1 internal error.
+    Exit status: 0 ok, 2 DIR is not a sweep directory, 130 interrupted (nothing written),
+    1 internal error.
     """
     err = Console(stderr=True, highlight=False)
     raise typer.Exit(_report(sweep_dir, out, Format.json if json_ else format_, err))
 
 
 def _report(sweep_dir: Path, out: Path | None, fmt: Format, err: Console) -> int:
-    from burstlab.report import build, dumps, to_markdown, write
+    writes_page = fmt is Format.html or out is not None
+    page = out if out is not None else sweep_dir / "report.html"
+    with status.guarded("report", err, interrupted=f"{page} not written" if writes_page else "nothing written"):
+        from burstlab.report import build, dumps, stop, to_markdown, write
 
-    with status.guarded("report", err):
-        report = build(sweep_dir)
-        if fmt is Format.html or out is not None:
-            path = write(report, out if out is not None else sweep_dir / "report.html")
-            if fmt is Format.html:
-                typer.echo(str(path))
-    if fmt is Format.md:
-        sys.stdout.write(to_markdown(report))
-    elif fmt is Format.json:
-        sys.stdout.write(dumps(report) + "\n")
+        with stop.catching():
+            report = build(sweep_dir)
+            text = to_markdown(report) if fmt is Format.md else dumps(report) + "\n" if fmt is Format.json else ""
+            path = write(report, page) if writes_page else None
+        if fmt is Format.html:
+            typer.echo(str(path))
+        sys.stdout.write(text)
     return status.SUCCESS

@@ -1,13 +1,17 @@
-"""Human-readable rendering of a run summary (``burstlab run`` without ``--json``)."""
+"""Human-readable rendering of a run (``burstlab run`` without ``--json``): iperf3's interval
+lines while it proceeds, then the summary's tables."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from burstlab.api import IntervalRow
 
 
 def print_summary(console: Console, summary: dict[str, Any], out: Path | None) -> None:
@@ -20,15 +24,18 @@ def print_summary(console: Console, summary: dict[str, Any], out: Path | None) -
         console.print(f"records written to {out}/")
 
 
+def _table(title: str, caption: str) -> Table:
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                 caption=caption, caption_justify="left")
+
+
 def flows_table(flows: list[dict[str, Any]]) -> Table:
-    table = Table(
-        title="flows",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        caption="FCT: first SYN to last byte delivered; done: last byte acked at the sender; "
-        "Gbit/s: delivered bytes x 8 / FCT; retx: retransmitted segments; RTOs: timeouts",
-        caption_justify="left",
+    table = _table(
+        "flows",
+        "FCT: first SYN to last byte delivered; done: last byte acked at the sender; "
+        "Gbit/s: delivered bytes x 8 / time active (the FCT; first SYN to the end of the run "
+        "for an unfinished flow; the burst's duration for udp); retx: retransmitted segments; "
+        "RTOs: timeouts",
     )
     for header in ("flow", "cca", "path", "size", "delivered", "FCT s", "done s", "Gbit/s", "retx",
                    "RTOs", "max cwnd"):
@@ -54,12 +61,17 @@ def flows_table(flows: list[dict[str, Any]]) -> Table:
 
 
 def ports_table(ports: list[dict[str, Any]]) -> Table:
-    table = Table(title="ports", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for header in ("node", "port", "drops", "max queue", "ECN marks"):
+    table = _table(
+        "ports",
+        "max queue: peak bytes queued; mean queue: bytes queued averaged over the run's time "
+        "(– where the queue is not recorded)",
+    )
+    for header in ("node", "port", "drops", "max queue", "mean queue", "ECN marks"):
         table.add_column(header, justify="left" if header in ("node", "port") else "right")
     for p in ports:
+        mean = p.get("mean_queue_bytes")
         table.add_row(p["node"], p["port"], str(p["drops"]), human_bytes(p["max_queue_bytes"]),
-                      str(p["ecn_marks"]))
+                      "–" if mean is None else human_bytes(round(mean)), str(p["ecn_marks"]))
     return table
 
 
@@ -72,12 +84,50 @@ def engine_line(engine: dict[str, Any]) -> str:
 
 
 def throughput_gbps(flow: dict[str, Any]) -> float | None:
-    """Goodput over the flow's completion time (delivered bytes × 8 / FCT), Gbit/s; ``None``
-    for an unfinished flow."""
-    fct = flow["fct_s"]
-    if not fct:
-        return None
-    return flow["delivered_bytes"] * 8 / fct / 1e9
+    """Goodput over the time the flow was active (the summary's ``throughput_bps``: delivered
+    bytes × 8 / ``active_s``), Gbit/s; ``None`` for a flow that never started."""
+    bps = flow["throughput_bps"]
+    return None if bps is None else bps / 1e9
+
+
+# ---- iperf3's interval lines -------------------------------------------------------------------
+
+#: iperf3's client header with retransmits and cwnd (src/iperf_locale.c,
+#: report_bw_retrans_cwnd_header).
+INTERVAL_HEADER = "[ ID] Interval           Transfer     Bitrate         Retr  Cwnd"
+
+
+def interval_line(row: IntervalRow) -> str:
+    """One ``intervals`` row as iperf3 prints it (src/iperf_locale.c,
+    report_bw_retrans_cwnd_format: ``[%3d] %6.2f-%-6.2f sec  %ss  %ss/sec  %3u   %ss``), the
+    flow id in the ID column and times on the simulation clock."""
+    transfer = iperf_units(row.bytes, bits=False)
+    bitrate = iperf_units(row.bits_per_second / 8, bits=True)
+    cwnd = iperf_units(row.cwnd_bytes, bits=False)
+    return (
+        f"[{row.flow_id:3d}] {row.t_start_s:6.2f}-{row.t_end_s:<6.2f} sec  {transfer}s  "
+        f"{bitrate}s/sec  {row.retransmits:3d}   {cwnd}s"
+    ).rstrip()
+
+
+def iperf_units(num_bytes: float, *, bits: bool) -> str:
+    """iperf3's adaptive units (src/units.c ``unit_snprintf`` with format ``A`` or ``a``):
+    bytes in steps of 1024 (``KByte``), bits in steps of 1000 (``Kbit``), four significant
+    places; iperf3 appends the plural ``s``."""
+    value = num_bytes * 8 if bits else float(num_bytes)
+    step = 1000.0 if bits else 1024.0
+    labels = ("bit", "Kbit", "Mbit", "Gbit", "Tbit") if bits else ("Byte", "KByte", "MByte", "GByte", "TByte")
+    k = 0
+    while value >= step and k < len(labels) - 1:
+        value /= step
+        k += 1
+    if value < 9.995:
+        number = f"{value:4.2f}"
+    elif value < 99.95:
+        number = f"{value:4.1f}"
+    else:
+        number = f"{value:4.0f}"
+    return f"{number} {labels[k]}"
 
 
 def gbps(value: float | None) -> str:

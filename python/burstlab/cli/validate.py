@@ -97,11 +97,14 @@ def command(
 
     --replay RECORD runs only the twins, given what a --detail record says the real hosts did,
     and compares them with the real runs it holds: a change to the simulator checked against
-    real Linux without root, in seconds, the same result every time. `--replay latest` takes
+    real Linux without root, the same result every time: `--replay latest` takes about 10 s of
+    CPU time on one core (the twins run one after the other), so 10 to 30 s as the machine is
+    idle or busy. It takes
     the newest record shipped with burstlab (python/burstlab/validate/records/, the full matrix
     behind docs/fidelity.md's table).
 
-    Exit status: 0 every case within tolerance, 1 some outside, 2 not root or a bad record.
+    Exit status: 0 every case within tolerance, 1 some outside, 2 not root or a bad record,
+    130 interrupted (Ctrl-C; nothing written).
     """
     err = Console(stderr=True, highlight=False)
     record: dict = {}
@@ -112,7 +115,7 @@ def command(
             raise typer.Exit(status.BAD_INPUT)
         from burstlab.validate.compare import replay as replay_record
 
-        with status.guarded("validate", err):
+        with status.guarded("validate", err, interrupted="nothing written"):
             record = _read_record(replay)
             with _progress(err, "twin") as progress:
                 result = replay_record(record, progress=progress)
@@ -123,7 +126,8 @@ def command(
             raise typer.Exit(status.BAD_INPUT)
         from burstlab.validate.compare import compare
 
-        with _progress(err, "real, then twin") as progress:
+        with status.guarded("validate", err, interrupted="the namespaces are removed, nothing written"), \
+                _progress(err, "real, then twin") as progress:
             result = compare(quick=quick, repeat=repeat or 3, progress=progress)
     from burstlab.validate.compare import host_softirq_loads, incast_srtts
 
@@ -131,7 +135,9 @@ def command(
     if detail is not None:
         from burstlab.validate.compare import record_json
 
-        detail.write_text(record_json(result))
+        from burstlab.sweep.store import write_atomic
+
+        write_atomic(detail, record_json(result).encode())  # whole or not at all, also on Ctrl-C
     if json_:
         print(json.dumps({"cases": cases}))
     else:

@@ -1,13 +1,16 @@
-"""Reports of AmLight-style microburst sweeps: one self-contained HTML page (inline SVG figures),
-a Markdown summary or one JSON object, built from a sweep directory, with the AmLight study's
-findings checked on our data.
+"""Reports of sweeps: one self-contained HTML page (inline SVG figures that follow the page's
+width), a Markdown summary or one JSON object, built from a sweep directory.
+
+Every sweep gets its outcomes (completion time, goodput, retransmissions, queue) by grid value,
+a table of every grid point and the time series of a few runs; a sweep of the AmLight study
+also gets the study's findings checked on our data (:mod:`burstlab.report.amlight`).
 
 >>> from burstlab.report import build, write
 >>> report = build("burstlab-demo")                                  # doctest: +SKIP
->>> [(f.key, f.status) for f in report.findings]                     # doctest: +SKIP
+>>> [(f.key, f.status) for f in report.study.findings]               # doctest: +SKIP
 >>> write(report, "report.html")                                     # doctest: +SKIP
 
-See docs/amlight.md.
+See docs/sweeps.md and docs/amlight.md.
 """
 
 from __future__ import annotations
@@ -15,22 +18,26 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from burstlab.report.build import SECTIONS, Report, build
-from burstlab.report.findings import FINDINGS, Finding, check_all
+from burstlab.report import stop
+from burstlab.report.build import SECTIONS, build
+from burstlab.report.page import Report
 from burstlab.report.render import dumps, to_html, to_json, to_markdown
 
-__all__ = [
-    "build", "write", "Report", "Finding", "FINDINGS", "SECTIONS", "check_all",
-    "to_html", "to_markdown", "to_json", "dumps",
-]
+__all__ = ["build", "write", "Report", "SECTIONS", "to_html", "to_markdown", "to_json", "dumps"]
 
 
 def write(report: Report, path: str | os.PathLike[str]) -> Path:
-    """Write ``report`` as HTML to ``path`` (through a temporary name, so a reader never sees a
-    half-written page)."""
+    """Write ``report`` as HTML to ``path`` through a temporary name in the same directory, so
+    that ``path`` is either the old page or the whole new one, also when interrupted."""
     path = Path(path)
+    page = to_html(report)  # rendered before anything is written: the slow part
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text(to_html(report), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(page, encoding="utf-8")
+        stop.check()
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path

@@ -3,9 +3,12 @@ already finished, submit the rest to an executor and store each as it completes.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -14,6 +17,7 @@ from burstlab import _core
 from burstlab.errors import ScenarioError
 from burstlab.sweep.definition import SweepDefinition
 from burstlab.sweep.errors import SweepError
+from burstlab.sweep.executors import stop_executor
 from burstlab.sweep.grid import Axis, points
 from burstlab.sweep.seeds import run_seed
 from burstlab.sweep.store import SweepStore
@@ -102,8 +106,9 @@ def execute(
     where: str,
     reporter: Reporter | None = None,
 ) -> SweepSummary:
-    """Run what is missing from ``out`` on ``executor``; ``runs.parquet`` is rebuilt at the end,
-    also when interrupted (then the exception propagates)."""
+    """Run what is missing from ``out`` on ``executor``; ``runs.parquet`` is written at the start
+    and rebuilt at the end, also when interrupted (then, the workers stopped, the exception
+    propagates)."""
     t0 = time.perf_counter()
     tasks = plan(definition)
     store = SweepStore(out)
@@ -112,6 +117,10 @@ def execute(
     store.create()
     finished = store.finished()
     store.remove_orphans(finished)
+    # runs.parquet now, so the directory can be queried while the sweep runs; this also pays
+    # pyarrow's one-time start-up (it imports pandas where installed: a second on a busy
+    # machine) here rather than after a Ctrl-C.
+    store.rebuild_runs([a.path for a in definition.axes])
     pending = [t for t in tasks if t.run_id not in finished]
     summary = SweepSummary(out=str(out), total=len(tasks), resumed=len(tasks) - len(pending))
     for row in finished.values():
@@ -130,12 +139,35 @@ def execute(
             _count(summary, outcome.row)
             if reporter is not None:
                 reporter.finished(outcome.row)
-    finally:
-        store.rebuild_runs([a.path for a in definition.axes])
-        summary.not_run = summary.total - summary.ok - summary.error
-        summary.failed_runs.sort()
-        summary.wall_s = time.perf_counter() - t0
+    except BaseException:
+        # Ctrl-C: the workers go first, so the two cores are free for what follows.
+        with _sigint_ignored():
+            stop_executor(executor)
+            _finish(summary, store, definition, t0)
+        raise
+    _finish(summary, store, definition, t0)
     return summary
+
+
+def _finish(summary: SweepSummary, store: SweepStore, definition: SweepDefinition, t0: float) -> None:
+    store.rebuild_runs([a.path for a in definition.axes])
+    summary.not_run = summary.total - summary.ok - summary.error
+    summary.failed_runs.sort()
+    summary.wall_s = time.perf_counter() - t0
+
+
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """While a sweep stops on Ctrl-C (well under a second), a second Ctrl-C must not leave its
+    workers running or runs.parquet stale, so it is ignored (only the main thread can)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
 
 
 def _count(summary: SweepSummary, row: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from burstlab.sweep.errors import SweepError
 from burstlab.sweep.worker import ignore_sigint
 
-__all__ = ["open_executor", "default_jobs"]
+__all__ = ["open_executor", "default_jobs", "stop_executor"]
 
 
 def default_jobs() -> int:
@@ -46,32 +46,41 @@ def open_executor(jobs: int | None = None, dask: Any = None) -> Iterator[tuple[E
     try:
         yield pool, f"{n} local process{'es' if n > 1 else ''}"
     except BaseException:
-        _stop_pool(pool)
+        stop_executor(pool)
         raise
     pool.shutdown(wait=True)
 
 
+def stop_executor(executor: Executor) -> None:
+    """Cancel the runs not started and end the running ones now (Ctrl-C): their results would
+    be discarded anyway (a run is recorded only when it completes), and a run can take minutes.
+    Safe to call more than once."""
+    if isinstance(executor, ProcessPoolExecutor):
+        _stop_pool(executor)
+    else:
+        executor.shutdown(wait=False)  # Dask's executor cancels its futures on wait=False
+
+
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Cancel queued runs and end running ones now: their results would be discarded anyway
-    (a run is recorded only when it completes), and a long run could hold Ctrl-C for minutes.
+    """End the pool's workers at once (SIGTERM, then SIGKILL for one that lingers).
 
     A worker ended while writing a result leaves half a message in the result pipe, and
     CPython's manager thread then blocks reading the rest; the interpreter joins that thread
-    at exit, so the sweep would never exit (seen in CI, 2026-11-27). The parent holds the
-    pipe's last write end: closing it once the workers are gone turns the wait into an
-    end-of-file, which the manager treats as a broken pool and stops."""
-    processes = list(getattr(pool, "_processes", {}).values())  # CPython's pool keeps them here
+    at exit, so the sweep would never exit. The parent holds the pipe's last write end:
+    closing it once the workers are gone turns the wait into an end-of-file, which the
+    manager treats as a broken pool and stops."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # CPython's pool keeps them here
     result_queue = getattr(pool, "_result_queue", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
     for process in processes:
-        process.join(timeout=5)
+        process.join(timeout=1)
         if process.is_alive():
             process.kill()
             process.join()
     writer = getattr(result_queue, "_writer", None)
-    if writer is not None:
+    if writer is not None and not writer.closed:
         writer.close()
 
 
@@ -91,7 +100,7 @@ def _dask_executor(dask: Any) -> Iterator[tuple[Executor, str]]:
     try:
         yield executor, f"Dask scheduler {client.scheduler.address} ({workers} workers)"
     except BaseException:
-        executor.shutdown(wait=False)
+        stop_executor(executor)
         raise
     else:
         executor.shutdown(wait=True)

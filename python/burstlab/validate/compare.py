@@ -94,8 +94,9 @@ FULL_CONTROL = tuple((cca, limit) for limit in (16 * 1024, 32 * 1024) for cca in
 #: limits, on links of 9000 bytes. A frame takes 72 µs to leave, six times a 1500-byte one, so
 #: the hosts do a sixth of the per-packet work: the busiest CPU spends 2-15 % of the transfer in
 #: softirq against 61-97 % at 1500 bytes, and the real runs agree with each other within a few
-#: tens of per cent in retransmits where at 1500 bytes they spread 3-10x (docs/validation-notes.md,
-#: "A second control: 1 Gbit/s with jumbo frames"). The queues hold 7, 14 and 58 frames.
+#: tens of per cent in retransmits where at 1500 bytes they spread 3-10x
+#: (history/validation-notes.md, "A second control: 1 Gbit/s with jumbo frames"). The queues
+#: hold 7, 14 and 58 frames.
 JUMBO_MTU = 9000
 FULL_JUMBO = FULL_SINGLE
 FULL = {"single": FULL_SINGLE, "control": FULL_CONTROL, "jumbo": FULL_JUMBO, "incast_n": (1, 2, 4, 8, 16, 32),
@@ -108,7 +109,7 @@ FULL = {"single": FULL_SINGLE, "control": FULL_CONTROL, "jumbo": FULL_JUMBO, "in
 #: 198-246); the kernel's BBR keeps its window open behind a receiver that batches, and resends
 #: 0.2-1.1x the twin's (docs/fidelity.md). CI holds all three CCAs' losses in the control, through
 #: 16 and 32 KB at 100 Mbit/s, where a sender that cuts or paces its skbs unlike Linux's fails
-#: issue 4's rule (docs/validation-notes.md, "A host-insensitive control"), and through 128 KB at
+#: issue 4's rule (history/validation-notes.md, "A host-insensitive control"), and through 128 KB at
 #: 1 Gbit/s on links of MTU 9000, where the hosts do a sixth of the per-packet work.
 QUICK = {"single": (("reno", 64 * 1024), ("cubic", 64 * 1024), ("bbr", 64 * 1024),
                     ("reno", 128 * 1024), ("cubic", 128 * 1024), ("bbr", 128 * 1024)),
@@ -171,10 +172,10 @@ TWIN_TCP = 'timers = "jiffies"\nhz = 250\n'
 TRACED_SCALING_RATIO = {1500: 229, 9000: 248}
 
 #: How late the receiving tool's first read of data comes (µs), the median of ten runs of five
-#: cases measured on 2026-11-27 (`first_read_us`: 780-2740 µs; a kernel trace of two more,
-#: 2.85 and 3.56 ms): what the twins of records made before each run measured its own are
-#: given. A receiver that starts reading late holds the sender to its first window and makes
-#: the first DRS sample large (docs/validation-notes.md, "The receiver's buffer as 6.18 tunes it").
+#: cases (`first_read_us`: 780-2740 µs; a kernel trace of two more, 2.85 and 3.56 ms): what the
+#: twins of records made before each run measured its own are given. A receiver that starts
+#: reading late holds the sender to its first window and makes the first DRS sample large
+#: (history/validation-notes.md, "The receiver's buffer as 6.18 tunes it").
 TYPICAL_FIRST_READ_US = 1100.0
 
 
@@ -292,14 +293,13 @@ def sim_incast(n: int, *, limit_bytes: int = LIMIT_BYTES, total_bytes: int = 1_0
     """The simulated twin of `real.incast` (same metric names). Responses start one
     `serve_time_us` after another, as the real host serialises them (one time, or the measured
     steps to draw from), in a fresh order each query: the real server's threads keep almost
-    nothing of one query's order in the next (`response_order_corr`, docs/validation-notes.md, "Who
-    answers first"). The aggregator reads `read_wait_us` after data
-    arrives: a mean (drawn exponentially), or the measured waits to draw from. Each connection's
+    nothing of one query's order in the next (`response_order_corr`, 0.10-0.25 at N = 8-32; see
+    docs/validation.md). The aggregator reads `read_wait_us` after data arrives: a mean (drawn exponentially), or the measured waits to draw from. Each connection's
     handshake takes one of `handshake_rtt_us` (the real connections' first RTT samples), which
     sets its min RTT; by default the path's. The same latency, drawn afresh, holds a segment
     that reaches an idle receiver before its host hands it to TCP (`rx_coalesce`): a handshake
     is the one round trip the hosts make alone, and the receiving host takes that long for
-    every packet, not for the SYN only (docs/validation-notes.md, "The aggregator's ACKs"). The
+    every packet, not for the SYN only (history/validation-notes.md, "The aggregator's ACKs"). The
     tbf runs late by one of `tbf_watchdog_us` each time it waits for tokens, as the real host's
     watchdog was measured to (`tbf_watchdog_latency`; none: on time). It answers `queries × repeat` queries, as many as
     `repeat` real runs together, so that its median and its share of slow queries are as steady
@@ -405,7 +405,7 @@ Progress = Callable[[int, int, str], None]
 
 def single_setup(cca: str, limit_bytes: int, rate: str, size_bytes: int, mtu: int = DEFAULT_MTU) -> dict:
     """What a single-flow case sets up, as a record keeps it (`--detail`, `replay`). Records
-    made before the jumbo control (2026-11-26) have no `mtu`: theirs was the default."""
+    made before the jumbo control have no `mtu`: theirs was the default."""
     return {"kind": "single", "cca": cca, "limit_bytes": limit_bytes, "rate": rate, "size_bytes": size_bytes,
             "mtu": mtu}
 
@@ -431,7 +431,8 @@ def incast_name(setup: dict) -> str:
 #: the gap, and a gap measured as a mean over reads that vary by hundreds of µs does not pin it
 #: to the µs: BBR through 16 KB at 100 Mbit/s falls into an RTO (−15 % of the rate) at 27 of 160
 #: gaps of 400-559 µs, in clusters of 1-5 µs, so ten twins at ten real runs' gaps, which lie
-#: within ±15 µs of each other, could land mostly in one (docs/validation-notes.md, "A chaotic twin").
+#: within ±15 µs of each other, could land mostly in one (`scripts/twin_gap_sweep.py` maps it;
+#: history/validation-notes.md, "A chaotic twin").
 GAP_ENSEMBLE_US = (-8, -4, 0, 4, 8)
 
 
@@ -527,7 +528,7 @@ def incast_metrics(real: dict) -> list[str]:
     """What an incast cell is compared on: the median and p99 query completion time always;
     retransmits above `MIN_RETRANS` and timeouts from `MIN_TIMEOUTS` per run; the stall fraction
     (`frac_over_100ms`) where the real runs collapse (from `ONSET_SHARE`). Records made before
-    all of these were compared (2026-11-26) hold every one of them, so they replay with them."""
+    all of these were compared hold every one of them, so they replay with them."""
     metrics = ["qct_median_s", "qct_p99_s"]
     if real["retrans_segs"]["median"] > MIN_RETRANS:
         metrics.append("retrans_segs")
@@ -620,7 +621,7 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
             runs = real["runs"]
             # One twin per real run, given what that run's hosts did (µs): the server's steps and
             # each connection's handshake as measured, and the aggregator's own share of its
-            # waits as an exponential of their mean (docs/validation-notes.md, "The twin's reader").
+            # waits as an exponential of their mean (`real.reader_waits_us`).
             hosts = [{"serve_time_us": r["serve_time_quantiles_us"] or SERVE_TIME_US,
                       "read_wait_us": twin_read_wait_us(r),
                       "handshake_rtt_us": r["handshake_rtt_us"],
@@ -644,7 +645,7 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
 def host_softirq_loads(result: dict) -> dict[str, dict[str, float]]:
     """Per tbf rate (and MTU, where not the default), per single-flow case: the median over its
     real runs of the busiest CPU's softirq share of the transfer (`host_softirq_load`,
-    host_cpu.py). Cases whose record has none (before 2026-11-26) are left out."""
+    host_cpu.py). Cases whose record has none (the oldest records) are left out."""
     out: dict[str, dict[str, float]] = {}
     for name, entry in result.get("detail", {}).items():
         setup, real = entry.get("setup", {}), entry.get("real", {})
@@ -659,8 +660,8 @@ def host_softirq_loads(result: dict) -> dict[str, dict[str, float]]:
 def incast_srtts(result: dict) -> dict[str, tuple[float, float]]:
     """Per incast case: the SRTT its connections started their responses on (µs, median over
     the queries), the real runs' median and the twin's. Where the kernel's is the longer, more
-    of its loss probes are armed a jiffy later (docs/validation-notes.md, "Incast at N = 16"). Cases
-    whose record has no real value (before 2026-11-26) are left out."""
+    of its loss probes are armed a jiffy later (at HZ = 250 an SRTT above 1 ms arms the probe
+    for two jiffies, not one). Cases whose record has no real value (the oldest) are left out."""
     out: dict[str, tuple[float, float]] = {}
     for name, entry in result.get("detail", {}).items():
         setup, real, sim = entry.get("setup", {}), entry.get("real", {}), entry.get("sim", {})

@@ -138,7 +138,7 @@ def watchdog_symbol(kallsyms: Path = Path("/proc/kallsyms")) -> int | None:
 def within(stalls: list[tuple[float, float]], end_s: float) -> list[tuple[float, float]]:
     """The stalls, or their parts, before `end_s` (on the same origin): the flow's own. The trace
     goes on after the last byte was read (the connection's last packets, its close), and idle
-    stretches there are not the flow's: CI on 2026-11-26 counted 33.6 ms of stalls in a run at
+    stretches there are not the flow's: counted, they made 33.6 ms of stalls in a CI run at
     0.985 of the rate."""
     return [(start, min(length, end_s - start)) for start, length in stalls if start < end_s]
 

@@ -2,7 +2,7 @@
 
     python -m burstlab.validate.real single-flow --cca cubic --repeat 3
     python -m burstlab.validate.real incast --n 8 --limit-bytes 131072 --repeat 3
-    python -m burstlab.validate.real lean --repeat 3      # the subset docs/validation.md records
+    python -m burstlab.validate.real lean --repeat 3      # a lean subset, for the real side's noise
 
 Each repeat builds a fresh dumbbell (fresh namespaces: zeroed MIB counters, empty qdisc, no
 cached route metrics), runs our traffic tool in it and tears it down. Results are plain dicts:
@@ -262,8 +262,8 @@ def reader_waits_us(samples: list[list[float]], rate_bps_: float) -> list[float]
     wait measures their delivery too: its share is the wait less that span, never below 0. At
     N = 1 the reader is held so: it shares a CPU with the path that sends each flight, runs a
     median 7 µs after the flight's last frame arrives, and finds the oldest byte 0.6–0.9 ms old
-    (docs/validation-notes.md, "The twin's reader at N = 1"). The twin's bottleneck makes that span
-    itself; given the whole wait as its reader's latency, the N = 1 twin came a flight late and
+    (history/validation-notes.md, "The twin's reader at N = 1"). The twin's bottleneck makes
+    that span itself; given the whole wait as its reader's latency, the N = 1 twin came a flight late and
     took 12.8 ms against the kernel's 8.5. Any other read's wait is all the reader's: it came
     that long after the oldest byte, as the twin's reader does."""
     per_byte_us = FRAME_BYTES / MSS_BYTES * 8 / rate_bps_ * 1e6
@@ -353,7 +353,8 @@ def incast(n: int, limit_bytes: int, *, total_bytes: int = 1_000_000, queries: i
             "runs": runs, "summary": summarize(runs)}
 
 
-#: The lean subset whose real-side noise docs/validation.md records.
+#: The lean subset for measuring the real side's noise (its sittings:
+#: history/validation-harness-notes.md).
 LEAN_CCAS = ("reno", "cubic", "bbr")
 LEAN_INCAST_N = (1, 8, 32)
 

@@ -14,9 +14,9 @@ SUMMARY_KEYS = {"scenario", "seed", "flows", "ports", "engine"}
 FLOW_KEYS = {
     "flow_id", "kind", "cca", "src", "dst", "size_bytes", "delivered_bytes", "start_s", "fct_s",
     "sender_done_s", "retransmits", "timeouts", "loss_probes", "recoveries", "lost_retransmits",
-    "recovery_timeouts", "acks", "max_cwnd_bytes",
+    "recovery_timeouts", "acks", "max_cwnd_bytes", "active_s", "throughput_bps",
 }
-PORT_KEYS = {"node", "port", "drops", "max_queue_bytes", "ecn_marks"}
+PORT_KEYS = {"node", "port", "drops", "max_queue_bytes", "mean_queue_bytes", "ecn_marks"}
 ENGINE_KEYS = {"events", "wall_s", "events_per_s", "sim_time_s", "version"}
 
 
@@ -76,7 +76,7 @@ def test_text_output_shows_flows_ports_and_engine_speed(small_scenario):
     proc = burstlab("run", small_scenario)
     assert proc.returncode == status.SUCCESS, proc.stderr
     for needle in ("small-cubic", "FCT s", "Gbit/s", "retx", "RTOs", "max cwnd", "drops",
-                   "max queue", "ECN marks", "events/s"):
+                   "max queue", "mean queue", "ECN marks", "events/s"):
         assert needle in proc.stdout, needle
 
 
@@ -94,25 +94,27 @@ def test_out_writes_parquet_and_the_same_summary(small_scenario, tmp_path):
     assert flows.num_rows == 1
 
 
-def test_out_non_empty_is_not_clobbered(small_scenario, tmp_path):
+def test_out_earlier_output_is_not_clobbered(small_scenario, tmp_path):
     out = tmp_path / "run"
-    out.mkdir()
-    (out / "keep.txt").write_text("precious")
-    proc = burstlab("run", small_scenario, "--out", out)
+    assert burstlab("run", small_scenario, "--out", out, "--json").returncode == status.SUCCESS
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    proc = burstlab("run", small_scenario, "--out", out, "--set", "seed=2")
     assert proc.returncode == status.BAD_INPUT
-    assert "not empty" in proc.stderr and "--overwrite" in proc.stderr
+    assert "already holds burstlab output" in proc.stderr and "--overwrite" in proc.stderr
     assert proc.stdout == ""
-    assert [p.name for p in out.iterdir()] == ["keep.txt"]
-    assert (out / "keep.txt").read_text() == "precious"
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
-def test_out_overwrite_replaces(small_scenario, tmp_path):
+def test_out_overwrite_replaces_burstlabs_files_and_keeps_the_others(small_scenario, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     (out / "old.txt").write_text("old")
-    proc = burstlab("run", small_scenario, "--out", out, "--overwrite", "--json")
+    assert burstlab("run", small_scenario, "--out", out, "--json").returncode == status.SUCCESS
+    proc = burstlab("run", small_scenario, "--out", out, "--overwrite", "--json", "--set", "seed=2")
     assert proc.returncode == status.SUCCESS, proc.stderr
-    assert {p.name for p in out.iterdir()} == OUTPUT_FILES
+    assert {p.name for p in out.iterdir()} == OUTPUT_FILES | {"old.txt"}
+    assert json.loads((out / "summary.json").read_text())["seed"] == 2
+    assert (out / "old.txt").read_text() == "old"
 
 
 # ---- bad input ---------------------------------------------------------------------------------

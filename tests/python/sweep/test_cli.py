@@ -98,7 +98,7 @@ def test_cli_sweep_sigint_then_rerun_completes_only_missing(small_scenario: Path
     try:
         _, stderr = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
-        # Once in CI (2026-11-26, a loaded machine) it ran on past 60 s; say where it was.
+        # On a loaded CI machine it once ran on past 60 s; say where it was.
         proc.send_signal(signal.SIGABRT)
         _, stderr = proc.communicate(timeout=30)
         pytest.fail(f"the sweep did not stop within 60 s of SIGINT; its threads then:\n{stderr[-6000:]}")

@@ -57,8 +57,7 @@ def test_sim_incast_twin_takes_measured_handshakes_serve_steps_and_reads():
     # The receiving host's latency, as the handshakes measured it, holds every segment it hands
     # to TCP, not the SYN alone: the data's RTT samples grow with it. Given to the SYN alone it
     # set a min RTT no later packet came back under the path's, so every loss probe's SACK was
-    # ambiguous (tcp_rack_advance) and the twin collapsed for it (until 2026-11-26); now it
-    # does not. The counts are per real run.
+    # ambiguous (tcp_rack_advance) and the twin collapsed for it. The counts are per real run.
     common = dict(queries=20, serve_time_us=[60.0, 90.0, 300.0], read_wait_us=[20.0, 60.0, 200.0])
     slow = sim_incast(8, handshake_rtt_us=[150.0], **common)
     fast = sim_incast(8, handshake_rtt_us=[10.0], **common)
@@ -71,8 +70,8 @@ def test_sim_incast_twin_takes_measured_handshakes_serve_steps_and_reads():
 
 
 def test_an_incast_twin_runs_its_tbf_as_late_as_the_real_one_was_measured(monkeypatch):
-    # The real tbf ran 8-25 µs after its watchdog was due (p5-p95 of a run at N = 8,
-    # 2026-11-26); the twin's draws one of those each time it waits for tokens.
+    # The real tbf ran 8-25 µs after its watchdog was due (p5-p95 of a run at N = 8); the
+    # twin's draws one of those each time it waits for tokens.
     late = [8.1, 12.0, 13.4, 14.6, 15.5, 16.9, 18.4, 19.9, 21.6, 24.6]
     common = dict(queries=20, serve_time_us=[60.0, 90.0, 300.0], read_wait_us=[20.0, 60.0, 200.0])
     scenarios = []
@@ -89,8 +88,9 @@ def test_an_incast_twin_runs_its_tbf_as_late_as_the_real_one_was_measured(monkey
 def test_an_n1_twin_given_the_readers_share_keeps_the_kernels_pace_and_one_given_the_whole_wait_does_not():
     """At N = 1 the kernel's aggregator, sharing a CPU with the path that sends each flight,
     reads a median 7-26 µs after the flight's last frame and finds the oldest byte 0.6-0.9 ms
-    old, yet its queries take 8.4-8.6 ms, the tbf's pace (2026-11-26, ftrace and tcpdump). A
-    twin given the whole wait comes a flight late (CI on 2026-11-26: 12.8 ms against 8.5)."""
+    old, yet its queries take 8.4-8.6 ms, the tbf's pace (ftrace and tcpdump;
+    history/validation-notes.md, "The twin's reader at N = 1"). A twin given the whole wait
+    comes a flight late (12.8 ms against 8.5 in CI)."""
     flight = 1 + 69 * 1448
     held = [[850.0, flight]] * 40 + [[40.0, 1449]] * 10   # 850 µs: 836 of them the flight's arrival
     run = {"wait_samples": len(held), **reader_wait_summary(reader_waits_us(held, 1e9))}
@@ -268,7 +268,7 @@ def test_the_single_twin_holds_the_socket_only_behind_a_waiting_reader(monkeypat
 
 
 def test_gap_sweep_script_marks_every_gap_and_judges_sittings_both_ways():
-    """`scripts/twin_gap_sweep.py`, behind docs/validation-notes.md's "A chaotic twin" figures."""
+    """`scripts/twin_gap_sweep.py`, behind history/validation-notes.md's "A chaotic twin" figures."""
     script = Path(__file__).parents[3] / "scripts" / "twin_gap_sweep.py"
     out = subprocess.run([sys.executable, str(script), "--floor", "0.711", "--gaps", "470:500", "--spreads", "3",
                           "--sittings", "5"], capture_output=True, text=True, timeout=120)
@@ -329,10 +329,9 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
     if not by[("incast-onset-128KB", "onset_n")]["pass"]:
         failures.append(str(by[("incast-onset-128KB", "onset_n")]))
     # Their retransmits within 30 % (or the band), the issue's rule for counts above 50: every
-    # cell resends hundreds to thousands (four shipped records: N = 1 138-401, N = 8 2,154-2,472,
-    # N = 32 3,278-4,580; their twins, replayed at ea69626, 2-26 % off at N = 8 and 32, and at
-    # N = 1 up to 70 %, within the kernel's spread there). Where the collapse is, its timeouts and its share
-    # of stalled queries too.
+    # cell resends hundreds to thousands (the shipped record: N = 1, 8, 32 resent 272, 2,309 and
+    # 3,949 against the twin's 327, 2,269 and 3,169). Where the collapse is, its timeouts and
+    # its share of stalled queries too.
     for n in (1, 8, 32):
         check(f"incast-{n}-128KB", "retrans_segs")
     for metric in ("timeouts", "frac_over_100ms"):
@@ -344,62 +343,48 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
             for metric in ("rate_fraction", "fct_s"):
                 check(f"single-{cca}-1gbit-{limit}KB", metric)
     # Reno's and cubic's retransmits at 1 Gbit/s through 64 KB, where the kernel's runs agree
-    # with each other (five shipped records, the twins replayed, and four quick sittings of
-    # 2026-11-26: reno 125-168 against 141-194, cubic 410-532 against 343-442, at most 36 %
-    # apart and always inside the band, cubic once within 7 points of its edge; since the twins
-    # take Linux's RACK RTT and each run's holds of the socket, three full sittings of
-    # 2026-11-27: reno 154-182 against 168-191, cubic 534-637 against 437-573). Its weak side:
-    # behind a slow reader the kernel's reno resends less and the twin's more, so a sitting of
-    # mostly slow readers can fail it (a clean-clone run at 02:26: 238.5 against 144, band 61 %;
-    # 230 with the backlog's skbs, docs/validation-notes.md, "The backlog's skbs, quick ACKs, and
-    # a reader locked to the window"; 188 with 6.18's receive side, the measured scaling ratio
-    # and the late first read, "The receiver's buffer as 6.18 tunes it"); two full sittings
-    # since: 155 against 142, 143 against 139.
-    # Through 128 KB they move with the hosts and are not held: reno's
-    # twin resends 100-130 where the kernel's medians run 90-315 and its runs agree with each
-    # other one time in five (a clean-clone CI failed there: real 295, twin 104.5, floor 108),
-    # and the kernel's cubic resent 102 on 2026-11-25 and 305-474 in every sitting of 2026-11-26,
-    # where the twin resends 198-246 (docs/fidelity.md, "Where it stands").
+    # with each other (the shipped record: reno 142 against the twin's 155, cubic 516 against
+    # 428, each well inside its band). Its weak side: behind a slow reader the kernel's reno
+    # resends less and the twin's more, so a sitting of mostly slow readers can fail it (a
+    # clean-clone CI run did: 238.5 against 144, band 61 %; history/validation-notes.md, "The
+    # backlog's skbs, quick ACKs, and a reader locked to the window").
+    # Through 128 KB they move with the hosts and are not held: the kernel's reno agrees with
+    # its own median one run in five, and its cubic's median was 102 in one sitting and 305-474
+    # in every sitting of the next day, while the twins resend 100-246 (docs/fidelity.md, "What
+    # CI holds"; a clean-clone CI run failed reno there: real 295, twin 104.5, the band's floor
+    # 108).
     for cca in ("reno", "cubic"):
         check(f"single-{cca}-1gbit-64KB", "retrans_segs")
-    # BBR's retransmits at 1 Gbit/s are not held (its rate and FCT are, above). Since ea69626
-    # (Linux's rules for lost and resent skbs) the twin comes within 2-15 % of the kernel's
-    # median at 128 KB in the twelve sittings since 09:45 on 2026-11-26 (kernel 2,962-3,878,
-    # twin 3,183-3,948) and resends 1.1-1.9x the kernel's at 64 KB; but the kernel resent 499-1,750
-    # at 128 KB on 2026-11-25 and 329-2,026 early on 2026-11-26, a regime nothing found so far
-    # tells apart, and a CI machine in it would fail a correct twin (docs/fidelity.md, "Not held
-    # in CI"; docs/validation-notes.md, "BBR at 1 Gbit/s").
-    # The control, where this host's scheduling hardly matters. Reno's retransmits through 16 and
-    # 32 KB (2026-11-25, ten runs: 656-689 and 171-303, the twin 647 and 262): a sender that
-    # trails each skb with a one-segment skb, as ours did before that day, resent 244 and 116.
-    # Their rate and FCT are not held: in some runs the kernel loses a retransmission and waits
-    # out an RTO (+200 ms, 0-2 per run), which the twin repairs by RACK (docs/fidelity.md,
-    # "Latest run").
+    # BBR's retransmits at 1 Gbit/s are not held (its rate and FCT are, above): the kernel's BBR
+    # is held by a cwnd its hosts' ACK batches inflate, and through 128 KB it has resent from a
+    # fifth of the twin's to as many (the shipped record: 3,745 against 3,832), in regimes
+    # nothing found so far tells apart, so a CI machine in the first would fail a correct twin
+    # (history/validation-notes.md, "BBR at 1 Gbit/s").
+    # The control, where this host's scheduling hardly matters: reno's retransmits through 16
+    # and 32 KB (the shipped record: 667 and 286 against the twin's 673 and 327); a sender that
+    # trails each skb with a one-segment skb resent 244 and 116 against the kernel's 656-689 and
+    # 171-303. Their rate and FCT are not held: in some runs the kernel loses a retransmission
+    # and waits out an RTO (+200 ms, 0-2 per run), which the twin repairs by RACK.
     for limit in (16, 32):
         check(f"single-reno-100mbit-{limit}KB", "retrans_segs")
-    # Cubic's through 16 and 32 KB, where the hosts hardly matter (2026-11-25 and 26, five runs
-    # each: 232 and 215 through 16 KB, the twin 235 and 265; 289 and 302 through 32 KB, the twin
-    # 364 and 306).
+    # Cubic's through 16 and 32 KB, where the hosts hardly matter (the shipped record: 206 and
+    # 315 against the twin's 168 and 321).
     for limit in (16, 32):
         check(f"single-cubic-100mbit-{limit}KB", "retrans_segs")
     # BBR through 16 and 32 KB, everything: there BBR's policer mode, pacing and recovery decide
-    # the losses, not the host (2026-11-25, ten real runs: 16 KB resent 3,680-4,123 and took
-    # 1.07-1.33 s, the twin 4,858 and 1.08 s; 32 KB 1,021-1,489 and 0.84-0.87 s, the twin 1,314
-    # and 0.84 s). Since 41c22b6 the twin through 16 KB resends 3,705-3,813 against the kernel's
-    # medians of 3,680-3,781 (nine records of 2026-11-26, replayed); before, it lost three times
-    # the kernel's retransmissions again. Through 16 KB the twin before 0ec1aa0 and a6beef3 (two or three paced skbs
-    # sent at once; a cut skb's segments let into room the tbf freed while they arrived) took
-    # 9 % longer; with only the first fixed it resent half the kernel's and took 22 % less.
+    # the losses, not the host (the shipped record: 3,740 and 1,425 retransmits against the
+    # twin's 3,695 and 1,267; rates 0.776 and 0.997 against 0.783 and 0.994). A twin that sent
+    # two or three paced skbs at once, or let a cut skb's segments into room the tbf freed while
+    # they arrived, took 9 % longer through 16 KB; one that did not count a retransmission lost
+    # again as a loss lost three times as many of its retransmissions again as the kernel.
     for limit in (16, 32):
         for metric in ("rate_fraction", "fct_s", "retrans_segs"):
             check(f"single-bbr-100mbit-{limit}KB", metric)
     # The jumbo control: the three CCAs through 128 KB at 1 Gbit/s on links of 9000 bytes,
     # everything. There the hosts do a sixth of the per-packet work and the kernel's runs agree
-    # with each other (2026-11-26, three sittings of five and ten runs: reno 161-191, cubic
-    # 120-183, BBR 568-687 retransmits; the twins 211, 201-213 and 685, and since the write
-    # queue and the reader's waits, 23:00, 180, 156-162 and 726-733 against 165-180, 154-160
-    # and 575-601 in two full sittings), so its losses are held at the issue's rate and queue,
-    # which the hosts keep from it at 1500 bytes.
+    # with each other (the shipped record: reno 156, cubic 148, BBR 630 retransmits against the
+    # twin's 176, 166 and 660), so its losses are held at the issue's rate and queue, which the
+    # hosts keep from it at 1500 bytes.
     for cca in ("reno", "cubic", "bbr"):
         for metric in ("rate_fraction", "fct_s", "retrans_segs"):
             check(f"single-{cca}-1gbit-128KB-mtu9000", metric)

@@ -84,12 +84,12 @@ def test_single_cubic_flow_reaches_shaped_rate() -> None:
     r = single_flow("cubic", rate="1gbit", limit_bytes=128 * 1024, size_bytes=50_000_000, repeat=3)
     # On a shared 2-core machine a run loses 3-15 % of the rate, sometimes 25 %, to stretches in
     # which the hosts' softirq work waited for a CPU and the tbf stood empty (docs/validation.md,
-    # "Host stalls"; CI on 2026-11-26 lost 108 and 46 ms of 0.55 and 0.47 s: 0.76 and 0.88). The
+    # "Host stalls"; one CI run lost 108 ms of 0.55 s to them, a rate of 0.76). The
     # kernel's capability is its rate over the time the hosts did not stall, best of three: a
     # tbf shaping at a wrong rate, or a path that cannot fill it, still fails.
     def unstalled(run: dict) -> float:
         # As a fraction of the transfer, so that no stall divides by exactly 1.0 (rate * fct / fct
-        # came out one ulp below the rate in CI on 2026-11-26).
+        # can come out one ulp below the rate).
         stalled = (run["host_stall_ms"] or 0.0) / 1e3 / run["fct_s"]
         return run["rate_fraction"] / (1.0 - stalled)
 
@@ -105,20 +105,20 @@ def test_single_cubic_flow_reaches_shaped_rate() -> None:
         # Nor may any run beat the shaped rate, counted over the time the tbf was not left idle,
         # by more than a bucket's worth per stall (each refills it: 15 KB in 121 us at 1 Gbit/s),
         # 2 % besides. A stall is time the tbf sent nothing, and only those before the last byte
-        # count (`host_stalls.within`; CI on 2026-11-26 failed here before they did: 1.07).
+        # count (`host_stalls.within`; counting those after it, a CI run read 1.07 here).
         refills = (run["host_stalls"] or 0) * DEFAULT_BURST_BYTES * 8 / 1e9
         assert run["rate_fraction"] <= unstalled(run) <= 1.02 + refills / run["fct_s"], brief
         assert run["retrans_segs"] >= run["qdisc_drops"], brief
         # No delay on the path itself.
         assert run["min_rtt_us"] < 200, brief
         # The hosts' network work shows on one CPU (host_cpu.py): a flow at 1 Gbit/s kept it in
-        # softirq for 42-101 % of the transfer in a sitting of 2026-11-26; a meter reading the
-        # wrong column or CPU would see the idle one, ~0.
+        # softirq for 42-101 % of the transfer in a sitting of `--repeat 5` (docs/validation.md,
+        # "Host softirq load"); a meter reading the wrong column or CPU would see the idle one, ~0.
         assert run["host_softirq_load"] is None or run["host_softirq_load"] > 0.2, brief
     # A smoothed RTT of the 128 KB tbf queue (it drains in ~1 ms at 1 Gbit/s) plus the receiving
-    # host's batches, which held data up to ~2.5 ms more (srtt 1-3.7 ms, docs/validation-notes.md "What
-    # the remaining misses have in common"), in the best of three: the srtt is read at the end,
-    # and a stall of the hosts there can leave it high (CI on 2026-11-26: 12.8 ms in one run). A
+    # host's batches, which held data up to ~2.5 ms more (srtt 1-3.7 ms; history/validation-notes.md,
+    # "What the remaining misses have in common"), in the best of three: the srtt is read at the
+    # end, and a stall of the hosts there can leave it high (12.8 ms in one CI run). A
     # queue the limit did not bound (pfifo's 1000 packets: 12 ms) holds every run's up.
     assert min(run["srtt_us"] for run in r["runs"]) < 6_000, brief
 

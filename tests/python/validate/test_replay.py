@@ -223,8 +223,8 @@ def test_cli_replay_table_shows_the_records_twin_and_verdicts_that_moved(record:
 
 
 def _replay_without(small: dict, measured: str, src) -> str:
-    """Replay `small` with the real side's `measured` taken out of every case, as records before
-    2026-11-26 (which did not measure it) are; the replay's table."""
+    """Replay `small` with the real side's `measured` taken out of every case, as in the oldest
+    records (which did not measure it); the replay's table."""
     for entry in small["detail"].values():
         entry["real"].pop(measured, None)
     src.write_text(json.dumps(small))

@@ -40,7 +40,8 @@ pub enum ServeOrder {
     Fixed,
     /// A fresh random order in every query, as the threads of one server process run in the
     /// order its scheduler picks: `burstlab validate`'s server at N = 8–32 keeps little of one
-    /// query's order in the next (rank correlation 0.10–0.25, docs/validation-notes.md).
+    /// query's order in the next (rank correlation 0.10–0.25, `response_order_corr` in
+    /// docs/validation.md).
     Shuffled,
 }
 

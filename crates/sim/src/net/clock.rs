@@ -4,8 +4,8 @@
 //! Two ports of the same nominal rate with exact clocks share one period to the picosecond: an
 //! unpaced sender's line-rate train then meets an equally fast bottleneck's departures at one
 //! fixed point of that period and wins (or loses) every freed queue slot for a whole burst
-//! (docs/fidelity.md, "Seed 000 direction check"). Real NICs and switch ports each run on
-//! their own crystal, so their periods differ by a few ppm and every alignment is visited.
+//! (docs/scenarios.md, "port clocks"; `tests/port_clocks.rs`). Real NICs and switch ports each
+//! run on their own crystal, so their periods differ by a few ppm and every alignment is visited.
 //!
 //! The offset is in parts per billion and serialization stays integer picoseconds, exact and
 //! O(1): `ceil(wire_bytes × 8 × 10¹² × 10⁹ / (bps × (10⁹ + ppb)))`, with the fraction reduced

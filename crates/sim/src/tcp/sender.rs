@@ -1817,10 +1817,10 @@ mod tests {
         // than cwnd / 3, and the head's ACK is due now, so TCP waits (`tcp_tso_should_defer()`)
         // and sends on the next ACK, when 8 are free: a skb of 7. The eighth segment waits as
         // well: `tcp_write_xmit()` asks before every skb, and one segment is no more worth
-        // sending than four (before 2026-11-25 it left as an skb of 1 behind the 7). The
-        // fourth ACK's quota is 5: the last 3 of the write queue's first skb (22 segments, half
-        // the SYN-ACK's window), grown by 2 from the next (`tcp_grow_skb()`), fit whole in the
-        // middle of the queue and go at once; the next skb, of 45, waits for a full TSO skb.
+        // sending than four (so no skb of 1 trails the 7). The fourth ACK's quota is 5: the
+        // last 3 of the write queue's first skb (22 segments, half the SYN-ACK's window),
+        // grown by 2 from the next (`tcp_grow_skb()`), fit whole in the middle of the queue and
+        // go at once; the next skb, of 45, waits for a full TSO skb.
         let (s, sent) = deferral_run(6, 50);
         assert_eq!(sent, [4, 0, 7, 5, 0, 8]);
         assert_eq!(s.tso_segs(), 8, "grown with cwnd by the end");

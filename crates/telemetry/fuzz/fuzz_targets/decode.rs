@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let port = DEFAULT_REPORT_PORTS[selector as usize % DEFAULT_REPORT_PORTS.len()];
     let mut decoder = Decoder::new(Profiles::builtin());
     let mut observer = Observer::default();
-    let params = HysteresisParams { rise_bytes: 1_000, fall_bytes: 500, min_duration_ns: 0, merge_gap_ns: 100 };
+    let params = HysteresisParams::fixed(1_000, 500, 0, 100);
     let mut detector = Detector::new(params);
     let mut observations = Vec::new();
     while let Some((&len, tail)) = rest.split_first() {
@@ -41,6 +41,6 @@ fuzz_target!(|data: &[u8]| {
     }
     for b in detector.finish() {
         assert!(b.start_ns <= b.peak_ns && b.peak_ns <= b.end_ns);
-        assert!(b.peak_bytes >= params.rise_bytes);
+        assert!(b.peak_bytes >= params.thresholds(0).rise_bytes);
     }
 });

@@ -140,12 +140,7 @@ fn main() {
         .expect("write the INT capture");
     let int_bytes = std::fs::metadata(&int_path).map(|m| m.len()).unwrap_or(0);
     let opts = DetectOptions {
-        hysteresis: HysteresisParams {
-            rise_bytes: 1_000_000,
-            fall_bytes: 500_000,
-            min_duration_ns: 0,
-            merge_gap_ns: 0,
-        },
+        hysteresis: HysteresisParams::fixed(1_000_000, 500_000, 0, 0),
         rate: None,
         top_k: 10,
         ports: DEFAULT_REPORT_PORTS.to_vec(),

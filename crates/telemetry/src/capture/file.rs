@@ -3,18 +3,15 @@
 //! Formats: legacy pcap (draft-ietf-opsawg-pcap §4–5: both byte orders, µs magic `a1b2c3d4`,
 //! ns magic `a1b23c4d`, Kuznetzov's modified `a1b2cd34`) and pcapng (draft-ietf-opsawg-pcapng
 //! §4: sections in either byte order, several interfaces each with its own linktype,
-//! `if_tsresol` and `if_tsoffset`). Block bodies are decoded by the `pcap-parser` crate; this
-//! file owns the buffer, the length checks and the error offsets, which count bytes from the
-//! start of the FILE.
+//! `if_tsresol` and `if_tsoffset`). pcapng block bodies are decoded by the `pcap-parser` crate;
+//! this file owns the buffer, the length checks and the error offsets, which count bytes from
+//! the start of the FILE.
 //!
 //! The buffer grows by doubling only after it has been filled with bytes actually read, so a
 //! forged length field can never make us allocate more than twice the input's size.
 
 use super::linktype::Linktype;
 use crate::error::DecodeError;
-use pcap_parser::pcap::{
-    LegacyPcapBlock, parse_pcap_frame, parse_pcap_frame_be, parse_pcap_frame_modified,
-};
 use pcap_parser::pcapng::{Block, parse_block_be, parse_block_le};
 use pcap_parser::traits::PcapNGPacketBlock;
 use std::io::{self, Read};
@@ -97,6 +94,12 @@ struct Pending {
 /// Streaming reader of a pcap or pcapng file. Frames borrow the reader's buffer, so each must be
 /// dropped before the next call to [`CaptureReader::next`]. After the first error the reader
 /// returns `None`.
+///
+/// A file that ends inside a record (as a capture stopped mid-write does) ends the frames there
+/// without an error: every complete record before the cut is read, and
+/// [`CaptureReader::truncated`] says where the cut is and what the record needed, as libpcap
+/// reads such a file ("truncated dump file"). A length field that cannot be right (longer than
+/// any snaplen or block allows) is an error wherever it sits.
 pub struct CaptureReader<R: Read> {
     src: R,
     buf: Vec<u8>,
@@ -108,6 +111,8 @@ pub struct CaptureReader<R: Read> {
     last_len: usize,
     eof: bool,
     failed: bool,
+    /// The file ended inside the record at this offset (see [`CaptureReader::truncated`]).
+    truncated: Option<DecodeError>,
     /// `None` for pcapng.
     legacy: Option<Legacy>,
     section: Section,
@@ -118,6 +123,13 @@ impl<R: Read> CaptureReader<R> {
     /// progress reporting.
     pub fn position(&self) -> u64 {
         self.file_off as u64
+    }
+
+    /// Where the file ended inside a record, once [`CaptureReader::next`] has returned `None`
+    /// for that reason: the record's file offset, the part that was cut (`"pcap record data"`,
+    /// `"pcapng block header"`, ...), the bytes there and the bytes it needed.
+    pub fn truncated(&self) -> Option<&DecodeError> {
+        self.truncated.as_ref()
     }
 
     /// Reads the file header (pcap) or first section header (pcapng) to learn the format.
@@ -131,6 +143,7 @@ impl<R: Read> CaptureReader<R> {
             last_len: 0,
             eof: false,
             failed: false,
+            truncated: None,
             legacy: None,
             section: Section::default(),
         };
@@ -201,8 +214,19 @@ impl<R: Read> CaptureReader<R> {
             return Ok(None);
         }
         let hdr_len = if modified { 24 } else { 16 };
-        self.need(hdr_len, "pcap record header")?;
-        let caplen = self.u32_at(8, big_endian);
+        if !self.need_record(hdr_len, "pcap record header")? {
+            return Ok(None);
+        }
+        // The record header's fields in the file's byte order (draft-ietf-opsawg-pcap §5); the
+        // modified format's 8 more bytes (ifindex, protocol, pkt_type) say nothing we use.
+        // (pcap-parser 0.17 reads modified records as little-endian whatever the file says.)
+        let mut h = [0u8; 16];
+        h.copy_from_slice(&self.buf[self.start..self.start + 16]);
+        let field = |i: usize| {
+            let b = [h[i], h[i + 1], h[i + 2], h[i + 3]];
+            if big_endian { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }
+        };
+        let (ts_sec, ts_frac, caplen, orig_len) = (field(0), field(4), field(8), field(12));
         if caplen > max_caplen {
             return Err(DecodeError::new(
                 self.file_off + 8,
@@ -212,23 +236,14 @@ impl<R: Read> CaptureReader<R> {
             ));
         }
         let total = hdr_len + caplen as usize;
-        self.need(total, "pcap record data")?;
-        let rec = &self.buf[self.start..self.start + total];
-        let parsed = match (modified, big_endian) {
-            (true, _) => parse_pcap_frame_modified(rec),
-            (false, false) => parse_pcap_frame(rec),
-            (false, true) => parse_pcap_frame_be(rec),
-        };
-        let b: LegacyPcapBlock = parsed
-            .map_err(|_| {
-                DecodeError::new(self.file_off, "pcap record", u64::from(caplen), "a record header")
-            })?
-            .1;
-        let frac_ns = if nanos { u64::from(b.ts_usec) } else { u64::from(b.ts_usec) * 1000 };
-        let ts_ns = u64::from(b.ts_sec) * 1_000_000_000 + frac_ns;
-        let data = self.range_of(b.data);
+        if !self.need_record(total, "pcap record data")? {
+            return Ok(None);
+        }
+        let frac_ns = if nanos { u64::from(ts_frac) } else { u64::from(ts_frac) * 1000 };
+        let ts_ns = u64::from(ts_sec) * 1_000_000_000 + frac_ns;
+        let data = self.start + hdr_len..self.start + total;
         self.last_len = total;
-        Ok(Some(Pending { ts_ns, interface: 0, linktype, orig_len: b.origlen, data }))
+        Ok(Some(Pending { ts_ns, interface: 0, linktype, orig_len, data }))
     }
 
     fn next_ng(&mut self) -> Result<Option<Pending>, DecodeError> {
@@ -236,7 +251,13 @@ impl<R: Read> CaptureReader<R> {
             if !self.fill_to(1)? {
                 return Ok(None);
             }
-            self.need(12, "pcapng block header")?;
+            // The first block is the section header that makes the file a pcapng file: cut
+            // short, there is no capture to speak of (as a cut pcap file header).
+            if self.file_off == 0 {
+                self.need(12, "pcapng block header")?;
+            } else if !self.need_record(12, "pcapng block header")? {
+                return Ok(None);
+            }
             let mut big_endian = self.section.big_endian;
             let block_type = self.u32_at(0, big_endian);
             if block_type == SHB_TYPE {
@@ -263,7 +284,11 @@ impl<R: Read> CaptureReader<R> {
                     format!("a multiple of 4 in 12..={MAX_BLOCK_BYTES}"),
                 ));
             }
-            self.need(len, "pcapng block")?;
+            if self.file_off == 0 {
+                self.need(len, "pcapng block")?;
+            } else if !self.need_record(len, "pcapng block")? {
+                return Ok(None);
+            }
             self.last_len = len;
             match block_type {
                 SHB_TYPE | IDB_TYPE | EPB_TYPE | SPB_TYPE => {}
@@ -364,10 +389,6 @@ impl<R: Read> CaptureReader<R> {
         if big_endian { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }
     }
 
-    fn range_of(&self, sub: &[u8]) -> Range<usize> {
-        range_in(&self.buf, sub)
-    }
-
     fn consume(&mut self, n: usize) {
         self.start += n;
         self.file_off += n;
@@ -380,6 +401,18 @@ impl<R: Read> CaptureReader<R> {
         } else {
             Err(DecodeError::truncated(self.file_off, field, self.end - self.start, n))
         }
+    }
+
+    /// Makes `n` bytes of the record at the current offset available; `false` when the file
+    /// ends first, the cut kept for [`CaptureReader::truncated`].
+    #[inline]
+    fn need_record(&mut self, n: usize, field: &'static str) -> Result<bool, DecodeError> {
+        if self.end - self.start >= n || self.fill_to(n)? {
+            return Ok(true);
+        }
+        let available = self.end - self.start;
+        self.truncated = Some(DecodeError::truncated(self.file_off, field, available, n));
+        Ok(false)
     }
 
     /// Reads until `n` unconsumed bytes are buffered; `false` if the file ends first.
@@ -448,15 +481,25 @@ mod tests {
     /// (ts_ns, interface, linktype, orig_len, data) of one frame.
     type Owned = (u64, u32, u16, u32, Vec<u8>);
 
-    /// Frames as owned values, or the first error.
+    /// Frames as owned values, or the first error; a cut last record is an error here too, so
+    /// tests of whole files see it.
     fn read_all(bytes: &[u8]) -> Result<Vec<Owned>, DecodeError> {
+        let (frames, cut) = read_cut(bytes)?;
+        match cut {
+            Some(e) => Err(e),
+            None => Ok(frames),
+        }
+    }
+
+    /// Frames as owned values and where the file was cut, or the first error.
+    fn read_cut(bytes: &[u8]) -> Result<(Vec<Owned>, Option<DecodeError>), DecodeError> {
         let mut r = CaptureReader::new(bytes)?;
         let mut out = Vec::new();
         while let Some(f) = r.next() {
             let f = f?;
             out.push((f.ts_ns, f.interface, f.linktype.0, f.orig_len, f.data.to_vec()));
         }
-        Ok(out)
+        Ok((out, r.truncated().cloned()))
     }
 
     /// A `Read` that hands out at most `step` bytes per call, to exercise every refill path.
@@ -496,6 +539,21 @@ mod tests {
         let mut f = pcap_header(true, true, 276, 262_144);
         pcap_record(&mut f, true, 7, 123_456_789, &[9, 8, 7, 6], 1514);
         assert_eq!(read_all(&f).unwrap(), vec![(7_123_456_789, 0, 276, 1514, vec![9, 8, 7, 6])]);
+    }
+
+    #[test]
+    fn pcap_modified_records_read_back_in_both_byte_orders() {
+        for be in [false, true] {
+            let mut f = pcap_header(be, false, 1, 65535);
+            let magic =
+                if be { MAGIC_MODIFIED.to_be_bytes() } else { MAGIC_MODIFIED.to_le_bytes() };
+            f[..4].copy_from_slice(&magic);
+            pcap_record(&mut f, be, 3, 250, &[5, 6, 7], 90);
+            // ifindex, protocol, pkt_type and a pad byte sit between the header and the data.
+            let at = f.len() - 3;
+            f.splice(at..at, [9u8; 8]);
+            assert_eq!(read_all(&f).unwrap(), vec![(3_000_250_000, 0, 1, 90, vec![5, 6, 7])]);
+        }
     }
 
     #[test]
@@ -548,21 +606,81 @@ mod tests {
     }
 
     #[test]
-    fn pcap_truncated_record_header_and_data_give_the_record_offset() {
+    fn pcap_cut_record_header_and_data_end_the_frames_at_the_record_offset() {
         let mut f = pcap_header(false, false, 1, 65535);
         pcap_record(&mut f, false, 0, 0, &[1; 10], 10);
         let second = f.len();
         pcap_record(&mut f, false, 0, 0, &[2; 10], 10);
-        // Header cut: 24 + 26 + 7 bytes.
-        let e = read_all(&f[..second + 7]).unwrap_err();
+        // Header cut: 24 + 26 + 7 bytes. The first record is read, the cut is reported.
+        let (frames, cut) = read_cut(&f[..second + 7]).unwrap();
+        assert_eq!(frames, vec![(0, 0, 1, 10, vec![1; 10])]);
+        let e = cut.unwrap();
         assert_eq!((e.offset, e.field, e.value), (second, "pcap record header", 7));
         // Data cut: the header is whole, 3 of 10 data bytes are there.
-        let e = read_all(&f[..second + 19]).unwrap_err();
+        let (frames, cut) = read_cut(&f[..second + 19]).unwrap();
+        assert_eq!(frames.len(), 1);
+        let e = cut.unwrap();
         assert_eq!((e.offset, e.field, e.value), (second, "pcap record data", 19));
         assert_eq!(
             e.to_string(),
             format!("byte {second}: pcap record data = 19, expected 26 bytes, but only 19 remain")
         );
+        // A cut on a record boundary is a complete file.
+        assert_eq!(read_cut(&f[..second]).unwrap(), (frames, None));
+    }
+
+    #[test]
+    fn pcap_cut_at_every_byte_of_the_last_record_keeps_the_records_before_it() {
+        for (be, nanos, modified) in
+            [(false, false, false), (true, true, false), (false, false, true), (true, false, true)]
+        {
+            let mut f = pcap_header(be, nanos, 1, 65535);
+            if modified {
+                f[..4].copy_from_slice(&if be {
+                    MAGIC_MODIFIED.to_be_bytes()
+                } else {
+                    MAGIC_MODIFIED.to_le_bytes()
+                });
+            }
+            let hdr = if modified { 24 } else { 16 };
+            let mut starts = Vec::new();
+            for k in 0..3u8 {
+                starts.push(f.len());
+                pcap_record(&mut f, be, u32::from(k), 0, &[k; 40], 40);
+                // The modified format's record header has 8 more bytes (ifindex, protocol,
+                // pkt_type, pad) behind the usual 16.
+                if modified {
+                    let at = f.len() - 40;
+                    f.splice(at..at, [0u8; 8]);
+                }
+            }
+            let last = starts[2];
+            for cut in last + 1..f.len() {
+                let (frames, e) = read_cut(&f[..cut]).unwrap();
+                assert_eq!(frames.iter().map(|x| x.4[0]).collect::<Vec<_>>(), [0, 1], "cut {cut}");
+                let e = e.unwrap_or_else(|| panic!("cut {cut}: no truncation reported"));
+                let field =
+                    if cut - last < hdr { "pcap record header" } else { "pcap record data" };
+                let needed = if field == "pcap record header" { hdr } else { hdr + 40 };
+                assert_eq!((e.offset, e.field, e.value), (last, field, (cut - last) as u64));
+                assert!(e.expected.starts_with(&format!("{needed} bytes")), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn pcap_absurd_incl_len_mid_file_is_an_error_not_a_cut() {
+        let mut f = pcap_header(false, false, 1, 65535);
+        for k in 0..3u8 {
+            pcap_record(&mut f, false, 0, 0, &[k; 10], 10);
+        }
+        let second = 24 + 26;
+        f[second + 8..second + 12].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
+        let mut r = CaptureReader::new(&f[..]).unwrap();
+        assert!(r.next().unwrap().is_ok());
+        let e = r.next().unwrap().unwrap_err();
+        assert_eq!((e.offset, e.field, e.value), (second + 8, "incl_len", 0xffff_fff0));
+        assert!(r.next().is_none() && r.truncated().is_none());
     }
 
     #[test]
@@ -638,6 +756,11 @@ mod tests {
         ng_epb(&mut f, false, 0, 0, &[0; 8], 8);
         let e = read_all(&f[..f.len() - 1]).unwrap_err();
         assert_eq!((e.offset, e.field), (at, "pcapng block"));
+        // A huge length is refused even in the last block: no snaplen allows it.
+        let mut bad = f.clone();
+        bad[at + 4..at + 8].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
+        let e = read_cut(&bad).unwrap_err();
+        assert_eq!((e.offset, e.field, e.value), (at + 4, "block_total_length", 0x7fff_fff0));
         let mut bad = f.clone();
         bad[at + 4..at + 8].copy_from_slice(&13u32.to_le_bytes());
         let e = read_all(&bad).unwrap_err();
@@ -652,6 +775,60 @@ mod tests {
         bad[end - 4..].copy_from_slice(&44u32.to_le_bytes());
         let e = read_all(&bad).unwrap_err();
         assert_eq!((e.offset, e.field, e.value), (at, "pcapng block", 6));
+    }
+
+    #[test]
+    fn pcapng_cut_at_every_byte_of_the_last_block_keeps_the_packets_before_it() {
+        for be in [false, true] {
+            let mut f = Vec::new();
+            ng_shb(&mut f, be);
+            ng_idb(&mut f, be, 1, Some(9), None);
+            ng_epb(&mut f, be, 0, 5, &[1; 30], 30);
+            ng_block(&mut f, be, 5, &[0; 16]); // interface statistics between packets
+            ng_epb(&mut f, be, 0, 6, &[2; 30], 30);
+            let last = f.len();
+            ng_epb(&mut f, be, 0, 7, &[3; 30], 30);
+            for cut in last + 1..f.len() {
+                let (frames, e) = read_cut(&f[..cut]).unwrap();
+                assert_eq!(frames.iter().map(|x| x.4[0]).collect::<Vec<_>>(), [1, 2], "cut {cut}");
+                let e = e.unwrap_or_else(|| panic!("cut {cut}: no truncation reported"));
+                let field = if cut - last < 12 { "pcapng block header" } else { "pcapng block" };
+                assert_eq!((e.offset, e.field, e.value), (last, field, (cut - last) as u64));
+            }
+            // A cut inside a second section's header or an interface block reads the same way.
+            let mut g = f.clone();
+            let shb = g.len();
+            ng_shb(&mut g, !be);
+            let (frames, e) = read_cut(&g[..shb + 20]).unwrap();
+            assert_eq!((frames.len(), e.unwrap().offset), (3, shb));
+        }
+    }
+
+    #[test]
+    fn pcapng_cut_first_section_header_is_not_a_capture() {
+        let mut f = Vec::new();
+        ng_shb(&mut f, false);
+        for cut in [4, 11, 12, f.len() - 1] {
+            let e = read_cut(&f[..cut]).unwrap_err();
+            assert_eq!((e.offset, e.value), (0, cut as u64), "cut {cut}: {e}");
+        }
+    }
+
+    #[test]
+    fn pcapng_absurd_block_length_mid_file_is_an_error_not_a_cut() {
+        let mut f = Vec::new();
+        ng_shb(&mut f, false);
+        ng_idb(&mut f, false, 1, None, None);
+        ng_epb(&mut f, false, 0, 1, &[1; 8], 8);
+        let at = f.len();
+        ng_epb(&mut f, false, 0, 2, &[2; 8], 8);
+        ng_epb(&mut f, false, 0, 3, &[3; 8], 8);
+        f[at + 4..at + 8].copy_from_slice(&(MAX_BLOCK_BYTES as u32 + 4).to_le_bytes());
+        let mut r = CaptureReader::new(&f[..]).unwrap();
+        assert!(r.next().unwrap().is_ok());
+        let e = r.next().unwrap().unwrap_err();
+        assert_eq!((e.offset, e.field), (at + 4, "block_total_length"));
+        assert!(r.next().is_none() && r.truncated().is_none());
     }
 
     #[test]
@@ -673,10 +850,15 @@ mod tests {
     }
 
     #[test]
-    fn reader_after_an_error_returns_none() {
+    fn reader_after_an_error_or_a_cut_returns_none() {
         let mut f = pcap_header(false, false, 1, 65535);
         pcap_record(&mut f, false, 0, 0, &[1; 10], 10);
         let mut r = CaptureReader::new(&f[..f.len() - 1]).unwrap();
+        assert!(r.next().is_none());
+        assert!(r.next().is_none());
+        assert_eq!(r.truncated().map(|e| e.offset), Some(24));
+        f[24 + 8..24 + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+        let mut r = CaptureReader::new(&f[..]).unwrap();
         assert!(r.next().unwrap().is_err());
         assert!(r.next().is_none());
     }
@@ -718,6 +900,42 @@ mod tests {
                 (ns, *i, if *i == 0 { 1 } else { 113 }, d.len() as u32, d.clone())
             }).collect();
             prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn any_cut_of_a_capture_reads_exactly_the_whole_records_before_it(
+            ng: bool,
+            be: bool,
+            lens in prop::collection::vec(0usize..70, 1..12),
+            cut_at in any::<prop::sample::Index>(),
+        ) {
+            let mut f = Vec::new();
+            let mut ends = Vec::new();
+            if ng {
+                ng_shb(&mut f, be);
+                ng_idb(&mut f, be, 1, None, None);
+            } else {
+                f = pcap_header(be, false, 1, 65535);
+            }
+            let first = f.len();
+            for (k, n) in lens.iter().enumerate() {
+                let data = vec![k as u8; *n];
+                if ng {
+                    ng_epb(&mut f, be, 0, k as u64, &data, *n as u32);
+                } else {
+                    pcap_record(&mut f, be, k as u32, 0, &data, *n as u32);
+                }
+                ends.push(f.len());
+            }
+            let cut = first + cut_at.index(f.len() - first + 1);
+            let (frames, e) = read_cut(&f[..cut]).unwrap();
+            let whole = ends.iter().filter(|&&end| end <= cut).count();
+            prop_assert_eq!(frames.len(), whole);
+            let boundary = cut == first || ends.contains(&cut);
+            prop_assert_eq!(e.is_none(), boundary);
+            if let Some(e) = e {
+                prop_assert_eq!(e.offset, if whole == 0 { first } else { ends[whole - 1] });
+            }
         }
 
         #[test]

@@ -1,4 +1,4 @@
-//! Packet captures: pcap / pcapng files to frames ([`file`]), frames to packet records
+//! Packet captures: pcap / pcapng files to frames ([`file`](mod@file)), frames to packet records
 //! ([`packet`]), TCP loss-recovery marks ([`tcp`]) and a bottleneck's queue rebuilt from the
 //! packets seen entering and leaving it ([`queue`]).
 //!
@@ -18,7 +18,7 @@ pub mod udp_fast;
 pub use file::{CaptureReader, Frame};
 pub use linktype::Linktype;
 pub use packet::{L4, PacketRecord, TcpFlags, parse_packet};
-pub use queue::{QueueTrace, reconstruct_queue};
+pub use queue::{QueueTrace, reconstruct_queue, reconstruct_queue_with};
 pub use tcp::{TcpMark, TcpMarker};
 pub use udp_fast::{UdpFast, udp_to_ports};
 

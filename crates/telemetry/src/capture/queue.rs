@@ -12,7 +12,9 @@ use super::packet::PacketRecord;
 use crate::model::FlowKey;
 use crate::observation::{Observation, QueueKey};
 use rustc_hash::{FxHashMap, FxHasher};
+use std::convert::Infallible;
 use std::hash::{Hash, Hasher};
+use std::ops::ControlFlow;
 
 /// The reconstruction and what could not be placed.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -51,6 +53,15 @@ fn identity(rec: &PacketRecord) -> u64 {
     h.finish()
 }
 
+/// Packets between two calls of a reconstruction's `poll`: a few milliseconds of work.
+pub const POLL_PACKETS: usize = 1 << 12;
+
+/// `poll()` every [`POLL_PACKETS`] steps of a loop; its `Break` ends the loop.
+#[inline]
+fn every<B>(i: usize, poll: &mut impl FnMut() -> ControlFlow<B>) -> ControlFlow<B> {
+    if i.is_multiple_of(POLL_PACKETS) { poll() } else { ControlFlow::Continue(()) }
+}
+
 /// Rebuilds the queue between `entering` and `leaving` (each in any order; sorted here).
 pub fn reconstruct_queue(
     entering: impl IntoIterator<Item = PacketRecord>,
@@ -58,16 +69,42 @@ pub fn reconstruct_queue(
     key: QueueKey,
     drop_horizon_ns: u64,
 ) -> QueueTrace {
-    let mut ins: Vec<(u64, u64, u32, Option<FlowKey>)> =
-        entering.into_iter().map(|r| (r.ts_ns, identity(&r), r.wire_len, r.flow)).collect();
+    let never = || ControlFlow::<Infallible>::Continue(());
+    match reconstruct_queue_with(entering, leaving, key, drop_horizon_ns, never) {
+        ControlFlow::Continue(trace) => trace,
+        ControlFlow::Break(never) => match never {},
+    }
+}
+
+/// [`reconstruct_queue`] that calls `poll` every [`POLL_PACKETS`] packets of each step (a
+/// reconstruction of millions of packets takes seconds) and gives up when it breaks.
+pub fn reconstruct_queue_with<B>(
+    entering: impl IntoIterator<Item = PacketRecord>,
+    leaving: impl IntoIterator<Item = PacketRecord>,
+    key: QueueKey,
+    drop_horizon_ns: u64,
+    mut poll: impl FnMut() -> ControlFlow<B>,
+) -> ControlFlow<B, QueueTrace> {
+    let mut ins: Vec<(u64, u64, u32, Option<FlowKey>)> = Vec::new();
+    for (i, r) in entering.into_iter().enumerate() {
+        every(i, &mut poll)?;
+        ins.push((r.ts_ns, identity(&r), r.wire_len, r.flow));
+    }
     ins.sort_by_key(|a| a.0);
-    let mut outs: Vec<(u64, u64)> = leaving.into_iter().map(|r| (r.ts_ns, identity(&r))).collect();
+    poll()?;
+    let mut outs: Vec<(u64, u64)> = Vec::new();
+    for (i, r) in leaving.into_iter().enumerate() {
+        every(i, &mut poll)?;
+        outs.push((r.ts_ns, identity(&r)));
+    }
     outs.sort_by_key(|d| d.0);
+    poll()?;
 
     // Chains of same-identity arrivals in entry order: (first unmatched, last).
     let mut chains: FxHashMap<u64, (u32, u32)> = FxHashMap::default();
     let mut arrivals = Vec::with_capacity(ins.len().min(END as usize));
     for (i, &(ts_ns, id, bytes, flow)) in ins.iter().enumerate().take(END as usize) {
+        every(i, &mut poll)?;
         let i = i as u32;
         arrivals.push(Arrival { ts_ns, bytes, flow, next: END, fate: Fate::Queued });
         match chains.get_mut(&id) {
@@ -82,7 +119,8 @@ pub fn reconstruct_queue(
     }
 
     let mut trace = QueueTrace::default();
-    for &(t, id) in &outs {
+    for (i, &(t, id)) in outs.iter().enumerate() {
+        every(i, &mut poll)?;
         let Some((head, _)) = chains.get_mut(&id) else {
             trace.unmatched_departures += 1;
             continue;
@@ -102,18 +140,19 @@ pub fn reconstruct_queue(
 
     let last_departure = outs.last().map_or(0, |d| d.0);
     trace.observations =
-        sweep(&arrivals, last_departure, drop_horizon_ns, key, &mut trace.undecided);
-    trace
+        sweep(&arrivals, last_departure, drop_horizon_ns, key, &mut trace.undecided, &mut poll)?;
+    ControlFlow::Continue(trace)
 }
 
 /// Orders entries, drops and departures in time and accumulates the occupancy.
-fn sweep(
+fn sweep<B>(
     arrivals: &[Arrival],
     last_departure: u64,
     horizon: u64,
     key: QueueKey,
     undecided: &mut u64,
-) -> Vec<Observation> {
+    poll: &mut impl FnMut() -> ControlFlow<B>,
+) -> ControlFlow<B, Vec<Observation>> {
     // (time, rank, arrival index): at one instant entries come first, then drops, then
     // departures, so an observation sees every packet that entered by its time.
     const ENTER: u8 = 0;
@@ -121,6 +160,7 @@ fn sweep(
     const LEAVE: u8 = 2;
     let mut events: Vec<(u64, u8, u32)> = Vec::with_capacity(arrivals.len() * 2);
     for (i, a) in arrivals.iter().enumerate() {
+        every(i, poll)?;
         let i = i as u32;
         match a.fate {
             Fate::Left(t) => {
@@ -134,9 +174,11 @@ fn sweep(
         }
     }
     events.sort_unstable();
+    poll()?;
     let mut occupancy: u64 = 0;
     let mut out = Vec::with_capacity(events.len() / 2 + 1);
-    for (t, rank, i) in events {
+    for (k, (t, rank, i)) in events.into_iter().enumerate() {
+        every(k, poll)?;
         let a = &arrivals[i as usize];
         let bytes = u64::from(a.bytes);
         let (latency, dropped) = match rank {
@@ -161,7 +203,7 @@ fn sweep(
             report: None,
         });
     }
-    out
+    ControlFlow::Continue(out)
 }
 
 #[cfg(test)]
@@ -299,5 +341,44 @@ mod tests {
         let o: Vec<_> =
             t.observations.iter().map(|o| (o.t_ns, o.dropped, o.hop_latency_ns)).collect();
         assert_eq!(o, vec![(0, true, None), (52_000, false, Some(2000))]);
+    }
+
+    // ---- polling ----
+
+    /// `n` packets 1 µs apart each leaving 2 µs after it entered.
+    fn steady(n: u64) -> (Vec<PacketRecord>, Vec<PacketRecord>) {
+        let entering: Vec<_> = (0..n).map(|i| pkt(i * 1000, i)).collect();
+        let leaving = (0..n).map(|i| pkt(i * 1000 + 2000, i)).collect();
+        (entering, leaving)
+    }
+
+    #[test]
+    fn a_poll_that_never_breaks_changes_nothing_and_runs_every_poll_packets() {
+        let n = 3 * POLL_PACKETS as u64;
+        let (entering, leaving) = steady(n);
+        let mut polls = 0;
+        let polled = reconstruct_queue_with(entering.clone(), leaving.clone(), KEY, 10_000, || {
+            polls += 1;
+            ControlFlow::<()>::Continue(())
+        });
+        assert_eq!(
+            polled,
+            ControlFlow::Continue(reconstruct_queue(entering, leaving, KEY, 10_000))
+        );
+        // Five passes over n items (entering, leaving, chains, matching, events), one over the
+        // 2n events, one poll per POLL_PACKETS items of each, and one after each of three sorts.
+        assert_eq!(polls, 5 * 3 + 6 + 3);
+    }
+
+    #[test]
+    fn a_poll_that_breaks_stops_the_reconstruction_there() {
+        let (entering, leaving) = steady(10 * POLL_PACKETS as u64);
+        let mut polls = 0;
+        let stopped = reconstruct_queue_with(entering, leaving, KEY, 10_000, || {
+            polls += 1;
+            if polls == 25 { ControlFlow::Break("stop") } else { ControlFlow::Continue(()) }
+        });
+        assert_eq!(stopped, ControlFlow::Break("stop"));
+        assert_eq!(polls, 25);
     }
 }

@@ -14,122 +14,134 @@
 //! dropped from it otherwise. A burst still open when the input ends closes at its queue's last
 //! sample. The victims' baseline is the median hop latency of the queue's samples outside
 //! IN_BURST (merge-gap samples included, as they are below fall), or the least latency seen
-//! when every sample was in a burst.
+//! when every sample was in a burst; the same samples give each flow's usual share of the
+//! queue, against which culprits are judged ([`crate::attribution`]).
+//!
+//! With fixed thresholds every sample goes through the machine as it comes. With a rise taken
+//! from each queue's deepest occupancy ([`Rise::OfDeepest`]) the thresholds are known only at
+//! the end, but those of the deepest occupancy so far bound them from below. So a queue holds
+//! back the runs of samples that could belong to a burst — from a sample at the bound's rise
+//! until a sample under its fall is followed by nothing at that fall for a merge gap — releases
+//! what a deeper queue puts under the rise (a run's samples before its first at the new rise;
+//! a whole run that never reached it), and replays the rest at
+//! [`Detector::finish`]. Every other sample is outside any burst and counted as it comes. The
+//! result is the same as a run at the final thresholds; memory holds only the runs that still
+//! reach the rise of the deepest occupancy seen.
 //!
 //! Input order: samples must be time-ordered **per queue**; queues may interleave in any order
 //! (a gap closes lazily, on the queue's next sample or at [`Detector::finish`]). A sample older
 //! than its queue's previous one is read at the previous one's time and counted in
 //! [`Detector::out_of_order`].
 
+use super::Burst;
+use super::machine::{Machine, Outside};
 use super::median::LogHistogram;
-use super::{Burst, Definition, ParamError};
-use crate::attribution::{Attribution, DEFAULT_TOP_K};
+pub use super::params::{Fall, HysteresisParams, Rise, Thresholds};
+use crate::attribution::DEFAULT_TOP_K;
 use crate::loss::{LossLedger, SeqWidth};
 use crate::observation::{Observation, QueueKey, ReportStream};
 use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
-/// Thresholds in bytes of queue occupancy, times in nanoseconds. A `fall_bytes` above
-/// `rise_bytes` is read as `rise_bytes` (a burst then ends as soon as it drops below rise).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HysteresisParams {
-    pub rise_bytes: u64,
-    pub fall_bytes: u64,
-    pub min_duration_ns: u64,
-    pub merge_gap_ns: u64,
+/// A run of samples held back until the thresholds are known.
+#[derive(Debug)]
+struct Held {
+    samples: VecDeque<Observation>,
+    peak: u64,
+    /// The first sample under the fall bound since the last one at or above it.
+    below_since: Option<u64>,
 }
 
-impl HysteresisParams {
-    /// Thresholds as percentages of a buffer of `buffer_bytes` (Cisco NX-OS 10.5x accepts
-    /// rise/fall in %; int-telemetry.md §14.1), rounded to the nearest byte.
-    pub fn from_buffer_percent(
-        buffer_bytes: u64,
-        rise_pct: f64,
-        fall_pct: f64,
-        min_duration_ns: u64,
-        merge_gap_ns: u64,
-    ) -> Result<Self, ParamError> {
-        let pct = |field, v: f64| {
-            if v.is_finite() && (0.0..=100.0).contains(&v) {
-                Ok(v)
-            } else {
-                Err(ParamError { field, value: v, expected: "a percentage in 0..=100" })
+impl Held {
+    /// Count outside the samples before the first at or above `rise_bytes`: no burst can open
+    /// earlier. Returns whether any sample is left.
+    fn trim(&mut self, rise_bytes: u64, outside: &mut Outside) -> bool {
+        while let Some(o) = self.samples.front()
+            && o.occupancy_bytes < rise_bytes
+        {
+            outside.observe(o);
+            self.samples.pop_front();
+        }
+        !self.samples.is_empty()
+    }
+}
+
+/// The runs of a queue whose thresholds wait for its deepest occupancy. The thresholds of the
+/// deepest occupancy so far bound the final ones from below (the rise only grows with it): under
+/// that rise a sample can open no burst, under that fall it can keep none open, and a run that
+/// never reached that rise holds no burst — its samples are outside, counted at once.
+#[derive(Debug, Default)]
+struct Deferred {
+    current: Option<Held>,
+    /// Ended runs in time order; a released run is left empty.
+    held: Vec<Held>,
+    /// Held runs by peak, lowest first, to release those a deeper queue rules out.
+    by_peak: BinaryHeap<Reverse<(u64, usize)>>,
+}
+
+impl Deferred {
+    fn push(&mut self, obs: &Observation, bound: Thresholds, gap_ns: u64, outside: &mut Outside) {
+        let (t, occ) = (obs.t_ns, obs.occupancy_bytes);
+        let ended =
+            self.current.as_ref().and_then(|h| h.below_since).is_some_and(|b| t - b > gap_ns);
+        if ended && let Some(h) = self.current.take() {
+            self.keep(h, bound, outside);
+        }
+        match &mut self.current {
+            Some(h) => {
+                h.peak = h.peak.max(occ);
+                h.below_since =
+                    if occ < bound.fall_bytes { h.below_since.or(Some(t)) } else { None };
+                h.samples.push_back(*obs);
             }
-        };
-        let rise = pct("rise_pct", rise_pct)?;
-        let fall = pct("fall_pct", fall_pct)?;
-        if fall > rise {
-            return Err(ParamError { field: "fall_pct", value: fall, expected: "≤ rise_pct" });
-        }
-        let bytes = |p: f64| (buffer_bytes as f64 * p / 100.0).round() as u64;
-        Ok(HysteresisParams {
-            rise_bytes: bytes(rise),
-            fall_bytes: bytes(fall),
-            min_duration_ns,
-            merge_gap_ns,
-        })
-    }
-
-    fn fall(&self) -> u64 {
-        self.fall_bytes.min(self.rise_bytes)
-    }
-
-    /// The definition as each burst reports it.
-    pub fn definition(&self) -> Definition {
-        Definition::Hysteresis {
-            rise_bytes: self.rise_bytes,
-            fall_bytes: self.fall(),
-            min_duration_s: self.min_duration_ns as f64 / 1e9,
-            merge_gap_s: self.merge_gap_ns as f64 / 1e9,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Counts {
-    bytes: u64,
-    drops: u64,
-    samples: u64,
-}
-
-impl Counts {
-    fn add(&mut self, obs: &Observation) {
-        self.samples += 1;
-        if obs.dropped {
-            self.drops += 1;
-        } else {
-            self.bytes += u64::from(obs.packet_bytes);
+            None if occ >= bound.rise_bytes => {
+                let samples = VecDeque::from([*obs]);
+                self.current = Some(Held { samples, peak: occ, below_since: None });
+            }
+            None => outside.observe(obs),
         }
     }
 
-    fn absorb(&mut self, other: &mut Counts) {
-        self.bytes += other.bytes;
-        self.drops += other.drops;
-        self.samples += other.samples;
-        *other = Counts::default();
+    /// Hold an ended run from its first sample at the rise bound (none: it is all outside).
+    fn keep(&mut self, mut h: Held, bound: Thresholds, outside: &mut Outside) {
+        if h.trim(bound.rise_bytes, outside) {
+            self.by_peak.push(Reverse((h.peak, self.held.len())));
+            self.held.push(h);
+        }
+    }
+
+    /// The rise bound went up to `rise_bytes`: the current run starts at its first sample that
+    /// high (if any), and the held runs that stayed under it are released.
+    fn raise(&mut self, rise_bytes: u64, outside: &mut Outside) {
+        if let Some(h) = self.current.as_mut()
+            && !h.trim(rise_bytes, outside)
+        {
+            self.current = None;
+        }
+        while let Some(&Reverse((peak, i))) = self.by_peak.peek()
+            && peak < rise_bytes
+        {
+            self.by_peak.pop();
+            if let Some(h) = self.held.get_mut(i) {
+                std::mem::take(&mut h.samples).iter().for_each(|o| outside.observe(o));
+            }
+        }
+    }
+
+    /// The runs still held, in time order, the current one last.
+    fn into_runs(self) -> impl Iterator<Item = Held> {
+        self.held.into_iter().chain(self.current).filter(|h| !h.samples.is_empty())
     }
 }
 
-/// A burst being tracked: IN_BURST while `end_ns` is `None`, CLOSING after.
+/// How a queue meets its samples.
 #[derive(Debug)]
-struct Open {
-    start_ns: u64,
-    end_ns: Option<u64>,
-    peak_bytes: u64,
-    peak_ns: u64,
-    counts: Counts,
-    attribution: Attribution,
-    /// Samples of the current merge gap (their attribution is in `QueueState::gap`).
-    gap: Counts,
-}
-
-#[derive(Debug)]
-struct Closed {
-    start_ns: u64,
-    end_ns: u64,
-    peak_bytes: u64,
-    peak_ns: u64,
-    counts: Counts,
-    attribution: Attribution,
+enum Mode {
+    /// Thresholds known: through the machine as they come.
+    Streaming(Machine, Thresholds),
+    /// Thresholds wait for the deepest occupancy: the runs that may hold a burst are kept.
+    Deferred(Deferred),
 }
 
 #[derive(Debug)]
@@ -138,29 +150,30 @@ struct QueueState {
     last_t: Option<u64>,
     /// Spacing of consecutive samples: the resolution.
     spacing: LogHistogram,
-    /// Hop latency of samples outside bursts: the victims' baseline.
-    baseline: LogHistogram,
     min_latency: Option<u64>,
+    deepest: u64,
     /// Report streams that carried this queue's samples, for reports lost during a burst.
     streams: Vec<ReportStream>,
-    open: Option<Open>,
-    /// Merge-gap attribution, reused from gap to gap.
-    gap: Attribution,
-    closed: Vec<Closed>,
+    outside: Outside,
+    mode: Mode,
 }
 
 impl QueueState {
-    fn new(key: QueueKey) -> Self {
+    fn new(key: QueueKey, p: &HysteresisParams) -> Self {
+        let mode = if p.relative() {
+            Mode::Deferred(Deferred::default())
+        } else {
+            Mode::Streaming(Machine::default(), p.thresholds(0))
+        };
         QueueState {
             key,
             last_t: None,
             spacing: LogHistogram::new(),
-            baseline: LogHistogram::new(),
             min_latency: None,
+            deepest: 0,
             streams: Vec::new(),
-            open: None,
-            gap: Attribution::default(),
-            closed: Vec::new(),
+            outside: Outside::new(),
+            mode,
         }
     }
 
@@ -181,94 +194,43 @@ impl QueueState {
         if let Some(lat) = obs.hop_latency_ns {
             self.min_latency = Some(self.min_latency.map_or(lat, |m| m.min(lat)));
         }
-        let occ = obs.occupancy_bytes;
-
-        // CLOSING: expire, re-rise, or stay in the gap.
-        if let Some(end) = self.open.as_ref().and_then(|o| o.end_ns) {
-            if t - end > p.merge_gap_ns {
-                self.close(p);
-            } else if occ >= p.rise_bytes {
-                self.rerise();
-            } else {
-                self.gap_sample(obs);
-                return late;
+        let deeper = obs.occupancy_bytes > self.deepest;
+        self.deepest = self.deepest.max(obs.occupancy_bytes);
+        match &mut self.mode {
+            Mode::Streaming(machine, th) => machine.push(obs, p, *th, &mut self.outside),
+            Mode::Deferred(d) => {
+                let bound = p.thresholds(self.deepest);
+                if deeper {
+                    d.raise(bound.rise_bytes, &mut self.outside);
+                }
+                d.push(obs, bound, p.merge_gap_ns, &mut self.outside);
             }
-        }
-        match &mut self.open {
-            None if occ >= p.rise_bytes => {
-                let mut attribution = Attribution::new(t);
-                attribution.new_peak(t);
-                self.open = Some(Open {
-                    start_ns: t,
-                    end_ns: None,
-                    peak_bytes: occ,
-                    peak_ns: t,
-                    counts: Counts::default(),
-                    attribution,
-                    gap: Counts::default(),
-                });
-                self.in_burst_sample(obs, p);
-            }
-            None => self.outside_sample(obs),
-            Some(_) => self.in_burst_sample(obs, p),
         }
         late
     }
 
-    fn in_burst_sample(&mut self, obs: &Observation, p: &HysteresisParams) {
-        let Some(open) = self.open.as_mut() else { return };
-        let (t, occ) = (obs.t_ns, obs.occupancy_bytes);
-        if occ > open.peak_bytes {
-            open.peak_bytes = occ;
-            open.peak_ns = t;
-            open.attribution.new_peak(t);
-        }
-        open.counts.add(obs);
-        open.attribution.observe(obs);
-        if occ < p.fall() {
-            open.end_ns = Some(t);
-            open.gap = Counts::default();
-            self.gap.reset(open.peak_ns);
-        }
-    }
-
-    fn gap_sample(&mut self, obs: &Observation) {
-        if let Some(open) = self.open.as_mut() {
-            open.gap.add(obs);
-        }
-        self.gap.observe(obs);
-        self.outside_sample(obs);
-    }
-
-    fn outside_sample(&mut self, obs: &Observation) {
-        if let Some(lat) = obs.hop_latency_ns {
-            self.baseline.record(lat);
-        }
-    }
-
-    fn rerise(&mut self) {
-        if let Some(open) = self.open.as_mut() {
-            open.end_ns = None;
-            let mut gap = std::mem::take(&mut open.gap);
-            open.counts.absorb(&mut gap);
-            open.attribution.absorb(&mut self.gap);
-        }
-    }
-
-    /// End the open burst (at its fall, or at the last sample if it never fell) and keep it
-    /// if long enough.
-    fn close(&mut self, p: &HysteresisParams) {
-        let Some(open) = self.open.take() else { return };
-        let end_ns = open.end_ns.or(self.last_t).unwrap_or(open.start_ns);
-        if end_ns - open.start_ns >= p.min_duration_ns {
-            self.closed.push(Closed {
-                start_ns: open.start_ns,
-                end_ns,
-                peak_bytes: open.peak_bytes,
-                peak_ns: open.peak_ns,
-                counts: open.counts,
-                attribution: open.attribution,
-            });
+    /// Close what is open (replaying held samples at the queue's thresholds) and return the
+    /// machine that holds the queue's bursts, with those thresholds.
+    fn finish(&mut self, p: &HysteresisParams) -> (Machine, Thresholds) {
+        let last_ns = self.last_t.unwrap_or(0);
+        match std::mem::replace(&mut self.mode, Mode::Streaming(Machine::default(), p.lowest())) {
+            Mode::Streaming(mut machine, th) => {
+                machine.close(p, last_ns);
+                (machine, th)
+            }
+            Mode::Deferred(d) => {
+                let th = p.thresholds(self.deepest);
+                let mut machine = Machine::default();
+                for h in d.into_runs() {
+                    for o in &h.samples {
+                        machine.push(o, p, th, &mut self.outside);
+                    }
+                    // The run ended because no sample reached even the fall bound for a merge
+                    // gap (or the input ended): whatever is open closes here.
+                    machine.close(p, h.samples.back().map_or(last_ns, |o| o.t_ns));
+                }
+                (machine, th)
+            }
         }
     }
 }
@@ -330,7 +292,7 @@ impl Detector {
                 let i = match self.index.get(&obs.queue) {
                     Some(&i) => i,
                     None => {
-                        self.queues.push(QueueState::new(obs.queue));
+                        self.queues.push(QueueState::new(obs.queue, &self.params));
                         self.index.insert(obs.queue, self.queues.len() - 1);
                         self.queues.len() - 1
                     }
@@ -362,15 +324,16 @@ impl Detector {
 
     /// Close what is open and return every burst, in order of start time then queue.
     pub fn finish(mut self) -> Vec<Burst> {
-        let definition = self.params.definition();
         let mut bursts = Vec::new();
         for q in &mut self.queues {
-            q.close(&self.params);
-            let baseline = q.baseline.median().or(q.min_latency);
+            let (machine, th) = q.finish(&self.params);
+            let definition = self.params.definition(th);
+            let baseline = q.outside.baseline.median().or(q.min_latency);
             let resolution_ns = q.spacing.median().unwrap_or(0);
-            for c in q.closed.drain(..) {
+            for c in machine.closed {
                 let reports_lost =
                     q.streams.iter().map(|s| self.loss.lost_between(s, c.start_ns, c.end_ns)).sum();
+                let roles = c.attribution.roles(&q.outside.usual, baseline, self.top_k);
                 bursts.push(Burst {
                     queue: q.key,
                     start_ns: c.start_ns,
@@ -383,8 +346,9 @@ impl Detector {
                     reports_lost,
                     definition,
                     resolution_ns,
-                    culprits: c.attribution.culprits(self.top_k),
-                    victims: c.attribution.victims(baseline, self.top_k),
+                    culprits: roles.culprits,
+                    victims: roles.victims,
+                    culprit_flows: roles.culprit_flows,
                 });
             }
         }
@@ -397,6 +361,7 @@ impl Detector {
 mod tests {
     use super::*;
     use crate::attribution::test_flow as flow;
+    use crate::detect::Definition;
     use proptest::prelude::*;
 
     const Q: QueueKey = QueueKey { switch_id: 1, port: 2, queue_id: 0 };
@@ -416,7 +381,7 @@ mod tests {
     }
 
     fn params(rise: u64, fall: u64, min_duration_ns: u64, merge_gap_ns: u64) -> HysteresisParams {
-        HysteresisParams { rise_bytes: rise, fall_bytes: fall, min_duration_ns, merge_gap_ns }
+        HysteresisParams::fixed(rise, fall, min_duration_ns, merge_gap_ns)
     }
 
     /// One sample per µs: up 1 000 B/µs from 0 to 100 kB at 100 µs, then down to 0 at 200 µs.
@@ -452,7 +417,8 @@ mod tests {
                 rise_bytes: 50_000,
                 fall_bytes: 20_000,
                 min_duration_s: 0.0,
-                merge_gap_s: 0.0
+                merge_gap_s: 0.0,
+                rise_of_deepest: None,
             }
         );
     }
@@ -519,20 +485,6 @@ mod tests {
         assert_eq!((b[0].start_ns, b[0].end_ns), (5 * US, 15 * US));
         assert_eq!((b[1].start_ns, b[1].end_ns), (60 * US, 70 * US));
         assert_eq!(b[0].reports, 3);
-    }
-
-    #[test]
-    fn percent_of_buffer_thresholds() {
-        let p = HysteresisParams::from_buffer_percent(1_000_000, 50.0, 25.0, 10, 20).unwrap();
-        assert_eq!(p, params(500_000, 250_000, 10, 20));
-        let p = HysteresisParams::from_buffer_percent(333, 33.3, 0.0, 0, 0).unwrap();
-        assert_eq!((p.rise_bytes, p.fall_bytes), (111, 0));
-        let e = HysteresisParams::from_buffer_percent(1, 120.0, 10.0, 0, 0).unwrap_err();
-        assert_eq!(e.field, "rise_pct");
-        let e = HysteresisParams::from_buffer_percent(1, 10.0, f64::NAN, 0, 0).unwrap_err();
-        assert_eq!(e.field, "fall_pct");
-        let e = HysteresisParams::from_buffer_percent(1, 10.0, 20.0, 0, 0).unwrap_err();
-        assert_eq!(e.expected, "≤ rise_pct");
     }
 
     #[test]
@@ -628,14 +580,13 @@ mod tests {
         assert_eq!(b.drops, 1);
         assert_eq!(b.culprits[0].flow, flow(1));
         assert_eq!(b.culprits[0].share, 0.75);
+        // Flows 1 and 2 are new to this queue: both filled it, both are culprits. Flow 2 also
+        // waited (up to 2 + 39/2 = 21.5 µs), but a culprit is not its own burst's victim.
         assert_eq!(b.culprits.len(), 2);
-        // Baseline 2 µs: flow 9 waited 28 µs more; flow 2 at most 2 + 39/2 = 21.5 µs.
-        assert_eq!(b.victims[0].flow, flow(9));
-        assert_eq!(b.victims[0].delay_ns, 28 * US);
-        let dropped = b.victims.iter().find(|v| v.flow == flow(3)).unwrap();
-        assert_eq!((dropped.delay_ns, dropped.drops), (0, 1));
-        let v2 = b.victims.iter().find(|v| v.flow == flow(2)).unwrap();
-        assert_eq!(v2.delay_ns, 19_500);
+        assert_eq!(b.culprit_flows, vec![flow(1), flow(2)]);
+        // Baseline 2 µs: flow 9, the queue's usual traffic, waited 28 µs more.
+        let victims: Vec<_> = b.victims.iter().map(|v| (v.flow, v.delay_ns, v.drops)).collect();
+        assert_eq!(victims, vec![(flow(9), 28 * US, 0), (flow(3), 0, 1)]);
     }
 
     #[test]
@@ -679,6 +630,171 @@ mod tests {
         assert_eq!(v["end_s"], 1.81e-4);
         assert_eq!(v["definition"]["kind"], "hysteresis");
         assert_eq!(v["definition"]["fall_bytes"], 20_000);
+    }
+
+    // ---- thresholds from the deepest occupancy (the buffer unknown) ----
+
+    /// A 10 Gbit/s port's routine: every 500 µs a 60 µs train of two flows' TSO bursts reaching
+    /// 90 kB; at 5 ms and 20 ms a burst filling 2 MB over 4 ms and draining over 2 ms.
+    fn routine_and_two_bursts(d: &mut Detector) {
+        let mut t = 0;
+        while t < 30_000 * US {
+            let ms = t / 1_000_000;
+            let occ = if (5..11).contains(&ms) || (20..26).contains(&ms) {
+                let into = t % 15_000_000 - 5_000_000;
+                if into < 4_000_000 { into / 2 } else { 2_000_000 - (into - 4_000_000) }
+            } else {
+                let phase = t % (500 * US);
+                if phase < 60 * US { 1_500 * (phase / US) } else { 0 }
+            };
+            d.push(&depth(Q, t, occ));
+            t += US;
+        }
+    }
+
+    #[test]
+    fn deepest_rise_keeps_routine_trains_out_and_finds_both_bursts() {
+        let mut d = Detector::new(HysteresisParams::from_options(None, None, None, None, None));
+        routine_and_two_bursts(&mut d);
+        let b = d.finish();
+        let found: Vec<(u64, u64)> = b.iter().map(|b| (b.start_ns, b.peak_bytes)).collect();
+        // Rise: half of the 2 MB reached, 1 MB, first met 2 ms into each burst.
+        assert_eq!(found, vec![(7_000 * US, 2_000_000), (22_000 * US, 2_000_000)]);
+        assert!(matches!(
+            b[0].definition,
+            Definition::Hysteresis {
+                rise_bytes: 1_000_000,
+                fall_bytes: 500_000,
+                rise_of_deepest: Some(0.5),
+                ..
+            }
+        ));
+        // What a fixed 64 kB rise (the old default) made of the same port: every train a burst.
+        let mut d = Detector::new(params(64_000, 32_000, 0, 0));
+        routine_and_two_bursts(&mut d);
+        assert!(d.finish().len() > 30);
+    }
+
+    /// Samples a detector holds back, over its queues.
+    fn held_samples(d: &Detector) -> usize {
+        d.queues
+            .iter()
+            .map(|q| match &q.mode {
+                Mode::Deferred(def) => {
+                    def.held.iter().chain(&def.current).map(|h| h.samples.len()).sum()
+                }
+                Mode::Streaming(..) => 0,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn deeper_queue_releases_the_runs_it_rules_out() {
+        let mut d = Detector::new(HysteresisParams::from_options(None, None, None, None, None));
+        // Five 60 µs trains to 88.5 kB, 500 µs apart: each is held (it reaches half of 88.5 kB).
+        for i in 0..2_500u64 {
+            let phase = i % 500;
+            d.push(&depth(Q, i * US, if phase < 60 { 1_500 * phase } else { 0 }));
+        }
+        assert!(held_samples(&d) > 5 * 20);
+        // A queue of 2 MB puts the rise at 1 MB: the trains are released, only the burst is held.
+        for i in 0..=100u64 {
+            d.push(&depth(Q, 3_000 * US + i * US, 20_000 * i));
+        }
+        assert_eq!(held_samples(&d), 51);
+        assert_eq!(d.finish().len(), 1);
+    }
+
+    #[test]
+    fn deepest_rise_has_a_floor_on_a_quiet_queue() {
+        // A queue that never held more than three packets has no burst.
+        let mut d = Detector::new(HysteresisParams::from_options(None, None, None, None, None));
+        for i in 0..1_000u64 {
+            d.push(&depth(Q, i * US, 1_500 * (i % 4)));
+        }
+        assert!(d.finish().is_empty());
+    }
+
+    #[test]
+    fn deepest_rise_is_per_queue() {
+        // Queue Q peaks at 100 kB, queue q2 at 50 kB: each gets half its own deepest.
+        let q2 = QueueKey { switch_id: 1, port: 3, queue_id: 0 };
+        let p = HysteresisParams {
+            rise: Rise::OfDeepest { fraction: 0.5, floor_bytes: 1 },
+            fall: Fall::OfRise(0.5),
+            min_duration_ns: 0,
+            merge_gap_ns: 0,
+        };
+        let mut d = Detector::new(p);
+        for i in 0..=200u64 {
+            let occ = if i <= 100 { 1_000 * i } else { 1_000 * (200 - i) };
+            d.push(&depth(Q, i * US, occ));
+            d.push(&depth(q2, i * US, occ / 2));
+        }
+        let b = d.finish();
+        let got: Vec<(QueueKey, u64, u64)> =
+            b.iter().map(|b| (b.queue, b.start_ns, b.end_ns)).collect();
+        // Q: rise 50 kB at 50 µs, fall 25 kB first below at 176 µs; q2 the same times.
+        assert_eq!(got, vec![(Q, 50 * US, 176 * US), (q2, 50 * US, 176 * US)]);
+    }
+
+    proptest! {
+        /// Holding back the runs that may be bursts and replaying them at the end finds exactly
+        /// what a detector told each queue's final thresholds from the start finds.
+        #[test]
+        fn deepest_rise_matches_a_run_at_the_final_thresholds(
+            samples in proptest::collection::vec(
+                (0u64..3_000, 0u64..100_000, 0u8..2, any::<bool>(), proptest::option::of(0u64..50_000)),
+                0..300),
+            fraction in 0.05f64..1.0, floor in 0u64..60_000,
+            fall in prop_oneof![(0.0f64..=1.0).prop_map(Fall::OfRise), (0u64..80_000).prop_map(Fall::Bytes)],
+            min_d in 0u64..3_000, gap in 0u64..6_000,
+        ) {
+            let p = HysteresisParams {
+                rise: Rise::OfDeepest { fraction, floor_bytes: floor },
+                fall,
+                min_duration_ns: min_d,
+                merge_gap_ns: gap,
+            };
+            let mut t = 0u64;
+            let obs: Vec<Observation> = samples
+                .into_iter()
+                .map(|(dt, occ, port, dropped, lat)| {
+                    t += dt;
+                    Observation {
+                        t_ns: t,
+                        queue: QueueKey { switch_id: 1, port: u32::from(port), queue_id: 0 },
+                        occupancy_bytes: occ,
+                        flow: Some(flow(port + u8::from(dropped) * 2 + u8::from(occ % 3 == 0) * 4)),
+                        packet_bytes: 100 + (occ % 1_400) as u32,
+                        hop_latency_ns: lat,
+                        dropped,
+                        report: None,
+                    }
+                })
+                .collect();
+            let mut relative = Detector::new(p);
+            for o in &obs {
+                relative.push(o);
+            }
+            let got = relative.finish();
+            for port in 0..2u32 {
+                let mine: Vec<&Observation> = obs.iter().filter(|o| o.queue.port == port).collect();
+                let deepest = mine.iter().map(|o| o.occupancy_bytes).max().unwrap_or(0);
+                let th = p.thresholds(deepest);
+                let mut fixed = Detector::new(params(th.rise_bytes, th.fall_bytes, min_d, gap));
+                for o in mine {
+                    fixed.push(o);
+                }
+                let want = fixed.finish();
+                let have: Vec<&Burst> = got.iter().filter(|b| b.queue.port == port).collect();
+                prop_assert_eq!(have.len(), want.len());
+                for (h, w) in have.into_iter().zip(&want) {
+                    prop_assert_eq!(h.definition, p.definition(th));
+                    prop_assert_eq!(&Burst { definition: w.definition, ..h.clone() }, w);
+                }
+            }
+        }
     }
 
     proptest! {

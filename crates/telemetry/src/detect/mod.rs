@@ -10,10 +10,13 @@
 //!   Allegro definition, for plain packet captures.
 
 pub mod hysteresis;
+mod machine;
 mod median;
+pub mod params;
 pub mod rate;
 
 pub use crate::attribution::{Culprit, Victim};
+use crate::model::FlowKey;
 use crate::observation::QueueKey;
 use serde::Serialize;
 use serde::ser::{SerializeStruct, Serializer};
@@ -25,7 +28,15 @@ use std::fmt;
 pub enum Definition {
     /// Occupancy ≥ `rise_bytes` opens, < `fall_bytes` closes; bursts shorter than
     /// `min_duration_s` are discarded, closes followed by a re-rise within `merge_gap_s` merge.
-    Hysteresis { rise_bytes: u64, fall_bytes: u64, min_duration_s: f64, merge_gap_s: f64 },
+    /// `rise_of_deepest`: the fraction of the queue's deepest occupancy `rise_bytes` came from
+    /// (the buffer unknown), `null` when the rise was given or taken from the buffer.
+    Hysteresis {
+        rise_bytes: u64,
+        fall_bytes: u64,
+        min_duration_s: f64,
+        merge_gap_s: f64,
+        rise_of_deepest: Option<f64>,
+    },
     /// A window of `window_s` is hot when its bytes exceed `threshold` × `link_bps` × `window_s`.
     Rate { window_s: f64, threshold: f64, link_bps: u64 },
 }
@@ -58,15 +69,22 @@ pub struct Burst {
     /// queue (§16.2 "report which timescale a detector can resolve"), the window for a rate
     /// burst. 0 when the queue had a single sample.
     pub resolution_ns: u64,
-    /// Flows that filled the queue, most bytes first.
+    /// Flows that filled the queue, most bytes first (at most the detector's top k).
     pub culprits: Vec<Culprit>,
-    /// Flows that waited or were dropped, longest excess delay first.
+    /// Flows that waited or were dropped and are not culprits, longest excess delay first.
     pub victims: Vec<Victim>,
+    /// Every culprit, listed or not, sorted: a flow in here is never a victim of this burst.
+    pub culprit_flows: Vec<FlowKey>,
 }
 
 impl Burst {
     pub fn duration_ns(&self) -> u64 {
         self.end_ns.saturating_sub(self.start_ns)
+    }
+
+    /// Whether `flow` is a culprit of this burst (listed or not): such a flow is not a victim.
+    pub fn is_culprit(&self, flow: &FlowKey) -> bool {
+        self.culprit_flows.binary_search(flow).is_ok()
     }
 }
 
@@ -139,6 +157,7 @@ mod tests {
                 retransmits: 0,
                 dup_acks: 0,
             }],
+            culprit_flows: vec![flow(1)],
         }
     }
 
@@ -149,6 +168,7 @@ mod tests {
             fall_bytes: 20_000,
             min_duration_s: 1e-5,
             merge_gap_s: 5e-5,
+            rise_of_deepest: None,
         });
         let v = serde_json::to_value(&b).unwrap();
         let mut got: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -184,6 +204,7 @@ mod tests {
         assert_eq!(v["culprits"][0]["share"], 0.75);
         assert_eq!(v["victims"][0]["delay_s"], 4e-5);
         assert_eq!(v["victims"][0]["drops"], 2);
+        assert!(b.is_culprit(&flow(1)) && !b.is_culprit(&flow(2)));
     }
 
     #[test]

@@ -5,13 +5,15 @@
 //! Windows tumble on multiples of their length from time 0, so runs at different timescales
 //! line up. A window is hot when its bytes exceed `threshold × link_bps × window`; consecutive
 //! hot windows are one burst; an empty window is cold. Culprits are the flows by bytes in the
-//! hot windows. A capture says nothing of queueing delay or drops, so rate bursts have no
-//! victims and no drops.
+//! hot windows that carried at least their usual share of the link there (their share outside
+//! hot windows at that timescale; [`crate::attribution`]). A capture says nothing of queueing
+//! delay or drops, so rate bursts have no drops, and victims only from TCP's own loss signals
+//! (added by the caller; `crate::pipeline`), never a culprit.
 //!
 //! Input order: packets time-ordered; a packet older than the current window is counted in it.
 
 use super::{Burst, Definition, ParamError};
-use crate::attribution::{DEFAULT_TOP_K, rank_culprits};
+use crate::attribution::{DEFAULT_TOP_K, Usual, culprits_of};
 use crate::model::FlowKey;
 use crate::observation::QueueKey;
 use rustc_hash::FxHashMap;
@@ -19,6 +21,27 @@ use rustc_hash::FxHashMap;
 /// Timescales looked at by default: 100 µs (fmadio's slices, BurstRadar's "< 200 µs"), 1 ms
 /// (Allegro), 10 ms (int-telemetry.md §14.1, §16.2).
 pub const DEFAULT_TIMESCALES_NS: [u64; 3] = [100_000, 1_000_000, 10_000_000];
+
+/// Longer windows for slow links, where none of the defaults is long enough.
+const SLOW_LINK_TIMESCALES_NS: [u64; 3] = [100_000_000, 1_000_000_000, 10_000_000_000];
+
+/// The least a window must carry before it is hot, in bytes: ten 1500-byte segments, one TCP
+/// initial window (RFC 6928) sent back to back. A shorter window is filled by any sender's first
+/// train and says nothing of a burst (on a 50 Mbit/s link a 100 µs window is half a packet).
+pub const MIN_HOT_WINDOW_BYTES: f64 = 10.0 * 1_500.0;
+
+/// The default timescales for a link: those of [`DEFAULT_TIMESCALES_NS`] whose hot budget is at
+/// least [`MIN_HOT_WINDOW_BYTES`]; on a link too slow for any of them, the shortest of 100 ms,
+/// 1 s and 10 s that is (or 10 s).
+pub fn default_timescales(link_bps: u64, threshold: f64) -> Vec<u64> {
+    let holds = |w: u64| threshold * link_bps as f64 * w as f64 / 8e9 >= MIN_HOT_WINDOW_BYTES;
+    let fit: Vec<u64> = DEFAULT_TIMESCALES_NS.into_iter().filter(|&w| holds(w)).collect();
+    if !fit.is_empty() {
+        return fit;
+    }
+    let slow = SLOW_LINK_TIMESCALES_NS.into_iter().find(|&w| holds(w));
+    vec![slow.unwrap_or(SLOW_LINK_TIMESCALES_NS[2])]
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RateParams {
@@ -77,6 +100,8 @@ struct Scale {
     flows: FxHashMap<FlowKey, u64>,
     run: Option<HotRun>,
     done: Vec<HotRun>,
+    /// Flows' bytes in the windows that were not hot.
+    usual: Usual,
 }
 
 impl Scale {
@@ -128,7 +153,9 @@ impl Scale {
                 *run.flows.entry(f).or_default() += b;
             }
         }
-        self.flows.clear();
+        for (f, b) in self.flows.drain() {
+            self.usual.add(f, b);
+        }
         self.bytes = 0;
         self.packets = 0;
     }
@@ -159,6 +186,7 @@ impl RateDetector {
                 flows: FxHashMap::default(),
                 run: None,
                 done: Vec::new(),
+                usual: Usual::default(),
             })
             .collect();
         RateDetector { link, params, top_k: DEFAULT_TOP_K, scales }
@@ -191,6 +219,8 @@ impl RateDetector {
             };
             for run in s.done.drain(..) {
                 let w = s.window_ns;
+                let (culprits, culprit_flows) =
+                    culprits_of(run.flows.into_iter(), &s.usual, self.top_k);
                 bursts.push(Burst {
                     queue: self.link,
                     start_ns: run.first.saturating_mul(w),
@@ -203,8 +233,9 @@ impl RateDetector {
                     reports_lost: 0,
                     definition,
                     resolution_ns: w,
-                    culprits: rank_culprits(run.flows.into_iter(), self.top_k),
+                    culprits,
                     victims: Vec::new(),
+                    culprit_flows,
                 });
             }
         }
@@ -241,6 +272,21 @@ mod tests {
     }
 
     #[test]
+    fn default_timescales_skip_windows_one_initial_window_fills() {
+        // 10 Gbit/s: 100 µs at 0.95 holds 119 kB, every default is kept.
+        assert_eq!(default_timescales(10 * GBPS, 0.95), DEFAULT_TIMESCALES_NS.to_vec());
+        // 1 Gbit/s: 100 µs holds 11.9 kB, under ten packets.
+        assert_eq!(default_timescales(GBPS, 0.95), vec![1_000_000, 10_000_000]);
+        // 50 Mbit/s: only 10 ms (59 kB) is long enough; 1 ms holds four packets.
+        assert_eq!(default_timescales(50_000_000, 0.95), vec![10_000_000]);
+        // 10 Mbit/s: 10 ms holds 11.9 kB, so 100 ms; 100 kbit/s: even 1 s holds 11.9 kB.
+        assert_eq!(default_timescales(10_000_000, 0.95), vec![100_000_000]);
+        assert_eq!(default_timescales(100_000, 0.95), vec![10_000_000_000]);
+        // A higher threshold is a larger budget: 1 ms qualifies at 50 Mbit/s × 3.
+        assert_eq!(default_timescales(50_000_000, 3.0), vec![1_000_000, 10_000_000]);
+    }
+
+    #[test]
     fn bad_params_name_their_field() {
         assert_eq!(RateParams::new(0, 1.0).unwrap_err().field, "link_bps");
         assert_eq!(RateParams::new(GBPS, 0.0).unwrap_err().field, "threshold");
@@ -265,6 +311,9 @@ mod tests {
         assert_eq!(b.resolution_ns, 100_000);
         assert_eq!(b.culprits[0].flow, flow(1));
         assert_eq!(b.culprits[0].share, 0.8);
+        // Flow 2 kept its pace through the hot windows: 20 % of them, all of the link outside.
+        assert_eq!(b.culprits.len(), 1);
+        assert!(b.is_culprit(&flow(1)) && !b.is_culprit(&flow(2)));
         assert!(b.victims.is_empty());
         assert_eq!(
             b.definition,

@@ -1,6 +1,6 @@
 """The AmLight study's published numbers the report sets beside ours.
 
-Source: J. Bezerra et al., "Handling Microbursts @ AmLight", CI Lunch and Learn, 2023-07-07,
+Source: J. Bezerra et al., "Handling Microbursts @ AmLight" (AmLight's CI Lunch and Learn talk),
 slide "Microbursts vs TCP Retransmissions" (median and 95th percentile of TCP retransmits over
 the repetitions, per burst start mark, pooled over burst durations); the slide's BBR rows are
 shifted by one label, read here as the evident table (shared/reference/seed-targets.md §1).

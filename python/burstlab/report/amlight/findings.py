@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
-from burstlab.report.data import Run
+from burstlab.report.amlight.runs import Run
 from burstlab.report.units import format_duration
 
 __all__ = [

@@ -1,0 +1,91 @@
+"""The AmLight microburst study ("Handling Microbursts @ AmLight"; docs/amlight.md): recognised
+from the sweep's definition, then its findings checked on the sweep and its own sections added.
+
+A sweep is the study when its scenario is one of the study's (``scenarios/amlight/base-*.toml``,
+named in :data:`SCENARIOS`) and its grid sweeps nothing but the study's parameters
+(:data:`~burstlab.report.amlight.runs.PATHS`): the findings compare runs that differ only in
+those, so a grid that also varies, say, the buffer would pool runs the study keeps apart.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from burstlab.report.amlight import sections
+from burstlab.report.amlight.findings import NOT_RUN, Finding, check_all
+from burstlab.report.amlight.runs import PATHS, Run, study_runs
+from burstlab.report.data import RunData, SweepData
+from burstlab.report.page import Section
+
+__all__ = ["SCENARIOS", "StudyResult", "recognise", "study"]
+
+#: The names (``name =``) of the study's scenario files.
+SCENARIOS = ("amlight-base-209ms", "amlight-base-301ms")
+
+INTRO = ("The seed is the AmLight study \"Handling Microbursts @ AmLight\" (2023): a 13 GB iperf3 "
+         "transfer at 100 Gbit/s over 209 and 301 ms, hit by 4 × 25 Gbit/s bursts, with H-TCP and "
+         "BBR; its target is 13 GB in under 7 s.")
+
+
+@dataclass
+class StudyResult:
+    """The study's findings on a sweep, and the runs they were computed from."""
+
+    runs: list[Run]
+    findings: list[Finding]
+    name: str = "amlight"
+    title: str = "Findings: the AmLight study checked on this sweep"
+    intro: str = INTRO
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {s: sum(1 for f in self.findings if f.status == s) for s in ("pass", "fail", NOT_RUN)}
+
+    @property
+    def baselines(self) -> list[dict[str, Any]]:
+        """Median FCT of the no-burst runs per (CCA, RTT); ``None`` when unfinished."""
+        by: dict[tuple[str, float], list[float]] = defaultdict(list)
+        for r in self.runs:
+            if r.is_baseline:
+                by[(r.cca, r.rtt_s)].append(r.fct_s)
+        return [{"cca": c, "rtt_s": rtt, "fct_s": _finite(statistics.median(f)), "runs": len(f)}
+                for (c, rtt), f in sorted(by.items())]
+
+    @property
+    def points(self) -> list[dict[str, Any]]:
+        """Median FCT and retransmits per (CCA, RTT, burst start, burst duration)."""
+        return [
+            {"cca": c, "rtt_s": rtt, "start_s": s, "duration_s": d,
+             "fct_s": _finite(statistics.median(r.fct_s for r in g)),
+             "retransmits": statistics.median(r.retransmits for r in g), "runs": len(g)}
+            for (c, rtt, s, d), g in sorted(sections.groups(self.runs).items())
+        ]
+
+
+def _finite(x: float) -> float | None:
+    return None if x == float("inf") else x
+
+
+def recognise(data: SweepData) -> tuple[bool, str]:
+    """Whether the sweep is the study; when its scenario is the study's but its grid is not,
+    ``(False, why)`` for the page to say."""
+    if data.scenario_name not in SCENARIOS:
+        return False, ""
+    other = [a.path for a in data.swept_axes if a.path not in PATHS]
+    if other:
+        return False, (f"The AmLight study's findings are not checked: this sweep of {data.scenario_name} "
+                       f"also varies {', '.join(other)}, and the findings compare runs that differ only in "
+                       f"{', '.join(PATHS)}.")
+    return True, ""
+
+
+def study(data: SweepData) -> tuple[StudyResult, list[Section], list[RunData], dict[int, str]]:
+    """The study on ``data``: its findings, its sections, and the runs (with titles) its time
+    series show."""
+    runs = study_runs(data)
+    result = StudyResult(runs, check_all(runs))
+    secs = [sections.fct_duration(data, runs), sections.fct_heatmap(data, runs), sections.retransmissions(runs)]
+    return result, secs, sections.chosen_runs(data, runs), sections.title(runs)

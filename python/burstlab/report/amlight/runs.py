@@ -1,0 +1,66 @@
+"""The sweep's runs reduced to what the AmLight study compares: the transfer's CCA, RTT, burst
+start and duration, and its completion time and retransmissions."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from burstlab.report.data import SweepData
+
+__all__ = ["Run", "study_runs", "CCA", "RTT", "BURST_START", "BURST_DURATION", "PATHS"]
+
+#: The grid paths the study varies (as `--grid` and runs.parquet name them).
+CCA = "flow[0].cca"
+RTT = "topology.rtt"
+BURST_START = "burst[0].start"
+BURST_DURATION = "burst[0].duration"
+PATHS = (CCA, RTT, BURST_START, BURST_DURATION)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One ok run of the study: the transfer (flow 0) against the first burst.
+
+    ``duration_s`` is 0 for a run whose burst sent nothing (``burst[0].duration=1ns``, a
+    scenario without a burst): a no-burst baseline. ``fct_s`` is ``inf`` when the transfer did
+    not finish before the scenario's ``stop``.
+    """
+
+    run_id: int
+    cca: str
+    rtt_s: float
+    start_s: float
+    duration_s: float
+    fct_s: float
+    retransmits: int
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.duration_s == 0
+
+    @property
+    def finished(self) -> bool:
+        return not math.isinf(self.fct_s)
+
+
+def study_runs(data: SweepData) -> list[Run]:
+    """Each ok run whose transfer (the first TCP flow) is sized, as a :class:`Run`."""
+    out = []
+    for r in data.runs:
+        transfer = r.flows[0] if r.flows else None
+        if transfer is None or not transfer.sized:
+            continue
+        bursts = r.scenario.get("bursts", [])
+        burst = bursts[0] if bursts else None
+        out.append(Run(
+            run_id=r.run_id,
+            cca=transfer.cca,
+            rtt_s=float(r.scenario["topology"].get("rtt_s", math.nan)),
+            start_s=float(burst["start_s"]) if burst else math.nan,
+            # A burst that delivered nothing is no burst, whatever its nominal duration.
+            duration_s=float(burst["duration_s"]) if burst and r.burst_bytes > 0 else 0.0,
+            fct_s=transfer.fct_s,
+            retransmits=transfer.retransmits,
+        ))
+    return out
