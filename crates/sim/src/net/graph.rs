@@ -228,7 +228,6 @@ pub struct Route {
 /// for their 5-tuples: one route per entry, in order, flow id = index.
 pub struct Router<'r, 'g> {
     g: &'r Resolved<'g>,
-    seed: u64,
     /// Costs towards each destination asked for so far.
     costs: FxHashMap<NodeId, Vec<Option<Cost>>>,
     /// Each node's ECMP salt.
@@ -240,11 +239,7 @@ impl<'r, 'g> Router<'r, 'g> {
         let salt = (0..g.graph.nodes.len())
             .map(|n| rng::stream(seed, "ecmp", n as u64).next_u64())
             .collect();
-        Router { g, seed, costs: FxHashMap::default(), salt }
-    }
-
-    pub fn seed(&self) -> u64 {
-        self.seed
+        Router { g, costs: FxHashMap::default(), salt }
     }
 
     /// The host named `name` at `field`.

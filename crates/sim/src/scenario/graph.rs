@@ -88,10 +88,12 @@ const ATTACH_KEYS: [&str; 3] = ["src", "dst", "path"];
 
 const HOST_EXPECTED: &str = "the name of a host";
 
-/// Default one-way delay of a preset's links.
+/// Default one-way delay of a preset's links (our choice: a few hundred metres of fibre or a
+/// switch's cut-through latency, the order of a data-centre hop).
 const DEFAULT_LINK_DELAY: Time = Time::from_us(1);
 
-/// `(graph, every host's qdisc by name)` for a graph `preset` in `[topology]` `t`.
+/// The topology of a graph `preset` in `[topology]` `t` (traffic attaches later, in
+/// [`attach`]).
 pub(crate) fn topology(
     root: &Fields,
     t: &Fields,
