@@ -50,9 +50,7 @@ pub fn to_json(s: &Scenario) -> Value {
 }
 
 fn preset(p: Preset) -> &'static str {
-    match p {
-        Preset::Dumbbell => "dumbbell",
-    }
+    p.name()
 }
 
 fn port(p: &PortSpec) -> Value {
@@ -198,6 +196,7 @@ mod tests {
                     shaper: None,
                     pauses: vec![],
                 },
+                graph: None,
             },
             flows: vec![FlowSpec {
                 size_bytes: Some(13 << 30),

@@ -4,17 +4,19 @@
 //! built to be fast enough to sweep hundreds of 100 Gbit/s, 200 ms-RTT transfers on a laptop.
 //!
 //! Layers, bottom up:
-//! - [`time`], [`units`]: picosecond time and unit newtypes;
+//! - [`time`], [`units`], [`latency`]: picosecond time, unit newtypes, host latencies;
 //! - [`event`]: the pending-event set, ordered by (time, insertion sequence);
 //! - [`packet`]: pooled packet metadata (no payload bytes);
 //! - [`net`]: egress ports and their queues, links, switches, hosts, topology presets;
 //! - [`tcp`]: the TCP endpoints (SACK, RACK-TLP, PRR, RTO, delayed ACK, receive window) and
 //!   [`tcp::cc`], congestion control behind one trait;
+//! - [`host`]: what a host does with its sockets' packets (its reading application);
 //! - [`app`]: traffic (bulk transfers, constant-rate UDP bursts);
 //! - [`record`]: the columnar output tables;
 //! - [`scenario`]: TOML scenarios with human units;
 //! - [`sim`]: the world and its event loop; [`observe`]: watching a run as it proceeds.
 
+pub mod latency;
 pub mod net;
 pub mod packet;
 pub mod record;
@@ -32,6 +34,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 pub mod app;
 pub mod event;
+pub mod host;
 pub mod observe;
 pub mod sim;
 

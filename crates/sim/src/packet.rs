@@ -95,6 +95,8 @@ pub struct Packet {
     pub gso_segs: u16,
     pub gso_index: u16,
     pub gso_bytes: u32,
+    /// Ports of its flow's route already taken (`net::topology::Network::next_port`).
+    pub hop: u8,
 }
 
 impl Packet {
@@ -118,6 +120,7 @@ impl Packet {
             retrans: false,
             ts_val: Time::ZERO,
             ts_ecr: Time::ZERO,
+            hop: 0,
             enqueued_at: Time::ZERO,
             edt: Time::ZERO,
             gso_segs: 1,

@@ -23,6 +23,12 @@ pub fn stream(seed: u64, domain: &str, id: u64) -> Stream {
     Stream { state: mix(h ^ id.wrapping_mul(GOLDEN_GAMMA)) }
 }
 
+/// A well-mixed 64-bit hash of `x` under `salt` (two finalizer rounds): ECMP's per-switch
+/// hash of a flow key.
+pub fn hash(salt: u64, x: u64) -> u64 {
+    mix(salt ^ mix(x ^ GOLDEN_GAMMA))
+}
+
 /// The SplitMix64 finalizer (variant 13 of Stafford's mixers).
 fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

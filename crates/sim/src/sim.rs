@@ -4,9 +4,12 @@ use std::ops::ControlFlow;
 use std::time::Instant;
 
 use crate::app::burst::BurstSource;
+use crate::app::incast::IncastApp;
 use crate::event::{Event, EventQueue};
+use crate::host::rx::{Arrival, Reader};
+use crate::latency::Latency;
 use crate::net::port::{Offer, Port, PortId, Start};
-use crate::net::topology::{self, Network, NodeKind};
+use crate::net::topology::{Network, NodeKind};
 use crate::observe::{Cancelled, IntervalRow, OBSERVE_EVERY, Observer};
 use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
 use crate::record::flow_key::{FiveTuple, format_ipv4};
@@ -17,61 +20,12 @@ use crate::record::{
     Table,
 };
 use crate::rng;
-use crate::scenario::{FlowSpec, IncastSpec, Latency, Scenario, ServeOrder};
+use crate::scenario::Scenario;
 use crate::tcp::cc::CongestionOps;
+use crate::tcp::config::FlowSpec;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{State, TcpSender};
 use crate::time::Time;
-
-/// An incast app's progress (see [`IncastSpec`]).
-struct IncastApp {
-    /// Its senders' flow indices.
-    flows: std::ops::Range<usize>,
-    /// Bytes each sender returns per query.
-    each: u64,
-    queries: u32,
-    gap: Time,
-    /// The server's time per response, and the stream its draws come from.
-    serve_time: Latency,
-    serve_rng: rng::Stream,
-    /// Who answers first, and the stream that shuffles them (its own, so that a shuffled run
-    /// draws the same serve times as a fixed one).
-    serve_order: ServeOrder,
-    order_rng: rng::Stream,
-    /// Queries completed.
-    done: u32,
-    /// Cumulative bytes each connection must have delivered for the current query.
-    target: u64,
-    /// Responses of the current query still incomplete.
-    waiting: usize,
-    /// Per sender: the target up to which its response was counted.
-    counted: Vec<u64>,
-    request_at: Time,
-    /// The current query's senders' SRTTs (µs) as each started its response.
-    srtt_at_response: Vec<u32>,
-}
-
-impl IncastApp {
-    fn new(spec: &IncastSpec, flows: std::ops::Range<usize>, seed: u64, k: usize) -> IncastApp {
-        let n = flows.len();
-        IncastApp {
-            flows,
-            each: spec.query_bytes / spec.senders as u64,
-            queries: spec.queries,
-            gap: spec.gap,
-            serve_time: spec.serve_time.clone(),
-            serve_rng: rng::stream(seed, "serve-time", k as u64),
-            serve_order: spec.serve_order,
-            order_rng: rng::stream(seed, "serve-order", k as u64),
-            done: 0,
-            target: 0,
-            waiting: 0,
-            counted: vec![0; n],
-            request_at: Time::ZERO,
-            srtt_at_response: Vec::with_capacity(n),
-        }
-    }
-}
 
 /// The `queue` table resolves a deep buffer into this many levels.
 const QUEUE_RECORD_LEVELS: u64 = 1024;
@@ -93,45 +47,13 @@ struct Flow {
     pacing_latency: Latency,
     pacing_rng: rng::Stream,
     pace_runs: Option<(Time, Time)>,
-    /// The receiving application's wake-up latency (0 = it reads every segment at once), the
-    /// stream its draws come from, and its pending wake-up.
-    read_latency: Latency,
-    read_rng: rng::Stream,
-    read_at: Option<Time>,
-    /// The application's first read, if it comes later than the others (`first_read_latency`).
-    first_read: Option<Time>,
-    /// The socket held by the reader before its next read ends (`read_hold`): from when, and
-    /// the data segments that came meanwhile, waiting in the socket's backlog.
-    read_hold: Latency,
-    hold_rng: rng::Stream,
-    hold_from: Option<Time>,
-    backlog: Vec<Packet>,
-    /// How late the receiving host answers the handshake; the SYN waiting for that answer.
-    handshake_latency: Latency,
-    handshake_rng: rng::Stream,
-    pending_syn: Option<Packet>,
-    /// Receive batching (`rx_coalesce`, `None` when zero): the data segments the receiving host
-    /// holds for TCP.
-    rx_coalesce: Option<Latency>,
-    rx_rng: rng::Stream,
-    rx_held: Vec<Packet>,
-    /// Every byte is acknowledged but the application has not read them all yet.
-    done_unread: bool,
+    /// The receiving host's side of the socket: its reader, backlog, batching, handshake.
+    reader: Reader,
     /// Interval reporting: start of the current interval and counters at its start.
     iv_start: Time,
     iv_acked: u64,
     iv_retrans: u64,
     iv_open: bool,
-}
-
-impl Flow {
-    /// How long the application takes to come for the data that just woke it.
-    fn next_read_latency(&mut self) -> Time {
-        match self.first_read.take() {
-            Some(first) => first,
-            None => self.read_latency.draw(&mut self.read_rng),
-        }
-    }
 }
 
 /// Column builders of the `intervals`, `queue`, `drops` and `queries` tables.
@@ -224,7 +146,7 @@ pub fn run_observed(scn: &Scenario, obs: &mut dyn Observer) -> Result<Output, Ca
 
 impl<'s> World<'s> {
     pub fn new(scn: &'s Scenario) -> World<'s> {
-        let net = topology::build(scn);
+        let net = scn.network();
         let mtu = scn.topology.mtu;
         // [[flow]] transfers first, then every incast's senders: connections that open empty
         // (size 0) and carry each query's response when the app writes it.
@@ -264,21 +186,7 @@ impl<'s> World<'s> {
                     pacing_latency: spec.pacing_latency.clone(),
                     pacing_rng: rng::stream(scn.seed, "pacing-latency", i as u64),
                     pace_runs: None,
-                    read_latency: spec.read_latency.clone(),
-                    read_rng: rng::stream(scn.seed, "read-latency", i as u64),
-                    read_at: None,
-                    first_read: spec.first_read_latency,
-                    read_hold: spec.read_hold.clone(),
-                    hold_rng: rng::stream(scn.seed, "read-hold", i as u64),
-                    hold_from: None,
-                    backlog: Vec::new(),
-                    handshake_latency: spec.handshake_latency.clone(),
-                    handshake_rng: rng::stream(scn.seed, "handshake-latency", i as u64),
-                    pending_syn: None,
-                    rx_coalesce: (!spec.rx_coalesce.is_zero()).then(|| spec.rx_coalesce.clone()),
-                    rx_rng: rng::stream(scn.seed, "rx-coalesce", i as u64),
-                    rx_held: Vec::new(),
-                    done_unread: false,
+                    reader: Reader::new(spec, scn.seed, i as u64),
                     iv_start: spec.start,
                     iv_acked: 0,
                     iv_retrans: 0,
@@ -318,8 +226,18 @@ impl<'s> World<'s> {
         // drain of a deep (64 MiB) buffer. Moves of one or two packets — each packet through
         // an idle port, a full drop-tail queue refilled after every departure — add no rows:
         // a 13 GiB transfer hit by a 2 s burst at a 1 MiB buffer wrote 1.7 million of them.
-        let deepest =
-            scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
+        let deepest = match &scn.topology.graph {
+            None => scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max(),
+            Some(g) => g
+                .graph
+                .links
+                .iter()
+                .flat_map(|l| [&l.ab, &l.ba])
+                .filter(|d| d.recorded)
+                .flat_map(|d| d.port.queues.iter().map(|q| q.buffer_bytes))
+                .max(),
+        }
+        .unwrap_or(0);
         let q_step = (2 * scn.topology.mtu as u64).max(deepest / QUEUE_RECORD_LEVELS);
         let int = IntRecorder::new(&net, &scn.telemetry).map(Box::new);
         let n_ports = net.ports.len();
@@ -353,7 +271,7 @@ impl<'s> World<'s> {
             // The first request once the connections are up (a few RTTs after their SYNs, and
             // the receiving host's slowest answer to a handshake).
             let settle =
-                (scn.topology.rtt * 4).max(Time::from_ms(10)) + inc.tcp.handshake_latency.upper();
+                (w.incast_rtt(k) * 4).max(Time::from_ms(10)) + inc.tcp.handshake_latency.upper();
             w.events.push(inc.start + settle, Event::IncastRequest { app: k as u32 });
         }
         for (i, b) in w.bursts.iter().enumerate() {
@@ -485,8 +403,9 @@ impl<'s> World<'s> {
     /// A packet reached `node`: forward it (switch) or hand it to its endpoint (host).
     fn deliver(&mut self, node: NodeId, id: PacketId) {
         if self.net.nodes[node as usize].kind == NodeKind::Switch {
-            let dst = self.pool.get(id).dst;
-            let pid = self.net.nodes[node as usize].routes[dst as usize].expect("static route");
+            let p = self.pool.get_mut(id);
+            let pid = self.net.next_port(p.flow, p.src, p.hop);
+            p.hop += 1;
             self.offer(pid, id);
             return;
         }
@@ -498,21 +417,17 @@ impl<'s> World<'s> {
         }
         let fi = p.flow as usize;
         let f = &mut self.flows[fi];
-        if p.kind == Kind::Data && node != f.snd.src && f.hold_from.is_some_and(|t| self.now >= t) {
-            // The reader holds the socket: `tcp_v4_rcv()` queues to the backlog.
-            f.backlog.push(p);
+        if p.kind != Kind::Data || node == f.snd.src {
+            self.receive(node, p);
             return;
         }
-        if let (Some(delay), Kind::Data, false) = (&f.rx_coalesce, p.kind, node == f.snd.src) {
-            // Receive batching: the first segment of a batch sets when the batch goes up.
-            if f.rx_held.is_empty() {
-                let at = self.now + delay.draw(&mut f.rx_rng);
+        match f.reader.data_arrives(self.now, p) {
+            Arrival::Backlogged | Arrival::Batched { goes_up: None } => {}
+            Arrival::Batched { goes_up: Some(at) } => {
                 self.events.push(at, Event::RxBatch { flow: fi as u32 });
             }
-            f.rx_held.push(p);
-            return;
+            Arrival::Now(p) => self.receive(node, p),
         }
-        self.receive(node, p);
     }
 
     /// The reader lets go of the socket (`__release_sock()`): TCP processes the backlog's skbs
@@ -520,13 +435,7 @@ impl<'s> World<'s> {
     /// (`tcp_release_cb()`). The read then takes what was queued before them, and after
     /// (`tcp_recvmsg()` flushes the backlog when it has copied the queue).
     fn release_backlog(&mut self, fi: usize) {
-        let f = &mut self.flows[fi];
-        f.hold_from = None;
-        if f.backlog.is_empty() {
-            return;
-        }
-        let mut held = std::mem::take(&mut f.backlog);
-        mark_backlog_skbs(&mut held);
+        let Some(held) = self.flows[fi].reader.release() else { return };
         self.flows[fi].rcv.begin_backlog();
         let node = self.flows[fi].rcv.node;
         for p in held {
@@ -542,7 +451,7 @@ impl<'s> World<'s> {
     fn rx_batch(&mut self, fi: u32) {
         let f = &mut self.flows[fi as usize];
         let node = f.rcv.node;
-        let held = std::mem::take(&mut f.rx_held);
+        let held = f.reader.take_batch();
         for p in held {
             self.receive(node, p);
         }
@@ -561,12 +470,11 @@ impl<'s> World<'s> {
                 self.flow_done(fi);
             }
         } else {
-            if p.kind == Kind::Syn && !f.handshake_latency.is_zero() {
-                // The host answers later: hold the SYN until then (a retransmitted one while
-                // the first waits changes nothing).
-                if f.pending_syn.is_none() {
-                    let at = now + f.handshake_latency.draw(&mut f.handshake_rng);
-                    f.pending_syn = Some(p);
+            if p.kind == Kind::Syn
+                && let Some(answer) = f.reader.hold_syn(now, p)
+            {
+                // The host answers later: the SYN waits until then.
+                if let Some(at) = answer {
                     self.events.push(at, Event::HandshakeAnswer { flow: fi as u32 });
                 }
                 self.out = out;
@@ -574,22 +482,16 @@ impl<'s> World<'s> {
             }
             f.rcv.on_packet(now, &p, &mut out);
             if p.kind == Kind::Data {
-                if f.read_latency.is_zero() {
+                if f.reader.reads_at_once() {
                     f.rcv.app_read(now, &mut out);
-                } else if f.read_at.is_none() && f.rcv.has_unread() {
+                } else if let Some(at) = f.reader.wake(now, f.rcv.has_unread()) {
                     // The application sleeps in recv(); data wakes it `read_latency` later.
-                    let at = now + f.next_read_latency();
-                    f.read_at = Some(at);
-                    if !f.read_hold.is_zero() {
-                        let hold = f.read_hold.draw(&mut f.hold_rng);
-                        f.hold_from = Some(at.saturating_sub(hold).max(now));
-                    }
                     self.events.push(at, Event::AppRead { flow: fi as u32 });
                 }
             }
         }
         let app = self.flows[fi].app;
-        let read_now = self.flows[fi].read_latency.is_zero();
+        let read_now = self.flows[fi].reader.reads_at_once();
         self.send_all(node, &mut out);
         self.out = out;
         self.sync_timers(fi);
@@ -601,7 +503,7 @@ impl<'s> World<'s> {
     /// The receiving host answers a SYN it held for its handshake latency.
     fn handshake_answer(&mut self, fi: u32) {
         self.flow_acts(fi as usize, |f, now, out| {
-            if let Some(syn) = f.pending_syn.take() {
+            if let Some(syn) = f.reader.take_syn() {
                 f.rcv.on_packet(now, &syn, out);
             }
             f.rcv.node
@@ -613,14 +515,14 @@ impl<'s> World<'s> {
         let fi = fi as usize;
         self.release_backlog(fi);
         self.flow_acts(fi, |f, now, out| {
-            f.read_at = None;
+            f.reader.read_done();
             f.rcv.app_read(now, out);
             f.rcv.node
         });
         if let Some(k) = self.flows[fi].app {
             self.incast_progress(fi, k);
         }
-        if std::mem::take(&mut self.flows[fi].done_unread) {
+        if std::mem::take(&mut self.flows[fi].reader.done_unread) {
             self.flow_done(fi);
         }
     }
@@ -716,8 +618,10 @@ impl<'s> World<'s> {
     }
 
     fn send_all(&mut self, node: NodeId, out: &mut Vec<Packet>) {
-        for p in out.drain(..) {
-            let pid = self.net.nodes[node as usize].routes[p.dst as usize].expect("host route");
+        for mut p in out.drain(..) {
+            debug_assert_eq!(p.src, node);
+            let pid = self.net.next_port(p.flow, p.src, 0);
+            p.hop = 1;
             let id = self.pool.alloc(p);
             self.offer(pid, id);
         }
@@ -848,7 +752,7 @@ impl<'s> World<'s> {
             return; // a persistent incast connection between responses
         }
         if self.flows[fi].rcv.has_unread() {
-            self.flows[fi].done_unread = true; // done when the application has read it all
+            self.flows[fi].reader.done_unread = true; // done when the application has read it all
             return;
         }
         self.close_interval(fi);
@@ -856,6 +760,16 @@ impl<'s> World<'s> {
     }
 
     // ---- incast apps ----
+
+    /// The RTT an incast app plans with: the dumbbell's, or its connections' longest
+    /// propagation RTT in a graph.
+    fn incast_rtt(&self, k: usize) -> Time {
+        if self.scn.topology.graph.is_none() {
+            return self.scn.topology.rtt;
+        }
+        let flows = self.incasts[k].flows.clone();
+        flows.map(|f| self.net.propagation_rtt[f]).max().unwrap_or(Time::ZERO)
+    }
 
     /// The receiver sends its request; the senders get it half an RTT later.
     fn incast_request(&mut self, k: u32) {
@@ -868,7 +782,7 @@ impl<'s> World<'s> {
                 f.rcv.node
             });
         }
-        let one_way = self.scn.topology.rtt / 2;
+        let one_way = self.incast_rtt(k as usize) / 2;
         self.events.push(self.now + one_way, Event::IncastWrite { app: k });
     }
 
@@ -876,21 +790,7 @@ impl<'s> World<'s> {
     /// `serve_order`, each response starting one `serve_time` after the previous one (the first,
     /// one after the request arrived); with no serve time all write at once.
     fn incast_write(&mut self, k: u32) {
-        let app = &mut self.incasts[k as usize];
-        app.target += app.each;
-        app.waiting = app.flows.len();
-        app.srtt_at_response.clear();
-        let n = app.flows.len() as u32;
-        let mut order: Vec<u32> = (0..n).collect();
-        if app.serve_order == ServeOrder::Shuffled {
-            app.order_rng.shuffle(&mut order);
-        }
-        let mut at = self.now;
-        let mut starts = Vec::with_capacity(n as usize);
-        for sender in order {
-            at += app.serve_time.draw(&mut app.serve_rng);
-            starts.push((at, sender));
-        }
+        let starts = self.incasts[k as usize].serve(self.now);
         for (at, sender) in starts {
             if at == self.now {
                 self.incast_serve(k, sender);
@@ -903,9 +803,7 @@ impl<'s> World<'s> {
     fn incast_serve(&mut self, k: u32, sender: u32) {
         let app = &mut self.incasts[k as usize];
         let (fi, each) = (app.flows.start + sender as usize, app.each);
-        // What `tcp_info`'s `tcpi_rtt` reads as the server starts its answer: the SRTT the
-        // last query left, which sets this one's loss-probe and RTO timers.
-        app.srtt_at_response.push(self.flows[fi].snd.rtt.srtt_us());
+        app.response_starts(self.flows[fi].snd.rtt.srtt_us());
         self.flow_acts(fi, |f, now, out| {
             f.snd.app_write(now, each, out);
             f.snd.src
@@ -916,29 +814,17 @@ impl<'s> World<'s> {
     fn incast_progress(&mut self, fi: usize, k: usize) {
         let delivered = self.flows[fi].rcv.stats.delivered;
         let app = &mut self.incasts[k];
-        if app.waiting == 0
-            || delivered < app.target
-            || app.counted[fi - app.flows.start] >= app.target
-        {
-            return;
-        }
-        app.counted[fi - app.flows.start] = app.target;
-        app.waiting -= 1;
-        if app.waiting > 0 {
-            return;
-        }
+        let Some(q) = app.delivered(fi, delivered) else { return };
         let r = &mut self.rec;
         r.qy_app.push(k as u64);
-        r.qy_index.push(app.done as u64);
-        r.qy_start.push(app.request_at.as_secs_f64());
+        r.qy_index.push(u64::from(q.index));
+        r.qy_start.push(q.request_at.as_secs_f64());
         r.qy_end.push(self.now.as_secs_f64());
-        r.qy_qct.push((self.now - app.request_at).as_secs_f64());
-        r.qy_srtt.push(median_us(&mut app.srtt_at_response));
-        app.done += 1;
-        if app.done < app.queries {
-            self.events.push(self.now + app.gap, Event::IncastRequest { app: k as u32 });
-        } else {
-            self.active -= 1;
+        r.qy_qct.push((self.now - q.request_at).as_secs_f64());
+        r.qy_srtt.push(q.median_srtt_us);
+        match q.next_after {
+            Some(gap) => self.events.push(self.now + gap, Event::IncastRequest { app: k as u32 }),
+            None => self.active -= 1,
         }
     }
 
@@ -990,6 +876,7 @@ impl<'s> World<'s> {
         p.payload =
             b.packet_size - crate::packet::IPV4_HEADER_BYTES - crate::packet::UDP_HEADER_BYTES;
         p.dscp = b.dscp;
+        p.hop = 1;
         b.sent += 1;
         let next = b.next_departure();
         // The datagram left its host now and reaches switch A one serialization later.
@@ -1146,6 +1033,12 @@ impl<'s> World<'s> {
                 ("dst_ip", Column::Str(keys.iter().map(|k| Some(format_ipv4(k.dst_ip))).collect())),
                 ("src_port", Column::U64(keys.iter().map(|k| u64::from(k.src_port)).collect())),
                 ("dst_port", Column::U64(keys.iter().map(|k| u64::from(k.dst_port)).collect())),
+                // Node names along the data direction, and the empty-network RTT of that path.
+                (
+                    "path",
+                    Column::Str((0..fs.len()).map(|f| Some(net.path_names(f).join(">"))).collect()),
+                ),
+                ("base_rtt_s", Column::F64(net.base_rtt.iter().map(|t| t.as_secs_f64()).collect())),
                 ("cca", Column::Str(fs.iter().map(|f| f.cca.clone()).collect())),
                 ("size_bytes", Column::U64(fs.iter().map(|f| f.size_bytes).collect())),
                 ("start_s", Column::F64(fs.iter().map(|f| f.start_s).collect())),
@@ -1251,81 +1144,5 @@ fn link_arrival(net: &mut Network, events: &mut EventQueue, pid: PortId, at: Tim
     port.pipe.push_back((at, id));
     if was_empty {
         events.push(at, Event::Arrival { port: pid });
-    }
-}
-
-/// The median of SRTT samples in µs (the mean of the middle two for an even count, as
-/// Python's `statistics.median`, which the validation harness applies to the kernel's).
-fn median_us(v: &mut [u32]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_unstable();
-    let mid = v.len() / 2;
-    if v.len() % 2 == 1 { v[mid] as f64 } else { (v[mid - 1] as f64 + v[mid] as f64) / 2.0 }
-}
-
-/// `tcp_add_backlog()` joins a segment to the backlog's last skb when it continues it
-/// (`end_seq == seq`), with the same TCP options (our timestamps: the same millisecond, as
-/// Linux's TSval clock ticks), ECN bits and flags, while the skb has room for its page
-/// (`MAX_SKB_FRAGS`, 17: veth delivers a segment's payload as one page fragment; traced here,
-/// the kernel's backlog skbs at 1500 bytes held at most 16-18 segments). Each resulting skb is
-/// marked as a GSO skb (`gso_index` of `gso_segs`): one receive event, one ACK decision.
-fn mark_backlog_skbs(held: &mut [Packet]) {
-    use crate::tcp::{MAX_SKB_FRAGS, TCP_TS_TICK};
-    let tick = |p: &Packet| p.ts_val.ps() / TCP_TS_TICK.ps();
-    let joins = |tail: &Packet, p: &Packet| {
-        tail.seq + tail.payload as u64 == p.seq
-            && tick(tail) == tick(p)
-            && tail.ecn == p.ecn
-            && tail.dscp == p.dscp
-            && (tail.ece, tail.cwr) == (p.ece, p.cwr)
-    };
-    let mut start = 0;
-    for i in 1..=held.len() {
-        if i < held.len() && i - start < MAX_SKB_FRAGS && joins(&held[i - 1], &held[i]) {
-            continue;
-        }
-        let segs = (i - start) as u16;
-        for (k, p) in held[start..i].iter_mut().enumerate() {
-            p.gso_index = k as u16;
-            p.gso_segs = segs;
-        }
-        start = i;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::time::Time;
-
-    fn seg(k: u64, sent_us: u64) -> Packet {
-        let mut p = Packet::new(Kind::Data, 0, 0, 1, 1500);
-        (p.seq, p.payload, p.ts_val) = (k * 1448, 1448, Time::from_us(sent_us));
-        p
-    }
-
-    fn skb_sizes(held: &[Packet]) -> Vec<u16> {
-        held.iter().filter(|p| p.gso_index == 0).map(|p| p.gso_segs).collect()
-    }
-
-    #[test]
-    fn backlog_joins_contiguous_segments_of_one_tsval_up_to_max_skb_frags() {
-        // 40 segments sent within one millisecond: skbs of 17, 17 and 6.
-        let mut held: Vec<Packet> = (0..40).map(|k| seg(k, 100 + k)).collect();
-        mark_backlog_skbs(&mut held);
-        assert_eq!(skb_sizes(&held), [17, 17, 6]);
-        assert!(held.iter().all(|p| p.gso_index < p.gso_segs));
-    }
-
-    #[test]
-    fn backlog_keeps_a_holes_sides_and_a_new_tsval_apart() {
-        // Segments 0-4, then 6-9 (5 lost), of which 8 and 9 were sent in the next millisecond.
-        let mut held: Vec<Packet> =
-            [0, 1, 2, 3, 4, 6, 7].iter().map(|&k| seg(k, 900 + k)).collect();
-        held.extend([seg(8, 1_000), seg(9, 1_001)]);
-        mark_backlog_skbs(&mut held);
-        assert_eq!(skb_sizes(&held), [5, 2, 2]);
     }
 }

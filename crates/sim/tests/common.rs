@@ -44,6 +44,7 @@ pub fn dumbbell(rate: Rate, rtt: Time, buffer: u64, mtu: u32, flows: Vec<FlowSpe
             clock_ppm: 0.0,
             veth: false,
             bottleneck: fifo(buffer),
+            graph: None,
         },
         flows,
         incasts: vec![],

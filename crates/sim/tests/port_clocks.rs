@@ -2,7 +2,6 @@
 //! errors, determinism, every port's effective rate within the bound, exact rates with
 //! `clock_ppm = 0`, and what it removes — the lock between an unpaced sender's line-rate train
 //! and an equally fast bottleneck.
-use burstlab_sim::net::topology;
 use burstlab_sim::scenario::{self, Scenario, ScenarioError};
 use burstlab_sim::{Rate, Time, run};
 
@@ -69,7 +68,7 @@ fn keys_clock_ppm_outside_0_to_1000_is_refused() {
 #[test]
 fn determinism_same_seed_same_offsets_and_records() {
     let ppbs = |sets: &[&str]| -> Vec<i64> {
-        topology::build(&many(sets)).ports.iter().map(|p| p.clock.ppb).collect()
+        many(sets).network().ports.iter().map(|p| p.clock.ppb).collect()
     };
     assert_eq!(ppbs(&[]), ppbs(&[]));
     assert_ne!(ppbs(&[]), ppbs(&["seed=12"]));
@@ -81,7 +80,7 @@ fn determinism_same_seed_same_offsets_and_records() {
 
 #[test]
 fn offsets_every_port_within_bound_and_zero_mean() {
-    let net = topology::build(&many(&[]));
+    let net = many(&[]).network();
     assert_eq!(net.ports.len(), 2 + 4 * 64 + 2 + 2 * 4);
     for p in &net.ports {
         // The port's serialization of a 9000-byte packet (9038-byte frame) is its nominal one
@@ -104,7 +103,7 @@ fn offsets_every_port_within_bound_and_zero_mean() {
 #[test]
 fn offsets_follow_the_bound() {
     let bound = |ppm: &str| {
-        let net = topology::build(&many(&[&format!("topology.clock_ppm={ppm}")]));
+        let net = many(&[&format!("topology.clock_ppm={ppm}")]).network();
         net.ports.iter().map(|p| p.clock.ppb.abs()).max().unwrap()
     };
     // Near the bound (274 uniform draws), never past it.
@@ -114,7 +113,7 @@ fn offsets_follow_the_bound() {
 
 #[test]
 fn exact_clock_ppm_0_gives_nominal_serialization() {
-    let net = topology::build(&many(&["topology.clock_ppm=0"]));
+    let net = many(&["topology.clock_ppm=0"]).network();
     for p in &net.ports {
         assert_eq!(p.clock.ppb, 0, "{}", p.name);
         for ip_bytes in [40, 1500, 9000] {

@@ -33,7 +33,6 @@
 //! that a source's frames never overlap on its own link and never reorder.
 
 use crate::rng;
-use crate::scenario::BurstSpec;
 use crate::time::Time;
 use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
 
@@ -329,4 +328,22 @@ mod tests {
         assert_eq!(b.jitter, Time::from_ns(2880) - Time(1));
         assert!((1..10_000).all(|k| b.departure(k) > b.departure(k - 1)));
     }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BurstSpec {
+    /// Number of sources, each on its own port of switch A.
+    pub sources: u32,
+    /// Sending rate of each source (IP bytes).
+    pub rate: Rate,
+    pub start: Time,
+    pub duration: Time,
+    /// IP datagram size, bytes.
+    pub packet_size: u32,
+    pub dscp: u8,
+    /// Bound of each datagram's departure jitter (uniform in `[0, jitter]`, no drift);
+    /// `app::burst` explains the timing model.
+    pub jitter: Time,
+    /// Bound of each source's clock offset in ppm (each draws its own, uniform in ±bound).
+    pub clock_ppm: f64,
 }

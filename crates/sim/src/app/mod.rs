@@ -2,3 +2,4 @@
 //! are the TCP sender's `size`.)
 
 pub mod burst;
+pub mod incast;

@@ -1,6 +1,6 @@
 //! `burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N]`: run a scenario in the
 //! release engine and print wall time, events/s and peak memory — the figures of
-//! docs/performance.md. Compare runs of one invocation as ratios; the machine is shared.
+//! docs/performance.md. `--graph text|json|dot` prints the expanded network instead. Compare runs of one invocation as ratios; the machine is shared.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -20,15 +20,17 @@ fn main() -> ExitCode {
     let mut sets = Vec::new();
     let mut repeat = 1;
     let mut json = false;
+    let mut graph = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--set" => sets.push(it.next().cloned().unwrap_or_default()),
             "--json" => json = true,
+            "--graph" => graph = it.next().cloned(),
             "--repeat" => repeat = it.next().and_then(|v| v.parse().ok()).unwrap_or(1),
             "-h" | "--help" => {
                 println!(
-                    "usage: burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N] [--json]"
+                    "usage: burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N] [--json] [--graph text|json|dot]"
                 );
                 return ExitCode::SUCCESS;
             }
@@ -37,7 +39,7 @@ fn main() -> ExitCode {
     }
     let Some(path) = path else {
         eprintln!(
-            "usage: burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N] [--json]"
+            "usage: burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N] [--json] [--graph text|json|dot]"
         );
         return ExitCode::from(2);
     };
@@ -48,6 +50,20 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(format) = graph {
+        // The expanded network, for checking a topology before running it.
+        let view = scn.graph_view();
+        match format.as_str() {
+            "text" => print!("{}", view.to_text()),
+            "json" => println!("{}", serde_json::to_string_pretty(&view).expect("view serializes")),
+            "dot" => print!("{}", view.to_dot()),
+            other => {
+                eprintln!("--graph {other}: expected text, json or dot");
+                return ExitCode::from(2);
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
     println!("scenario\trun\twall_s\tevents\tevents_per_s\tsim_time_s\tpeak_rss_mib\tfct_s");
     for r in 0..repeat {
         let t = Instant::now();

@@ -3,7 +3,9 @@
 
 pub mod clock;
 pub mod fq;
+pub mod graph;
 pub mod port;
+pub mod presets;
 pub mod queue;
 pub mod tbf;
 pub mod topology;

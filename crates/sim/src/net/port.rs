@@ -13,7 +13,6 @@ use crate::net::queue::{Dequeued, PortQueues, Verdict};
 use crate::net::tbf::{Admit, Tbf};
 use crate::packet::{NodeId, PacketId, PacketPool};
 use crate::record::DropReason;
-use crate::scenario::Pause;
 use crate::time::Time;
 use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
 
@@ -38,7 +37,7 @@ pub struct Port {
     /// A hardware port: its qdisc holds GSO skbs, but they leave as separate frames (TSO), so
     /// the next hop sees lone segments. False on a veth path.
     pub segments: bool,
-    /// Intervals in which the port starts no packet (`scenario::Pause`), ascending.
+    /// Intervals in which the port starts no packet ([`Pause`]), ascending.
     pub pauses: Vec<Pause>,
     /// Pauses before this index have ended.
     next_pause: usize,
@@ -251,4 +250,13 @@ impl Port {
         self.pipe.push_back((now + self.delay, id));
         was_empty
     }
+}
+
+/// `[start, end)`: the port starts no packet (one already on the wire finishes). A host that
+/// did not run its qdisc in time — the validation twin replays the real `tbf`'s late dequeues —
+/// or a link paused by its far end (IEEE 802.1Qbb PFC). A `tbf` keeps earning tokens meanwhile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pause {
+    pub start: Time,
+    pub end: Time,
 }

@@ -12,9 +12,10 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
+use crate::net::port::Pause;
+use crate::net::tbf::TbfSpec;
 use crate::packet::{Ecn, FlowId, Packet, PacketId, PacketPool};
 use crate::record::DropReason;
-use crate::scenario::{EcnMode, EcnSpec, PortSpec, QueueSpec, Scheduler};
 
 /// Most queues a port may have: the strict-priority bitmap is one `u64`. Switch ASICs expose
 /// 8 queues per port (IEEE 802.1Q traffic classes), so this is no practical limit.
@@ -869,4 +870,71 @@ mod tests {
             prop_assert!(q.is_empty() && q.bytes() == 0);
         }
     }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortSpec {
+    pub scheduler: Scheduler,
+    /// At least one queue. With `Strict`, index 0 is the highest priority.
+    pub queues: Vec<QueueSpec>,
+    /// A `tbf` shaper in front of the (single, FIFO) queue, whose buffer is then tbf's `limit`.
+    pub shaper: Option<TbfSpec>,
+    /// Intervals in which the port starts no packet, ascending and apart.
+    pub pauses: Vec<Pause>,
+}
+
+impl PortSpec {
+    /// One FIFO of `buffer` bytes, no marking, no shaper.
+    pub fn fifo(buffer: u64) -> PortSpec {
+        PortSpec {
+            scheduler: Scheduler::Fifo,
+            queues: vec![QueueSpec {
+                buffer_bytes: buffer,
+                quantum_bytes: 0,
+                dscp: vec![],
+                flows: vec![],
+                ecn: None,
+            }],
+            shaper: None,
+            pauses: vec![],
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    /// One FIFO (only queue 0 is used).
+    Fifo,
+    /// Strict priority: the lowest-index non-empty queue is served first.
+    Strict,
+    /// Deficit round robin (Shreedhar & Varghese 1996) with per-queue quantum in bytes.
+    Drr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueSpec {
+    /// Byte limit of the queue (tail drop above it).
+    pub buffer_bytes: u64,
+    /// DRR quantum in bytes.
+    pub quantum_bytes: u32,
+    /// Classifier: packets whose DSCP is listed go here.
+    pub dscp: Vec<u8>,
+    /// Classifier: packets of these flow ids go here.
+    pub flows: Vec<u32>,
+    pub ecn: Option<EcnSpec>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EcnSpec {
+    /// Mark CE when the instantaneous queue exceeds K bytes.
+    pub threshold_bytes: u64,
+    pub mode: EcnMode,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnMode {
+    /// Compare the queue with K when the packet arrives (DCTCP paper, RFC 8257 §3.1).
+    Enqueue,
+    /// Compare when the packet leaves (Wu et al., CoNEXT 2012).
+    Dequeue,
 }

@@ -19,9 +19,9 @@
 //! runs later still ([`Tbf::watchdog`]). The tokens earned meanwhile let the next packets leave
 //! together, so a busy `tbf` sends clumps, not an even stream.
 
+use crate::latency::Latency;
 use crate::packet::{FlowId, Packet};
 use crate::rng;
-use crate::scenario::{Latency, TbfSpec};
 use crate::time::Time;
 use crate::units::Rate;
 
@@ -479,4 +479,17 @@ mod tests {
         b.consume(later, 1500);
         assert_eq!(b.ready_at(later, 1500), later + Time::from_us(1514 - (2000 - 1514)));
     }
+}
+
+/// Linux `tc qdisc … tbf rate R burst B limit L`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TbfSpec {
+    pub rate: Rate,
+    /// Bucket size, bytes (at least one frame).
+    pub burst_bytes: u64,
+    /// Bytes that may wait for tokens (the bfifo child's limit).
+    pub limit_bytes: u64,
+    /// How late the host runs the qdisc after the watchdog's time (`tbf_watchdog_latency`):
+    /// the hrtimer's interrupt and the `NET_TX` softirq it raises are not instant. Zero: exact.
+    pub watchdog_latency: Latency,
 }

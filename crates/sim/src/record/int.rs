@@ -23,7 +23,6 @@ use crate::net::topology::Network;
 use crate::packet::{NodeId, Packet, PacketId, PacketPool};
 use crate::record::flow_key::FiveTuple;
 use crate::record::{Column, DictBuilder, Table};
-use crate::scenario::Telemetry;
 use crate::time::Time;
 
 /// Column builders of the `int` table and the per-port state that feeds them.
@@ -251,4 +250,26 @@ impl IntRecorder {
             ],
         }
     }
+}
+
+/// The `[telemetry]` section: INT at chosen switch ports (off by default).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Telemetry {
+    /// Switch egress ports that record INT metadata, by the `queue` table's node and port names.
+    pub int_ports: Vec<IntPort>,
+    /// Record 1 in `int_sample` packets per port (the 1st, the (N+1)th, …); 1 = every packet.
+    pub int_sample: u32,
+}
+
+impl Default for Telemetry {
+    fn default() -> Telemetry {
+        Telemetry { int_ports: Vec::new(), int_sample: 1 }
+    }
+}
+
+/// A switch egress port, named as in the `queue` table (`node = "swA"`, `port = "swA->swB"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntPort {
+    pub node: String,
+    pub port: String,
 }

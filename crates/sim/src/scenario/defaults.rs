@@ -3,18 +3,9 @@
 
 use crate::time::Time;
 
-/// `net.ipv4.tcp_rmem` on a host with ≥ 4 GiB of RAM: `tcp_init()` (`net/ipv4/tcp.c`) sets
-/// min = `PAGE_SIZE`, default = 131072, max = max(131072, min(6 MiB, memory share));
-/// documented in `Documentation/networking/ip-sysctl.rst`.
-pub const DEFAULT_TCP_RMEM: [u64; 3] = [4096, 131_072, 6_291_456];
-
-/// `net.ipv4.tcp_wmem`: `tcp_init()` sets min = `PAGE_SIZE`, default = 16 KiB,
-/// max = max(64 KiB, min(4 MiB, memory share)).
-pub const DEFAULT_TCP_WMEM: [u64; 3] = [4096, 16_384, 4_194_304];
-
-/// `net.core.rmem_max` = `SK_RMEM_MAX` (`include/net/sock.h`): 256 packets of
-/// `SKB_TRUESIZE(256)` = 832 bytes on x86-64.
-pub const DEFAULT_RMEM_MAX: u64 = 212_992;
+pub use crate::tcp::config::{
+    DEFAULT_CCA, DEFAULT_HZ, DEFAULT_RMEM_MAX, DEFAULT_TCP_RMEM, DEFAULT_TCP_WMEM,
+};
 
 /// Smallest element of `tcp_rmem`/`tcp_wmem`: the sysctl table (`net/ipv4/sysctl_net_ipv4.c`)
 /// has `.extra1 = SYSCTL_ONE` for both.
@@ -26,10 +17,6 @@ pub const TCP_ADV_WIN_SCALE_RANGE: std::ops::RangeInclusive<i64> = -31..=31;
 
 /// `tp->scaling_ratio` is a `u8` (`include/linux/tcp.h`); 0 would advertise no window.
 pub const SCALING_RATIO_RANGE: std::ops::RangeInclusive<i64> = 1..=255;
-
-/// `net.ipv4.tcp_congestion_control`: `CONFIG_DEFAULT_TCP_CONG` defaults to `"cubic"`
-/// (`net/ipv4/Kconfig`, since 2.6.19).
-pub const DEFAULT_CCA: &str = "cubic";
 
 // Linux constants that are also defaults here live with the code that implements them.
 pub use crate::tcp::cc::GSO_MAX_SIZE;
@@ -44,9 +31,6 @@ pub use crate::tcp::rwnd::SYSCTL_INT_MAX;
 
 /// The `CONFIG_HZ` choices of `kernel/Kconfig.hz`.
 pub const HZ_CHOICES: &[i64] = &[100, 250, 300, 1000];
-
-/// `CONFIG_HZ=250` in Debian's and Ubuntu's generic kernel configs.
-pub const DEFAULT_HZ: u32 = 250;
 
 /// RFC 791 §3.1: every destination must accept a 576-octet datagram; burstlab refuses smaller
 /// MTUs (Linux accepts down to `IPV4_MIN_MTU` = 68).

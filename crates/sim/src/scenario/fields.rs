@@ -32,6 +32,16 @@ impl<'a> Fields<'a> {
         Fields { table, path: path.into() }
     }
 
+    /// The table itself.
+    pub(crate) fn table_ref(&self) -> &'a Table {
+        self.table
+    }
+
+    /// The keys the table sets.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &'a str> {
+        self.table.keys().map(String::as_str)
+    }
+
     /// Whether the table sets `key` at all.
     pub(crate) fn has(&self, key: &str) -> bool {
         self.table.contains_key(key)

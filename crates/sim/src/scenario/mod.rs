@@ -8,7 +8,9 @@
 pub mod defaults;
 mod error;
 mod fields;
+mod graph;
 pub mod model;
+mod network;
 mod overrides;
 mod parse;
 mod schema;

@@ -34,7 +34,7 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
     let incasts =
         f.tables("incast").iter().map(|q| traffic::incast(q, stop)).collect::<Result<Vec<_>>>()?;
     let tcp_flows = flows.len() + incasts.iter().map(|i| i.senders as usize).sum::<usize>();
-    let topology = topology(&f.table("topology"), tcp_flows)?;
+    let topology = topology(&f, &f.table("topology"), tcp_flows)?;
     let bursts = f
         .tables("burst")
         .iter()
@@ -57,6 +57,9 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
         bursts,
         telemetry: Telemetry::default(),
     };
+    if scn.topology.graph.is_some() {
+        super::graph::attach(&f, &mut scn)?;
+    }
     // Last: INT port names are checked against the network the rest of the scenario builds.
     scn.telemetry = telemetry::telemetry(&f.table("telemetry"), &scn)?;
     Ok(scn)
@@ -89,8 +92,50 @@ fn tbf(t: &Fields, mtu: u32) -> Result<Option<TbfSpec>> {
     Ok(Some(TbfSpec { rate, burst_bytes, limit_bytes, watchdog_latency }))
 }
 
-fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
-    let preset = t.choice("preset", &[("dumbbell", Preset::Dumbbell)])?.unwrap_or(Preset::Dumbbell);
+/// `[topology]` keys only the dumbbell reads, and keys only graph topologies read.
+const DUMBBELL_KEYS: [&str; 3] = ["rtt", "burst_link_rate", "bottleneck_pauses"];
+const GRAPH_KEYS: [&str; 13] = [
+    "leaves",
+    "spines",
+    "hosts_per_leaf",
+    "fabric_rate",
+    "oversubscription",
+    "racks",
+    "hosts_per_rack",
+    "uplink_rate",
+    "hops",
+    "hosts_per_switch",
+    "link_delay",
+    "record",
+    "pauses",
+];
+
+fn topology(root: &Fields, t: &Fields, flow_count: usize) -> Result<Topology> {
+    let preset = t.choice("preset", &Preset::ALL)?.unwrap_or(Preset::Dumbbell);
+    let (theirs, whose) = match preset {
+        Preset::Dumbbell => (&GRAPH_KEYS[..], "graph presets"),
+        _ => (&DUMBBELL_KEYS[..], "the dumbbell"),
+    };
+    if let Some(k) = theirs.iter().find(|k| t.has(k)) {
+        return Err(
+            t.error(k, format!("no {k} with preset = \"{}\" (a key of {whose})", preset.name()))
+        );
+    }
+    if preset == Preset::Dumbbell {
+        for key in ["node", "link", "hosts"] {
+            if root.has(key) {
+                return Err(root.error(
+                    key,
+                    "preset = \"graph\" in [topology] with [[node]], [[link]] and [hosts]",
+                ));
+            }
+        }
+        super::graph::refuse_attach_keys(&root.tables("flow"))?;
+        super::graph::refuse_attach_keys(&root.tables("incast"))?;
+        super::graph::refuse_attach_keys(&root.tables("burst"))?;
+    } else {
+        return super::graph::topology(root, t, preset, flow_count);
+    }
     let bottleneck_rate =
         t.required("bottleneck_rate", t.rate("bottleneck_rate")?, RATE_EXPECTED)?;
     let host_rate = t.rate("host_rate")?.unwrap_or(bottleneck_rate);
@@ -104,11 +149,35 @@ fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
     let mtu = mtu as u32;
     let clock_ppm = t.ppm("clock_ppm", MAX_PORT_CLOCK_PPM)?.unwrap_or(DEFAULT_PORT_CLOCK_PPM);
     let veth = t.boolean("veth")?.unwrap_or(false);
+    let bottleneck = port_spec(t, mtu, flow_count, "bottleneck_pauses", DEFAULT_BUFFER)?;
+    Ok(Topology {
+        preset,
+        bottleneck_rate,
+        host_rate,
+        burst_link_rate,
+        rtt,
+        mtu,
+        clock_ppm,
+        veth,
+        bottleneck,
+        graph: None,
+    })
+}
+
+/// A switch egress port's keys in `t`: buffer, scheduler, `[[…queue]]` entries, ECN marking,
+/// `tbf_*` shaping and pauses (under `pauses_key`).
+pub(crate) fn port_spec(
+    t: &Fields,
+    mtu: u32,
+    flow_count: usize,
+    pauses_key: &str,
+    default_buffer: u64,
+) -> Result<PortSpec> {
     let shaper = tbf(t, mtu)?;
     // With tbf, the queue is tbf's bfifo: its `limit` is the buffer.
     let buffer = match &shaper {
         Some(s) => s.limit_bytes,
-        None => t.size("buffer")?.unwrap_or(DEFAULT_BUFFER),
+        None => t.size("buffer")?.unwrap_or(default_buffer),
     };
     check_buffer(t, buffer, mtu)?;
     let ecn = ecn(t, None, buffer)?;
@@ -145,19 +214,8 @@ fn topology(t: &Fields, flow_count: usize) -> Result<Topology> {
             "no buffer or scheduler with tbf_rate: tbf queues in one FIFO of tbf_limit bytes",
         ));
     }
-    let pauses = t.pauses("bottleneck_pauses")?;
-    let bottleneck = PortSpec { scheduler, queues, shaper, pauses };
-    Ok(Topology {
-        preset,
-        bottleneck_rate,
-        host_rate,
-        burst_link_rate,
-        rtt,
-        mtu,
-        clock_ppm,
-        veth,
-        bottleneck,
-    })
+    let pauses = t.pauses(pauses_key)?;
+    Ok(PortSpec { scheduler, queues, shaper, pauses })
 }
 
 /// A queue must hold at least one full-size packet, or tail drop would refuse every MTU packet.

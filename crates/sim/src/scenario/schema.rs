@@ -43,6 +43,125 @@ pub(crate) const TOPOLOGY: &[(&str, Node)] = &[
     ("tbf_watchdog_latency", Leaf),
     ("bottleneck_pauses", Leaf),
     ("queue", Node::Tables(QUEUE)),
+    ("leaves", Leaf),
+    ("spines", Leaf),
+    ("hosts_per_leaf", Leaf),
+    ("fabric_rate", Leaf),
+    ("oversubscription", Leaf),
+    ("racks", Leaf),
+    ("hosts_per_rack", Leaf),
+    ("uplink_rate", Leaf),
+    ("hops", Leaf),
+    ("hosts_per_switch", Leaf),
+    ("link_delay", Leaf),
+    ("record", Leaf),
+    ("pauses", Leaf),
+];
+
+/// A graph link's egress-port keys (`[[link]]` for both directions, `[link.ab]`/`[link.ba]`).
+pub(crate) const PORT: &[(&str, Node)] = &[
+    ("buffer", Leaf),
+    ("scheduler", Leaf),
+    ("ecn_threshold", Leaf),
+    ("ecn_mode", Leaf),
+    ("tbf_rate", Leaf),
+    ("tbf_burst", Leaf),
+    ("tbf_limit", Leaf),
+    ("tbf_watchdog_latency", Leaf),
+    ("pauses", Leaf),
+    ("clock_ppm", Leaf),
+    ("record", Leaf),
+    ("queue", Node::Tables(QUEUE)),
+];
+
+pub(crate) const LINK: &[(&str, Node)] = &[
+    ("a", Leaf),
+    ("b", Leaf),
+    ("rate", Leaf),
+    ("delay", Leaf),
+    ("buffer", Leaf),
+    ("scheduler", Leaf),
+    ("ecn_threshold", Leaf),
+    ("ecn_mode", Leaf),
+    ("tbf_rate", Leaf),
+    ("tbf_burst", Leaf),
+    ("tbf_limit", Leaf),
+    ("tbf_watchdog_latency", Leaf),
+    ("pauses", Leaf),
+    ("clock_ppm", Leaf),
+    ("record", Leaf),
+    ("queue", Node::Tables(QUEUE)),
+    ("ab", Node::Table(PORT)),
+    ("ba", Node::Table(PORT)),
+];
+
+/// A host's settings: every `[[flow]]` key but the flow's own (size, start, hosts, path).
+pub(crate) const HOST: &[(&str, Node)] = &[
+    ("cca", Leaf),
+    ("tcp_rmem", Leaf),
+    ("tcp_wmem", Leaf),
+    ("rmem_max", Leaf),
+    ("tcp_adv_win_scale", Leaf),
+    ("scaling_ratio", Leaf),
+    ("skb_scaling_ratio", Leaf),
+    ("rcvbuf_tuning", Leaf),
+    ("initcwnd", Leaf),
+    ("initrwnd", Leaf),
+    ("tcp_comp_sack_nr", Leaf),
+    ("rto_min", Leaf),
+    ("quickack", Leaf),
+    ("ecn", Leaf),
+    ("hz", Leaf),
+    ("timers", Leaf),
+    ("read_latency", Leaf),
+    ("read_latency_dist", Leaf),
+    ("first_read_latency", Leaf),
+    ("read_hold", Leaf),
+    ("handshake_latency", Leaf),
+    ("rx_coalesce", Leaf),
+    ("pacing_latency", Leaf),
+    ("dscp", Leaf),
+    ("max_pacing_rate", Leaf),
+    ("gso_max_size", Leaf),
+    ("qdisc", Leaf),
+    ("fq_maxrate", Leaf),
+    ("fq_flow_limit", Leaf),
+    ("fq_quantum", Leaf),
+];
+
+pub(crate) const NODE: &[(&str, Node)] = &[
+    ("name", Leaf),
+    ("kind", Leaf),
+    ("cca", Leaf),
+    ("tcp_rmem", Leaf),
+    ("tcp_wmem", Leaf),
+    ("rmem_max", Leaf),
+    ("tcp_adv_win_scale", Leaf),
+    ("scaling_ratio", Leaf),
+    ("skb_scaling_ratio", Leaf),
+    ("rcvbuf_tuning", Leaf),
+    ("initcwnd", Leaf),
+    ("initrwnd", Leaf),
+    ("tcp_comp_sack_nr", Leaf),
+    ("rto_min", Leaf),
+    ("quickack", Leaf),
+    ("ecn", Leaf),
+    ("hz", Leaf),
+    ("timers", Leaf),
+    ("read_latency", Leaf),
+    ("read_latency_dist", Leaf),
+    ("first_read_latency", Leaf),
+    ("read_hold", Leaf),
+    ("handshake_latency", Leaf),
+    ("rx_coalesce", Leaf),
+    ("pacing_latency", Leaf),
+    ("dscp", Leaf),
+    ("max_pacing_rate", Leaf),
+    ("gso_max_size", Leaf),
+    ("qdisc", Leaf),
+    ("fq_maxrate", Leaf),
+    ("fq_flow_limit", Leaf),
+    ("fq_quantum", Leaf),
 ];
 
 pub(crate) const FLOW: &[(&str, Node)] = &[
@@ -78,6 +197,9 @@ pub(crate) const FLOW: &[(&str, Node)] = &[
     ("fq_maxrate", Leaf),
     ("fq_flow_limit", Leaf),
     ("fq_quantum", Leaf),
+    ("src", Leaf),
+    ("dst", Leaf),
+    ("path", Leaf),
 ];
 
 pub(crate) const BURST: &[(&str, Node)] = &[
@@ -89,6 +211,8 @@ pub(crate) const BURST: &[(&str, Node)] = &[
     ("dscp", Leaf),
     ("jitter", Leaf),
     ("clock_ppm", Leaf),
+    ("src", Leaf),
+    ("dst", Leaf),
 ];
 
 pub(crate) const ROOT: &[(&str, Node)] = &[
@@ -101,6 +225,9 @@ pub(crate) const ROOT: &[(&str, Node)] = &[
     ("incast", Node::Tables(INCAST)),
     ("burst", Node::Tables(BURST)),
     ("telemetry", Node::Table(TELEMETRY)),
+    ("node", Node::Tables(NODE)),
+    ("link", Node::Tables(LINK)),
+    ("hosts", Node::Table(HOST)),
 ];
 
 pub(crate) const TELEMETRY: &[(&str, Node)] = &[("int_ports", Leaf), ("int_sample", Leaf)];
@@ -114,6 +241,8 @@ pub(crate) const INCAST: &[(&str, Node)] = &[
     ("serve_time", Leaf),
     ("serve_order", Leaf),
     ("one_sender_host", Leaf),
+    ("src", Leaf),
+    ("dst", Leaf),
     ("tcp", Node::Table(FLOW)),
 ];
 
@@ -239,7 +368,9 @@ mod tests {
 
     #[test]
     fn schema_keys_are_unique_per_table() {
-        for fields in [ROOT, TOPOLOGY, QUEUE, FLOW, BURST, INCAST, TELEMETRY] {
+        for fields in
+            [ROOT, TOPOLOGY, QUEUE, FLOW, BURST, INCAST, TELEMETRY, PORT, LINK, HOST, NODE]
+        {
             let mut names: Vec<_> = fields.iter().map(|(k, _)| *k).collect();
             names.sort_unstable();
             let n = names.len();

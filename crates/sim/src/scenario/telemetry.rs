@@ -12,7 +12,7 @@
 use super::error::ScenarioError;
 use super::fields::Fields;
 use super::model::{IntPort, Scenario, Telemetry};
-use crate::net::topology::{self, NodeKind};
+use crate::net::topology::NodeKind;
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
@@ -26,7 +26,7 @@ pub(crate) fn telemetry(t: &Fields, scn: &Scenario) -> Result<Telemetry> {
     let Some(names) = t.strings("int_ports", PORT_EXPECTED)? else {
         return Ok(Telemetry { int_ports: Vec::new(), int_sample });
     };
-    let net = topology::build(scn);
+    let net = scn.network();
     let switch_ports: Vec<String> = net
         .ports
         .iter()

@@ -146,7 +146,7 @@ fn fq_maxrate(bps: u64) -> std::result::Result<u64, String> {
 }
 
 /// `qdisc = "pfifo_fast" | "fq"` with fq's `maxrate`, `flow_limit` and `quantum`.
-fn qdisc(q: &Fields) -> Result<HostQdisc> {
+pub(crate) fn qdisc(q: &Fields) -> Result<HostQdisc> {
     let kind = q.choice("qdisc", &[("pfifo_fast", false), ("fq", true)])?.unwrap_or(false);
     let fq_keys = ["fq_maxrate", "fq_flow_limit", "fq_quantum"];
     if !kind {
@@ -272,11 +272,11 @@ pub(crate) fn incast(q: &Fields, stop: Time) -> Result<IncastSpec> {
 pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<BurstSpec> {
     let sources = b.integer("sources", 1..=U32_MAX)?.map_or(1, |v| v as u32);
     let rate = b.required("rate", b.rate("rate")?, RATE_EXPECTED)?;
-    b.ensure("rate", rate <= topology.burst_link_rate, || {
-        format!(
-            "a rate no faster than topology.burst_link_rate ({})",
-            format_rate(topology.burst_link_rate)
-        )
+    let link_rate = super::graph::burst_link_rate(b, topology)?;
+    let link =
+        if topology.graph.is_some() { "the source's link" } else { "topology.burst_link_rate" };
+    b.ensure("rate", rate <= link_rate, || {
+        format!("a rate no faster than {link} ({})", format_rate(link_rate))
     })?;
     let start = b.required("start", b.time("start")?, TIME_EXPECTED)?;
     check_start(b, start, stop)?;
@@ -288,7 +288,7 @@ pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<Burst
         format!("an IP packet size from {MIN_BURST_PACKET} (IPv4 + UDP headers) to the MTU ({mtu}) bytes")
     })?;
     let packet_size = packet_size as u32;
-    let (jitter, clock_ppm) = burst_timing(b, rate, packet_size, topology.burst_link_rate)?;
+    let (jitter, clock_ppm) = burst_timing(b, rate, packet_size, link_rate, link)?;
     Ok(BurstSpec {
         sources,
         rate,
@@ -303,7 +303,13 @@ pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<Burst
 
 /// `clock_ppm` (a number of ppm, integer or not) and `jitter` (a time no longer than the gap
 /// the source's fastest clock leaves after one frame on its link); defaults in `app::burst`.
-fn burst_timing(b: &Fields, rate: Rate, packet_size: u32, link_rate: Rate) -> Result<(Time, f64)> {
+fn burst_timing(
+    b: &Fields,
+    rate: Rate,
+    packet_size: u32,
+    link_rate: Rate,
+    link: &str,
+) -> Result<(Time, f64)> {
     let clock_ppm = b.ppm("clock_ppm", MAX_BURST_CLOCK_PPM)?.unwrap_or(DEFAULT_BURST_CLOCK_PPM);
     let max = burst::max_jitter(rate, packet_size, link_rate, clock_ppm);
     let jitter = match b.time("jitter")? {
@@ -312,7 +318,7 @@ fn burst_timing(b: &Fields, rate: Rate, packet_size: u32, link_rate: Rate) -> Re
             b.ensure("jitter", j <= max, || {
                 format!(
                     "a jitter of at most {} (the gap between datagrams at this rate and clock_ppm, less one \
-                     frame's serialization on topology.burst_link_rate {}), such as \"0s\"",
+                     frame's serialization on {link} {}), such as \"0s\"",
                     format_time(max),
                     format_rate(link_rate)
                 )

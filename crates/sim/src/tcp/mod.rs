@@ -4,6 +4,7 @@
 //! application's bytes are queued in ([`write_queue`]).
 
 pub mod cc;
+pub mod config;
 pub mod receiver;
 pub mod rtt;
 pub mod rwnd;

@@ -6,7 +6,7 @@
 //! The application (iperf3's receiver) reads every in-order byte at once.
 
 use crate::packet::{Ecn, FlowId, Kind, MAX_SACK_BLOCKS, NodeId, Packet, SeqRange};
-use crate::scenario::FlowSpec;
+use crate::tcp::config::FlowSpec;
 use crate::tcp::rtt::TCP_RTO_MIN;
 use crate::tcp::rwnd::{RcvBufTuning, RcvWindow, RcvWindowConfig};
 use crate::tcp::sender::TCP_FASTRETRANS_THRESH;
@@ -709,7 +709,8 @@ impl TcpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Latency, WindowModel};
+    use crate::latency::Latency;
+    use crate::tcp::config::WindowModel;
 
     fn spec() -> FlowSpec {
         FlowSpec {

@@ -22,8 +22,8 @@
 //! model *is* the len/truesize ratio, so the free window is the configured window minus what is
 //! held, as in Linux when every skb has the assumed ratio.
 
-pub use crate::scenario::model::RcvBufTuning;
-use crate::scenario::model::WindowModel;
+pub use crate::tcp::config::RcvBufTuning;
+use crate::tcp::config::WindowModel;
 use crate::time::Time;
 
 /// Initial `tp->scaling_ratio` of current kernels: `TCP_DEFAULT_SCALING_RATIO` =

@@ -8,11 +8,11 @@
 //! counted. cwnd is in packets (`Sock::snd_cwnd`), as in Linux.
 
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, SeqRange};
-use crate::scenario::{FlowSpec, HostQdisc};
 use crate::tcp::cc::{
     self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock,
     TCP_INFINITE_SSTHRESH,
 };
+use crate::tcp::config::{FlowSpec, HostQdisc};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::rwnd::TCP_MSS_DEFAULT;
 use crate::tcp::scoreboard::{AckDelta, RackAdvance, SKB_HEAD, Scoreboard, Segment, TxInfo};
@@ -1600,8 +1600,8 @@ fn split_dsack(blocks: &[SeqRange], ack: u64) -> (Option<SeqRange>, &[SeqRange])
 mod tests {
     use super::*;
     use crate::packet::SeqRange;
-    use crate::scenario::{FqParams, WindowModel};
     use crate::tcp::cc::TCP_MIN_TSO_SEGS;
+    use crate::tcp::config::{FqParams, WindowModel};
 
     const MSS: u64 = 1448;
 
@@ -1922,7 +1922,8 @@ mod tests {
     fn jiffy_timers_fire_on_the_tick_after_the_rounded_up_expiry() {
         // HZ = 250: the same 22 ms probe armed at 10 ms is 6 jiffies (`usecs_to_jiffies()`
         // rounds up), expires at jiffy 2 + 6 = 8 and runs on the tick after, 36 ms.
-        let sp = FlowSpec { hz: 250, timers: crate::scenario::Timers::Jiffies, ..spec("reno", 10) };
+        let sp =
+            FlowSpec { hz: 250, timers: crate::tcp::config::Timers::Jiffies, ..spec("reno", 10) };
         let (s, _) = established_with(&sp);
         assert_eq!(s.timer_kind(), Some(TimerKind::Tlp));
         assert_eq!(s.timer_deadline(), Some(Time::from_ms(36)));
@@ -1934,7 +1935,7 @@ mod tests {
         // jiffies = 8 ms, in the RTT estimator and in a lone packet's loss probe alike.
         let sp = FlowSpec {
             hz: 250,
-            timers: crate::scenario::Timers::Jiffies,
+            timers: crate::tcp::config::Timers::Jiffies,
             rto_min: Time::from_ms(5),
             ..spec("reno", 10)
         };
