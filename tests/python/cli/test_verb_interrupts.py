@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 #: The issue asks for 1 s; the margin is for a shared CI machine.
 STOP_WITHIN_S = 2.0
 
@@ -61,3 +63,19 @@ def test_validate_replay_stops_at_once_and_writes_nothing(tmp_path: Path):
     assert elapsed < STOP_WITHIN_S, f"stopped {elapsed:.2f} s after SIGINT"
     assert stderr.strip() == "burstlab validate: interrupted; nothing written", stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.netns
+def test_validate_real_side_stops_at_once_and_removes_its_namespaces(tmp_path: Path):
+    before = _namespaces()
+    code, elapsed, stderr = _interrupt(["validate", "--quick", "--repeat", "1"], ready="", settle_s=6.0, cwd=tmp_path)
+    assert code == 130, stderr
+    assert elapsed < STOP_WITHIN_S, f"stopped {elapsed:.2f} s after SIGINT"
+    assert stderr.strip() == "burstlab validate: interrupted; the namespaces are removed, nothing written", stderr
+    assert _namespaces() <= before
+    assert list(tmp_path.iterdir()) == []
+
+
+def _namespaces() -> set[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=30).stdout
+    return {line.split()[0] for line in out.splitlines() if line.startswith("bl-")}
