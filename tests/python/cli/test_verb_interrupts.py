@@ -1,7 +1,7 @@
-"""Ctrl-C for `burstlab demo` and `burstlab validate --replay latest` (python/burstlab/cli/demo.py,
-validate.py, the exit in cli/__init__.py): the real signal to a subprocess in the middle of its
-work; it stops within a moment, says so in one line, exits 130 and writes nothing half-way.
-The sweep's own case: tests/python/sweep/test_sigint.py."""
+"""Ctrl-C for `burstlab demo` and `burstlab validate`, the replay and the real side
+(python/burstlab/cli/demo.py, validate.py, the exit in cli/__init__.py): the real signal to a
+subprocess in the middle of its work; it stops within a moment, says so in one line, exits 130
+and writes nothing half-way. The sweep's own case: tests/python/sweep/test_sigint.py."""
 
 from __future__ import annotations
 
