@@ -42,6 +42,9 @@ def run(
 def load_scenario(text: str, overrides: list[str] = ...) -> str:
     """Validate a scenario; returns the normalised scenario as JSON (with its ``telemetry``)."""
 
+def graph_view(text: str, overrides: list[str] = ...) -> str:
+    """Validate a scenario; returns its expanded network as JSON (``burstlab.graph.Graph``)."""
+
 def version() -> str:
     """Version of the simulator compiled into this module."""
 

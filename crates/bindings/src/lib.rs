@@ -11,6 +11,7 @@
 
 mod columns;
 mod error;
+mod graph;
 mod scenario_json;
 mod telemetry;
 
@@ -158,6 +159,7 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(graph::graph_view, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(telemetry::decode_capture, m)?)?;
     m.add_function(wrap_pyfunction!(telemetry::detect_capture, m)?)?;

@@ -53,7 +53,7 @@ fn preset(p: Preset) -> &'static str {
     p.name()
 }
 
-fn port(p: &PortSpec) -> Value {
+pub(crate) fn port(p: &PortSpec) -> Value {
     let scheduler = match p.scheduler {
         Scheduler::Fifo => "fifo",
         Scheduler::Strict => "strict",

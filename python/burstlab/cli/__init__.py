@@ -24,6 +24,7 @@ from burstlab.cli.help_text import code_width, summary, to_markdown
 #: verb -> module defining ``command``.
 VERBS: dict[str, str] = {
     "run": "burstlab.cli.run",
+    "graph": "burstlab.cli.graph",
     "sweep": "burstlab.cli.sweep",
     "query": "burstlab.cli.query",
     "report": "burstlab.cli.report",
