@@ -92,7 +92,7 @@ def test_top_culprits_are_the_burst_sources_and_tcp_flows_are_victims(run_dir: P
         assert b["culprits"][0]["flow"] in udp, b["culprits"]
         # 4 × 5 Gbit/s of UDP against 2 × 3 Gbit/s of paced TCP: the sources bring 20/26 of the
         # bytes that queue while it grows. (Per source the sampled shares vary: a fixed 1-in-8
-        # sampler aliases with four periodic sources, docs/fidelity.md "Telemetry".)
+        # sampler aliases with four periodic sources.)
         share = sum(c["share"] for c in b["culprits"] if c["flow"] in udp)
         assert abs(share - 20 / 26) < 0.05, share
         assert tcp & {v["flow"] for v in b["victims"]}, b["victims"]
