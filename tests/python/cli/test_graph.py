@@ -329,3 +329,20 @@ def test_dot_output_renders_with_graphviz(scenario: str, tmp_path: Path):
                               capture_output=True, timeout=120)
     assert rendered.returncode == 0 and rendered.stderr == "", rendered.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ---- the drawings in docs/scenarios.md ----------------------------------------------------------
+
+
+def _documented_drawings() -> list[tuple[str, str]]:
+    """(scenario TOML, what `burstlab graph` prints) for each preset docs/scenarios.md draws."""
+    doc = (REPO / "docs" / "scenarios.md").read_text()
+    return re.findall(r"```toml\n(.*?)```\n\n```\n(scenario '.*?)```", doc, re.S)
+
+
+def test_docs_show_each_preset_as_burstlab_graph_prints_it():
+    drawings = _documented_drawings()
+    presets = {expand(scenario).data["preset"] for scenario, _ in drawings}
+    assert presets == {"dumbbell", "parking-lot", "leaf-spine", "racks"}
+    for scenario, printed in drawings:
+        assert expand(scenario).to_text() == printed
