@@ -47,16 +47,24 @@ pub enum Event {
     IncastServe { app: u32, sender: u32 },
 }
 
+/// `key` is `time << 64 | seq`, so one u128 compare orders by (time, seq): a heap sift compares
+/// on every level, and the pairwise compare cost 7 % of the leaf-spine benchmark's instructions.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: Time,
-    seq: u64,
+    key: u128,
     event: Event,
+}
+
+impl Entry {
+    #[inline]
+    fn time(&self) -> Time {
+        Time((self.key >> 64) as u64)
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl Eq for Entry {}
@@ -68,7 +76,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     /// Reversed, so the max-heap pops the earliest (time, seq).
     fn cmp(&self, other: &Self) -> Ordering {
-        other.time.cmp(&self.time).then_with(|| other.seq.cmp(&self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -82,7 +90,7 @@ pub struct EventQueue {
 impl EventQueue {
     #[inline]
     pub fn push(&mut self, time: Time, event: Event) {
-        self.heap.push(Entry { time, seq: self.seq, event });
+        self.heap.push(Entry { key: ((time.0 as u128) << 64) | self.seq as u128, event });
         self.seq += 1;
     }
 
@@ -90,17 +98,17 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let e = self.heap.pop()?;
         self.popped += 1;
-        Some((e.time, e.event))
+        Some((e.time(), e.event))
     }
 
     /// Drop the pending events `keep` rejects. The rest pop in the same order as before: the
     /// order is the total one of (time, seq), whatever the heap's layout.
     pub fn retain(&mut self, mut keep: impl FnMut(Time, Event) -> bool) {
-        self.heap.retain(|e| keep(e.time, e.event));
+        self.heap.retain(|e| keep(e.time(), e.event));
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| e.time())
     }
 
     pub fn len(&self) -> usize {
