@@ -17,7 +17,7 @@ from burstlab import _core
 from burstlab.errors import ScenarioError
 from burstlab.sweep.definition import SweepDefinition
 from burstlab.sweep.errors import SweepError
-from burstlab.sweep.executors import stop_executor
+from burstlab.sweep.executors import sigint_held, stop_executor
 from burstlab.sweep.grid import Axis, points
 from burstlab.sweep.seeds import run_seed
 from burstlab.sweep.store import SweepStore
@@ -130,7 +130,10 @@ def execute(
     try:
         # No list of the futures here: as_completed() lets go of each one it yields, so a
         # recorded run's tables are freed at once instead of piling up until the sweep ends.
-        for future in as_completed([executor.submit(run_task, task) for task in pending]):
+        # The pool starts its workers as runs are submitted: with SIGINT held (sigint_held).
+        with sigint_held():
+            completed = as_completed([executor.submit(run_task, task) for task in pending])
+        for future in completed:
             try:
                 outcome: RunOutcome = future.result()
             except Exception:  # noqa: BLE001 - a lost worker: the run stays pending for a rerun

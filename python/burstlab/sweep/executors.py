@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -13,7 +15,7 @@ from typing import Any
 from burstlab.sweep.errors import SweepError
 from burstlab.sweep.worker import ignore_sigint
 
-__all__ = ["open_executor", "default_jobs", "stop_executor"]
+__all__ = ["open_executor", "default_jobs", "stop_executor", "sigint_held"]
 
 
 def default_jobs() -> int:
@@ -41,14 +43,42 @@ def open_executor(jobs: int | None = None, dask: Any = None) -> Iterator[tuple[E
         raise SweepError(f"--jobs {jobs}: expected at least 1")
     n = jobs or default_jobs()
     # "spawn": the sweep process has threads (progress display), and forking a threaded
-    # process can deadlock the child.
-    pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"), initializer=ignore_sigint)
+    # process can deadlock the child. Made with SIGINT held: multiprocessing's resource tracker
+    # starts here.
+    with sigint_held():
+        pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"), initializer=ignore_sigint)
     try:
         yield pool, f"{n} local process{'es' if n > 1 else ''}"
     except BaseException:
         stop_executor(pool)
         raise
     pool.shutdown(wait=True)
+
+
+@contextmanager
+def sigint_held() -> Iterator[None]:
+    """Hold Ctrl-C while processes are started, and raise it (``KeyboardInterrupt``) when the
+    block ends: never lost, never in the middle of starting a process.
+
+    The terminal's Ctrl-C goes to the whole process group, but it is the sweep's to handle (it
+    ends its workers). A process inherits its parent's signal mask through fork and exec, so
+    with SIGINT blocked here the pool's workers are born deaf to it; and a Ctrl-C that arrives
+    meanwhile (through another thread, which Python also acts on) is only noted, since one
+    raised between starting a worker and handing it its bootstrap would leave that worker
+    running with a traceback and a semaphore behind."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+    if noted:
+        raise KeyboardInterrupt
 
 
 def stop_executor(executor: Executor) -> None:
@@ -71,6 +101,7 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     manager treats as a broken pool and stops."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # CPython's pool keeps them here
     result_queue = getattr(pool, "_result_queue", None)
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
@@ -82,6 +113,11 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     writer = getattr(result_queue, "_writer", None)
     if writer is not None and not writer.closed:
         writer.close()
+    # The manager thread then closes the pool's queues, which can release their semaphores; let
+    # it finish before the CLI ends the process (at once, after Ctrl-C), or a semaphore can be
+    # unlinked but not yet unregistered, and multiprocessing's resource tracker warns of a leak.
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(timeout=2)
 
 
 @contextmanager

@@ -5,6 +5,7 @@ runs that take many seconds; it must stop them and itself at once, say so in one
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from helpers import SMALL_SCENARIO
 
@@ -84,3 +86,31 @@ def test_sigint_stops_busy_workers_at_once(tmp_path: Path):
     assert pq.read_table(out / "runs.parquet").num_rows == 0
     assert not list(out.rglob(".*.tmp"))
     # That a rerun completes the rest: test_cli.py's test_cli_sweep_sigint_then_rerun_completes_only_missing.
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.1, 0.5])
+def test_terminal_ctrl_c_while_workers_start_is_one_line(tmp_path: Path, delay_s: float):
+    """A terminal's Ctrl-C reaches the whole process group, workers included, also while they
+    still import burstlab: they must stay silent (the sweep ends them) and leave no semaphore
+    for multiprocessing's resource tracker to warn about."""
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL_SCENARIO)
+    out = tmp_path / "s"
+    proc = subprocess.Popen([sys.executable, "-m", "burstlab", "sweep", str(scenario), "--grid", "topology.rtt=1ms,2ms",
+                             *LONG_RUNS, "--out", str(out), "-j", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        time.sleep(delay_s)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=60)
+        stderr = first + proc.stderr.read()  # to its end: the resource tracker writes here too
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert stderr.splitlines() == ["sweep: 2 runs, on 2 local processes",
+                                   f"burstlab sweep: interrupted; finished runs are kept in {out}/, run the same "
+                                   "command again to complete the rest"], stderr
