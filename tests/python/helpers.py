@@ -39,7 +39,8 @@ BAD_CCA_SCENARIO = SMALL_SCENARIO.replace('cca = "cubic"', 'cca = "cubc"')
 
 # The documented record columns (DESIGN.md "Records", crates/sim/src/record.rs).
 FLOWS_COLUMNS = [
-    "flow_id", "kind", "src", "dst", "src_ip", "dst_ip", "src_port", "dst_port", "cca", "size_bytes", "start_s", "end_s", "fct_s",
+    "flow_id", "kind", "src", "dst", "src_ip", "dst_ip", "src_port", "dst_port", "path",
+    "base_rtt_s", "cca", "size_bytes", "start_s", "end_s", "fct_s",
     "sender_done_s", "delivered_bytes", "retransmits", "timeouts", "loss_probes", "recoveries",
     "lost_retransmits", "recovery_timeouts", "max_cwnd_bytes",
 ]
