@@ -117,14 +117,21 @@ def load(
 
 
 def read_scenario(scenario: str | os.PathLike[str]) -> str:
-    """The TOML text of ``scenario`` (a path, or already the text)."""
+    """The TOML text of ``scenario``: a path, the name of a scenario in burstlab's catalogue
+    (``"amlight-209ms-burst"``, for a path that does not exist), or already the text."""
     if isinstance(scenario, str) and ("\n" in scenario or "=" in scenario):
         return scenario
     path = Path(scenario)
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such scenario file", "file") from None
+        from burstlab import catalogue
+
+        name = os.fspath(scenario)
+        if name.removesuffix(".toml") in catalogue.names():
+            return catalogue.text(name)
+        raise ScenarioError(f"{path}: no such scenario file, nor a name in burstlab's catalogue "
+                            "(python -m burstlab.catalogue lists them)", "file") from None
     except (OSError, UnicodeDecodeError) as err:
         raise ScenarioError(f"{path}: cannot read scenario file ({err})", "file") from None
 

@@ -44,3 +44,7 @@ def path(name: str) -> Path:
 def text(name: str) -> str:
     """The TOML text of the catalogue scenario ``name``."""
     return path(name).read_text(encoding="utf-8")
+
+
+if __name__ == "__main__":
+    print("\n".join(names()))

@@ -178,3 +178,14 @@ def test_write_refuses_a_file_in_the_way(result, tmp_path):
     (tmp_path / "run").write_text("a file")
     with pytest.raises(OutputExistsError, match="not a directory"):
         result.write(tmp_path / "run", overwrite=True)
+
+
+def test_a_catalogue_name_reads_the_scenario_shipped_under_it(tmp_path, monkeypatch):
+    from burstlab.api import read_scenario
+
+    monkeypatch.chdir(tmp_path)  # no scenarios/ folder here: the name alone must find it
+    shipped = (Path(burstlab.__file__).parent / "scenarios" / "int-burst.toml").read_text()
+    assert read_scenario("int-burst") == shipped
+    assert read_scenario(Path("amlight/base-209ms.toml")).startswith("#")
+    with pytest.raises(ScenarioError, match="nor a name in burstlab's catalogue"):
+        read_scenario("no-such-scenario")

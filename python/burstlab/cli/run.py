@@ -26,7 +26,7 @@ MIN_INTERVAL_S = 0.001
 
 
 def command(
-    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario file (TOML).")],
+    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario file (TOML), or the name of one in burstlab's catalogue (amlight-209ms-burst; python -m burstlab.catalogue lists them).")],
     set_: Annotated[
         list[str] | None,
         typer.Option(

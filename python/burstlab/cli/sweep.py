@@ -18,7 +18,7 @@ SOME_FAILED = 1
 
 
 def command(
-    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario file (TOML).")],
+    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario file (TOML), or the name of one in burstlab's catalogue (amlight-209ms-burst; python -m burstlab.catalogue lists them).")],
     grid: Annotated[
         list[str],
         typer.Option(
