@@ -12,13 +12,12 @@
 mod columns;
 mod error;
 mod graph;
+mod reattach;
 mod scenario_json;
 mod telemetry;
 
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
 
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -26,16 +25,18 @@ use burstlab_sim::{IntervalRow, Observer, Time};
 
 use columns::PyTable;
 use error::scenario_error;
+use reattach::Reattach;
 
 /// Load, validate and simulate a scenario; returns
 /// `{"summary_json": str, "tables": {name: {column: array | list | (codes, dict)}}}`.
 ///
 /// The GIL is released while the scenario is parsed and simulated, so other Python threads
-/// (a progress spinner, a sweep's scheduler) keep running. Every [`POLL_EVERY`] of wall time
-/// the run re-attaches to run Python's signal handlers (Ctrl-C raises `KeyboardInterrupt`,
-/// which stops the run and propagates) and to call `progress(sim_time_s, rows)` with the
-/// `intervals` rows completed since its last call, as tuples in the table's column order; an
-/// exception `progress` raises stops the run and propagates too.
+/// (a progress spinner, a sweep's scheduler) keep running. Every [`reattach::POLL_EVERY`] of
+/// wall time the run re-attaches to run Python's signal handlers (Ctrl-C raises
+/// `KeyboardInterrupt`, which stops the run and propagates) and to call
+/// `progress(sim_time_s, rows)` with the `intervals` rows completed since its last call, as
+/// tuples in the table's column order; an exception `progress` raises stops the run and
+/// propagates too.
 #[pyfunction]
 #[pyo3(signature = (scenario_toml, overrides = Vec::new(), progress = None))]
 fn run<'py>(
@@ -71,52 +72,57 @@ fn run<'py>(
     Ok(result)
 }
 
-/// How often a run re-attaches to Python: Ctrl-C is seen, and interval rows are shown, within
-/// this much wall time.
-const POLL_EVERY: Duration = Duration::from_millis(50);
-
 /// Python's view of a run with the GIL released: the interval rows not yet handed to
-/// `progress`, and the first Python error, which stops the run and is raised after it.
+/// `progress`, and when to come back to Python.
 struct Watch {
     progress: Option<Py<PyAny>>,
     rows: Vec<IntervalRow>,
-    last: Instant,
-    failure: Option<PyErr>,
+    reattach: Reattach,
 }
 
 impl Watch {
     fn new(progress: Option<Py<PyAny>>) -> Watch {
-        Watch { progress, rows: Vec::new(), last: Instant::now(), failure: None }
+        Watch { progress, rows: Vec::new(), reattach: Reattach::new() }
     }
 
     /// Run the signal handlers, then hand the pending rows to `progress`.
     fn report(&mut self, py: Python<'_>, sim_time_s: f64) -> PyResult<()> {
         py.check_signals()?;
-        let Some(progress) = &self.progress else {
-            self.rows.clear();
-            return Ok(());
-        };
-        let rows = PyList::empty(py);
-        for r in self.rows.drain(..) {
-            rows.append((
-                r.flow_id,
-                r.t_start_s,
-                r.t_end_s,
-                r.bytes,
-                r.bits_per_second,
-                r.retransmits,
-                r.cwnd_bytes,
-                r.srtt_us,
-                r.pacing_rate_bps,
-            ))?;
-        }
-        progress.call1(py, (sim_time_s, rows)).map(drop)
+        deliver(py, self.progress.as_ref(), &mut self.rows, sim_time_s)
     }
 
     /// The error a stopped run ends with.
     fn stopped(self) -> PyErr {
-        self.failure.unwrap_or_else(|| PyRuntimeError::new_err("run stopped without a reason"))
+        self.reattach.stopped("run")
     }
+}
+
+/// `progress(sim_time_s, rows)` with `rows` drained, as tuples in the table's column order.
+fn deliver(
+    py: Python<'_>,
+    progress: Option<&Py<PyAny>>,
+    rows: &mut Vec<IntervalRow>,
+    sim_time_s: f64,
+) -> PyResult<()> {
+    let Some(progress) = progress else {
+        rows.clear();
+        return Ok(());
+    };
+    let list = PyList::empty(py);
+    for r in rows.drain(..) {
+        list.append((
+            r.flow_id,
+            r.t_start_s,
+            r.t_end_s,
+            r.bytes,
+            r.bits_per_second,
+            r.retransmits,
+            r.cwnd_bytes,
+            r.srtt_us,
+            r.pacing_rate_bps,
+        ))?;
+    }
+    progress.call1(py, (sim_time_s, list)).map(drop)
 }
 
 impl Observer for Watch {
@@ -125,17 +131,8 @@ impl Observer for Watch {
     }
 
     fn poll(&mut self, now: Time) -> ControlFlow<()> {
-        if self.last.elapsed() < POLL_EVERY {
-            return ControlFlow::Continue(());
-        }
-        self.last = Instant::now();
-        match Python::attach(|py| self.report(py, now.as_secs_f64())) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                self.failure = Some(e);
-                ControlFlow::Break(())
-            }
-        }
+        let Watch { progress, rows, reattach } = self;
+        reattach.every(|py| deliver(py, progress.as_ref(), rows, now.as_secs_f64()))
     }
 }
 

@@ -12,7 +12,6 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::net::{IpAddr, Ipv4Addr};
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
 
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::{PyException, PyRuntimeError};
@@ -35,6 +34,8 @@ use burstlab_telemetry::pipeline::{
 use burstlab_telemetry::profile::DEFAULT_REPORT_PORTS;
 use burstlab_telemetry::profiles::Profiles;
 
+use crate::reattach::Reattach;
+
 /// `burstlab.errors.TelemetryInputError(message)`.
 fn input_error(py: Python<'_>, message: String) -> PyErr {
     let class = py.import("burstlab.errors").and_then(|m| m.getattr("TelemetryInputError"));
@@ -56,58 +57,41 @@ fn open(py: Python<'_>, path: &str) -> PyResult<File> {
     File::open(path).map_err(|e| input_error(py, format!("{path}: {e}")))
 }
 
-/// How often a pass over a capture re-attaches to Python: Ctrl-C is seen within this time.
-const POLL_EVERY: Duration = Duration::from_millis(50);
-
-/// Python's side of a pass run with the GIL released: on a [`pipeline::Progress`] tick at least
-/// [`POLL_EVERY`] after the last one, re-attach, run the signal handlers and report progress.
-/// The first Python error stops the pass and is kept to be raised.
+/// Python's side of a pass run with the GIL released: on a [`pipeline::Progress`] tick, when
+/// [`Reattach`] says it is time, run the signal handlers and report progress. The first Python
+/// error stops the pass and is kept to be raised.
 struct Poll<'a> {
     progress: Option<&'a Py<PyAny>>,
     total: u64,
-    last: Instant,
-    failure: Option<PyErr>,
+    reattach: Reattach,
 }
 
 impl<'a> Poll<'a> {
     fn new(progress: Option<&'a Py<PyAny>>, total: u64) -> Self {
-        Poll { progress, total, last: Instant::now(), failure: None }
+        Poll { progress, total, reattach: Reattach::new() }
     }
 
     fn tick(&mut self, done: u64) -> ControlFlow<()> {
-        if self.failure.is_some() {
-            return ControlFlow::Break(());
-        }
-        if self.last.elapsed() < POLL_EVERY {
-            return ControlFlow::Continue(());
-        }
-        self.last = Instant::now();
         let (progress, total) = (self.progress, self.total);
-        let result = Python::attach(|py| {
-            py.check_signals()?;
-            match progress.map(|p| p.call1(py, (done, total))) {
-                // Progress is best effort: a failing callback must not lose the answer, but
-                // Ctrl-C (or an exit) raised while it ran must not be lost either.
-                Some(Err(e)) if !e.is_instance_of::<PyException>(py) => Err(e),
-                _ => Ok(()),
-            }
-        });
-        self.fail(result)
+        self.reattach.every(|py| match progress.map(|p| p.call1(py, (done, total))) {
+            // Progress is best effort: a failing callback must not lose the answer, but
+            // Ctrl-C (or an exit) raised while it ran must not be lost either.
+            Some(Err(e)) if !e.is_instance_of::<PyException>(py) => Err(e),
+            _ => Ok(()),
+        })
     }
 
     fn fail(&mut self, result: PyResult<()>) -> ControlFlow<()> {
-        match result {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                self.failure.get_or_insert(e);
-                ControlFlow::Break(())
-            }
-        }
+        self.reattach.fail(result)
+    }
+
+    fn failed(&self) -> bool {
+        self.reattach.failed()
     }
 
     /// The error a stopped pass ends with: the Python one that stopped it.
     fn stopped(self) -> PyErr {
-        self.failure.unwrap_or_else(|| PyRuntimeError::new_err("telemetry pass stopped"))
+        self.reattach.stopped("telemetry pass")
     }
 }
 
@@ -138,7 +122,7 @@ impl DecodeSink<'_> {
     }
 
     fn flush(&mut self) {
-        if self.poll.failure.is_some() {
+        if self.poll.failed() {
             self.lines.clear();
             return;
         }
@@ -199,7 +183,7 @@ pub fn decode_capture<'py>(
         }
         (result, sink)
     });
-    if sink.poll.failure.is_some() {
+    if sink.poll.failed() {
         return Err(sink.poll.stopped());
     }
     let stats = match result {
