@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from burstlab.sweep.errors import SweepError
-from burstlab.sweep.worker import ignore_sigint
+from burstlab.sweep.worker import init_worker
 
 __all__ = ["open_executor", "default_jobs", "stop_executor", "sigint_held"]
 
@@ -44,9 +44,11 @@ def open_executor(jobs: int | None = None, dask: Any = None) -> Iterator[tuple[E
     n = jobs or default_jobs()
     # "spawn": the sweep process has threads (progress display), and forking a threaded
     # process can deadlock the child. Made with SIGINT held: multiprocessing's resource tracker
-    # starts here.
+    # starts here. Workers die with this process, even by SIGKILL (die_with_parent: strictly, with
+    # the thread that submits the runs, which outlives the pool).
     with sigint_held():
-        pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"), initializer=ignore_sigint)
+        pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"), initializer=init_worker,
+                                   initargs=(os.getpid(),))
     try:
         yield pool, f"{n} local process{'es' if n > 1 else ''}"
     except BaseException:

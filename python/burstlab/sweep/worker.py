@@ -7,7 +7,10 @@ directory, so workers need no shared file system.
 
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -15,7 +18,11 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["RunTask", "RunOutcome", "run_task", "ignore_sigint"]
+__all__ = ["RunTask", "RunOutcome", "run_task", "init_worker", "ignore_sigint", "die_with_parent"]
+
+#: ``PR_SET_PDEATHSIG`` from <linux/prctl.h>: the signal the kernel sends a process when the
+#: thread that created it exits.
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,36 @@ def run_task(task: RunTask) -> RunOutcome:
     return RunOutcome(row, tables)
 
 
+def init_worker(parent_pid: int) -> None:
+    """Process-pool initializer: :func:`ignore_sigint` and :func:`die_with_parent`."""
+    ignore_sigint()
+    die_with_parent(parent_pid)
+
+
 def ignore_sigint() -> None:
     """Process-pool initializer: Ctrl-C is the sweep process's to handle (it stops the pool);
     workers would otherwise each print a KeyboardInterrupt traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """End this worker when the sweep's process ``parent_pid`` dies, however it dies.
+
+    Ctrl-C and SIGTERM let the sweep stop its pool, but SIGKILL does not: an idle worker would
+    then wait forever on its task pipe (the sweep's pipe end is kept open by its siblings), and
+    the workers hold multiprocessing's resource tracker open, which exits only once every
+    holder of its pipe has gone. Linux only (``prctl``); elsewhere a killed sweep's workers
+    still outlive it.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # a libc without prctl: nothing to arm
+        return
+    if prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0), ctypes.c_ulong(0),
+             ctypes.c_ulong(0)) != 0:
+        return
+    # The sweep may have died before the signal was armed (the worker was re-parented then).
+    if os.getppid() != parent_pid:
+        os._exit(1)
