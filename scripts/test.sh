@@ -27,4 +27,5 @@ wheel_status=0
 wait "$wheel_pid" || wheel_status=$?
 cat "$wheel_log"
 [ "$wheel_status" = 0 ] || { echo "test: check_wheel.sh failed (exit $wheel_status)" >&2; exit 1; }
-"$PYTHON" -m pytest -q tests/python
+# The slowest tests are listed at the end, so CI's log shows where its time goes.
+"$PYTHON" -m pytest -q --durations=15 tests/python
