@@ -9,19 +9,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from burstlab.cli import status
+from burstlab.cli import params, status
 
 
 def command(
-    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario file (TOML), or the name of one in burstlab's catalogue (amlight-209ms-burst; python -m burstlab.catalogue lists them).")],
-    set_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="PATH=VALUE",
-            help="Override one scenario field, e.g. --set topology.leaves=2 (repeatable).",
-        ),
-    ] = None,
+    scenario: params.Scenario,
+    set_: params.Overrides = None,
     fmt: Annotated[
         str,
         typer.Option(

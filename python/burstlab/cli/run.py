@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from burstlab.cli import status
+from burstlab.cli import params, status
 
 if TYPE_CHECKING:
     from burstlab.api import IntervalRow, RunResult
@@ -26,15 +26,8 @@ MIN_INTERVAL_S = 0.001
 
 
 def command(
-    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario file (TOML), or the name of one in burstlab's catalogue (amlight-209ms-burst; python -m burstlab.catalogue lists them).")],
-    set_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="PATH=VALUE",
-            help="Override one scenario field, e.g. --set topology.rtt=100ms (repeatable).",
-        ),
-    ] = None,
+    scenario: params.Scenario,
+    set_: params.Overrides = None,
     interval: Annotated[
         float | None,
         typer.Option(

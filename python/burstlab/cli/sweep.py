@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from burstlab.cli import status
+from burstlab.cli import params, status
 
 #: Some runs failed (each is recorded with its message in runs.parquet), or the sweep was
 #: interrupted before every run finished.
@@ -18,7 +18,7 @@ SOME_FAILED = 1
 
 
 def command(
-    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO.toml", help="Scenario file (TOML), or the name of one in burstlab's catalogue (amlight-209ms-burst; python -m burstlab.catalogue lists them).")],
+    scenario: params.Scenario,
     grid: Annotated[
         list[str],
         typer.Option(
