@@ -100,13 +100,7 @@ pub(crate) fn topology(
     preset: Preset,
     flow_count: usize,
 ) -> Result<Topology> {
-    let mtu = t.size("mtu")?.unwrap_or(u64::from(DEFAULT_MTU));
-    t.ensure("mtu", (u64::from(MIN_MTU)..=u64::from(MAX_MTU)).contains(&mtu), || {
-        format!("an MTU from {MIN_MTU} (the RFC 791 minimum) to {MAX_MTU} bytes")
-    })?;
-    let mtu = mtu as u32;
-    let clock_ppm = t.ppm("clock_ppm", MAX_PORT_CLOCK_PPM)?.unwrap_or(DEFAULT_PORT_CLOCK_PPM);
-    let veth = t.boolean("veth")?.unwrap_or(false);
+    let (mtu, clock_ppm, veth) = super::parse::interfaces(t)?;
     let buffer = t.size("buffer")?.unwrap_or(DEFAULT_BUFFER);
     let hosts = root.table("hosts");
     let host_qdisc = traffic::qdisc(&hosts)?;

@@ -142,13 +142,7 @@ fn topology(root: &Fields, t: &Fields, flow_count: usize) -> Result<Topology> {
     let burst_link_rate = t.rate("burst_link_rate")?.unwrap_or(host_rate);
     let rtt = t.required("rtt", t.time("rtt")?, TIME_EXPECTED)?;
     t.ensure("rtt", rtt > Time::ZERO, || "a time above 0, such as \"8ms\"".into())?;
-    let mtu = t.size("mtu")?.unwrap_or(u64::from(DEFAULT_MTU));
-    t.ensure("mtu", (u64::from(MIN_MTU)..=u64::from(MAX_MTU)).contains(&mtu), || {
-        format!("an MTU from {MIN_MTU} (the RFC 791 minimum) to {MAX_MTU} bytes")
-    })?;
-    let mtu = mtu as u32;
-    let clock_ppm = t.ppm("clock_ppm", MAX_PORT_CLOCK_PPM)?.unwrap_or(DEFAULT_PORT_CLOCK_PPM);
-    let veth = t.boolean("veth")?.unwrap_or(false);
+    let (mtu, clock_ppm, veth) = interfaces(t)?;
     let bottleneck = port_spec(t, mtu, flow_count, "bottleneck_pauses", DEFAULT_BUFFER)?;
     Ok(Topology {
         preset,
@@ -278,4 +272,17 @@ fn queue(
     }
     let ecn = ecn(q, parent, buffer_bytes)?;
     Ok(QueueSpec { buffer_bytes, quantum_bytes: quantum as u32, dscp, flows, ecn })
+}
+
+/// The `[topology]` keys every kind of network shares: the MTU, the bound of the ports' clocks,
+/// and whether hosts are joined by veth pairs.
+pub(super) fn interfaces(t: &Fields) -> Result<(u32, f64, bool)> {
+    let mtu = t.size("mtu")?.unwrap_or(u64::from(DEFAULT_MTU));
+    t.ensure("mtu", (u64::from(MIN_MTU)..=u64::from(MAX_MTU)).contains(&mtu), || {
+        format!("an MTU from {MIN_MTU} (the RFC 791 minimum) to {MAX_MTU} bytes")
+    })?;
+    let mtu = mtu as u32;
+    let clock_ppm = t.ppm("clock_ppm", MAX_PORT_CLOCK_PPM)?.unwrap_or(DEFAULT_PORT_CLOCK_PPM);
+    let veth = t.boolean("veth")?.unwrap_or(false);
+    Ok((mtu, clock_ppm, veth))
 }
