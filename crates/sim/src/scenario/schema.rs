@@ -58,42 +58,36 @@ pub(crate) const TOPOLOGY: &[(&str, Node)] = &[
     ("pauses", Leaf),
 ];
 
-/// A graph link's egress-port keys (`[[link]]` for both directions, `[link.ab]`/`[link.ba]`).
-pub(crate) const PORT: &[(&str, Node)] = &[
-    ("buffer", Leaf),
-    ("scheduler", Leaf),
-    ("ecn_threshold", Leaf),
-    ("ecn_mode", Leaf),
-    ("tbf_rate", Leaf),
-    ("tbf_burst", Leaf),
-    ("tbf_limit", Leaf),
-    ("tbf_watchdog_latency", Leaf),
-    ("pauses", Leaf),
-    ("clock_ppm", Leaf),
-    ("record", Leaf),
-    ("queue", Node::Tables(QUEUE)),
-];
+/// A table's keys with an egress port's settings between its own first and last keys, in one
+/// place for a link's two directions and the link itself.
+macro_rules! with_port_settings {
+    ([$($first:expr),*], [$($last:expr),*]) => {
+        &[
+            $($first,)*
+            ("buffer", Leaf),
+            ("scheduler", Leaf),
+            ("ecn_threshold", Leaf),
+            ("ecn_mode", Leaf),
+            ("tbf_rate", Leaf),
+            ("tbf_burst", Leaf),
+            ("tbf_limit", Leaf),
+            ("tbf_watchdog_latency", Leaf),
+            ("pauses", Leaf),
+            ("clock_ppm", Leaf),
+            ("record", Leaf),
+            ("queue", Node::Tables(QUEUE)),
+            $($last,)*
+        ]
+    };
+}
 
-pub(crate) const LINK: &[(&str, Node)] = &[
-    ("a", Leaf),
-    ("b", Leaf),
-    ("rate", Leaf),
-    ("delay", Leaf),
-    ("buffer", Leaf),
-    ("scheduler", Leaf),
-    ("ecn_threshold", Leaf),
-    ("ecn_mode", Leaf),
-    ("tbf_rate", Leaf),
-    ("tbf_burst", Leaf),
-    ("tbf_limit", Leaf),
-    ("tbf_watchdog_latency", Leaf),
-    ("pauses", Leaf),
-    ("clock_ppm", Leaf),
-    ("record", Leaf),
-    ("queue", Node::Tables(QUEUE)),
-    ("ab", Node::Table(PORT)),
-    ("ba", Node::Table(PORT)),
-];
+/// A graph link's egress-port keys (`[[link]]` for both directions, `[link.ab]`/`[link.ba]`).
+pub(crate) const PORT: &[(&str, Node)] = with_port_settings!([], []);
+
+pub(crate) const LINK: &[(&str, Node)] = with_port_settings!(
+    [("a", Leaf), ("b", Leaf), ("rate", Leaf), ("delay", Leaf)],
+    [("ab", Node::Table(PORT)), ("ba", Node::Table(PORT))]
+);
 
 /// A table's keys with a host's settings (every `[[flow]]` key a `[hosts]` table, a `[[node]]`
 /// or a flow may set) between its own first and last keys, in one place for all three.
