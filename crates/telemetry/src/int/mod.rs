@@ -37,7 +37,8 @@ pub fn parse_inner(
 }
 
 /// [`parse_inner`] into a reused packet, so a decode loop keeps one `hops` allocation.
-/// On error `packet` holds what was read before the error.
+/// On error `packet` holds what was read before the error: the IP length once the IP header
+/// was read, the flow key once the L4 header was, never a partial stack.
 pub fn parse_inner_into(
     bytes: &[u8],
     kind: InnerKind,
@@ -46,9 +47,15 @@ pub fn parse_inner_into(
 ) -> Result<(), DecodeError> {
     packet.hops.clear();
     packet.int_version = None;
+    packet.flow = None;
+    packet.packet_bytes = 0;
+    packet.source_only = None;
     let h = inner::parse(bytes, kind)?;
     packet.flow = h.flow;
     packet.packet_bytes = h.packet_bytes;
+    if let Some(e) = h.l4_error {
+        return Err(e);
+    }
     let Some(l4_end) = h.l4_end else { return Ok(()) };
     let Some(flow) = packet.flow.as_mut() else { return Ok(()) };
     let at = match flow.proto {

@@ -502,14 +502,31 @@ fn reused_packet_is_cleared_between_parses() {
 /// What the decoder can give back for `hop` under this bitmap: the fields it carries.
 fn project(version: IntVersion, ins: u16, hop: &Hop) -> Hop {
     let has = |m: u16| ins & m != 0;
-    let l2 = version != IntVersion::V0_5 && has(INS_BIT6);
-    let q05 = version == IntVersion::V0_5 && has(INS_BIT6);
+    let l2 = version != IntVersion::V0_5 && has(INS_BIT6) && !has(INS_L1_PORTS);
+    let q05 = version == IntVersion::V0_5 && has(INS_BIT6) && !has(INS_QUEUE);
+    // A word shared by two fields is all ones ("not available") only when both are absent; one
+    // absent beside a value is written as its sub-field's all ones, which is a value.
+    let l1 = |p: Option<u32>| {
+        (hop.ingress_port.is_some() || hop.egress_port.is_some()).then(|| p.unwrap_or(0xFFFF))
+    };
+    let (ingress_port, egress_port) = if has(INS_L1_PORTS) {
+        (l1(hop.ingress_port), l1(hop.egress_port))
+    } else if l2 {
+        (hop.ingress_port, hop.egress_port)
+    } else {
+        (None, None)
+    };
+    let queue_id = if has(INS_QUEUE) {
+        hop.queue_occupancy_bytes.map(|_| hop.queue_id.unwrap_or(0xFF))
+    } else {
+        hop.queue_id.filter(|_| q05)
+    };
     Hop {
         switch_id: hop.switch_id.filter(|_| has(0x8000)),
-        ingress_port: hop.ingress_port.filter(|_| has(INS_L1_PORTS) || l2),
-        egress_port: hop.egress_port.filter(|_| has(INS_L1_PORTS) || l2),
+        ingress_port,
+        egress_port,
         hop_latency_ns: hop.hop_latency_ns.filter(|_| has(0x2000)),
-        queue_id: hop.queue_id.filter(|_| has(INS_QUEUE) || q05),
+        queue_id,
         queue_occupancy_bytes: hop.queue_occupancy_bytes.filter(|_| has(INS_QUEUE)),
         ingress_ts: hop.ingress_ts.filter(|_| has(INS_INGRESS_TS)),
         egress_ts: hop.egress_ts.filter(|_| has(INS_EGRESS_TS)),
