@@ -218,6 +218,9 @@ impl Serialize for FlowJson<'_> {
 }
 
 #[cfg(test)]
+mod vectors;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::int::{IntStackSpec, encode_inner};

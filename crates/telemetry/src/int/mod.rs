@@ -94,12 +94,22 @@ pub fn parse_inner_into(
     if let Some(proto) = s.restore.proto {
         flow.proto = proto;
         if proto == PROTO_TCP || proto == PROTO_UDP {
-            flow.sport = bytes::u16_at(bytes, s.end, "l4.sport")?;
-            flow.dport = bytes::u16_at(bytes, s.end + 2, "l4.dport")?;
+            // The original L4 header after the stack; cut short, the flow key is lost, the
+            // stack stands.
+            match bytes::take(bytes, s.end, 4, "l4.ports") {
+                Ok(p) => {
+                    flow.sport = u16::from_be_bytes([p[0], p[1]]);
+                    flow.dport = u16::from_be_bytes([p[2], p[3]]);
+                }
+                Err(e) => {
+                    packet.flow = None;
+                    return Err(e);
+                }
+            }
         }
     }
     Ok(())
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -26,7 +26,7 @@ fn dscp_profile() -> DeviceProfile {
 /// rebuilt from its decode; fields the table does not give (IP id, TTL, checksums, TCP
 /// seq/window) are zero, which the parser does not read.
 #[rustfmt::skip]
-const ONOS_INNER: [u8; 83] = [
+pub(crate) const ONOS_INNER: [u8; 83] = [
     // inner Ethernet: dst ff:ff:ff:ff:ff:ff, src 00:00:00:00:01:01, type IPv4
     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x08, 0x00,
     // IPv4: ver 4 IHL 5, ToS 0x04 (DSCP 1), total length 69, id, flags, TTL, proto 6, csum
