@@ -37,7 +37,7 @@ use burstlab_telemetry::profiles::Profiles;
 use crate::reattach::Reattach;
 
 /// `burstlab.errors.TelemetryInputError(message)`.
-fn input_error(py: Python<'_>, message: String) -> PyErr {
+pub(crate) fn input_error(py: Python<'_>, message: String) -> PyErr {
     let class = py.import("burstlab.errors").and_then(|m| m.getattr("TelemetryInputError"));
     match class.and_then(|c| c.call1((message.as_str(),))) {
         Ok(exc) => PyErr::from_value(exc),
@@ -45,7 +45,7 @@ fn input_error(py: Python<'_>, message: String) -> PyErr {
     }
 }
 
-fn profiles(py: Python<'_>, text: Option<&str>) -> PyResult<Profiles> {
+pub(crate) fn profiles(py: Python<'_>, text: Option<&str>) -> PyResult<Profiles> {
     match text {
         None => Ok(Profiles::builtin()),
         Some(t) => Profiles::from_toml_str(t).map_err(|e| input_error(py, format!("profile: {e}"))),
@@ -204,7 +204,7 @@ pub fn decode_capture<'py>(
 /// `burstlab.telemetry.detect` options as the Python side sends them (strings in human units).
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct RawOptions {
+pub(crate) struct RawOptions {
     rise: Option<String>,
     fall: Option<String>,
     buffer: Option<String>,
@@ -214,7 +214,7 @@ struct RawOptions {
     timescales: Option<Vec<String>>,
     rate_threshold: Option<f64>,
     top: Option<usize>,
-    profiles_toml: Option<String>,
+    pub(crate) profiles_toml: Option<String>,
     ports: Option<Vec<u16>>,
 }
 
@@ -319,7 +319,7 @@ fn options(raw: &RawOptions) -> Result<DetectOptions, String> {
     })
 }
 
-fn parse_options(py: Python<'_>, options_json: &str) -> PyResult<(RawOptions, DetectOptions)> {
+pub(crate) fn parse_options(py: Python<'_>, options_json: &str) -> PyResult<(RawOptions, DetectOptions)> {
     let raw: RawOptions = serde_json::from_str(options_json)
         .map_err(|e| PyRuntimeError::new_err(format!("detect options: {e}")))?;
     let opts = options(&raw).map_err(|m| input_error(py, m))?;
