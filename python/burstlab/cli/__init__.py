@@ -39,6 +39,8 @@ VERBS: dict[str, str] = {
     "validate": "burstlab.cli.validate",
     "decode": "burstlab.cli.decode",
     "detect": "burstlab.cli.detect",
+    "collect": "burstlab.cli.collect",
+    "replay": "burstlab.cli.replay",
 }
 
 #: What the root and every verb share: Markdown help (prose reflows to the terminal;
