@@ -31,7 +31,7 @@ def command(
     sample_reports: Annotated[int, typer.Option("--sample-reports", metavar="N", help="Store one report in N in the reports table (0: none). Queue samples and detection see them all.")] = 1,
     max_streams: Annotated[int, typer.Option("--max-streams", metavar="N", help="Most (switch, port, queue) triples tracked; reports past it are counted as overflow.")] = 65_536,
     duration: Annotated[float | None, typer.Option("--duration", metavar="SECONDS", help="Stop after this long (default: run until Ctrl-C or SIGTERM).")] = None,
-    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object per event on stdout: each burst as it ends, then a summary.")] = False,
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object per event on stdout: listening, each burst as it ends, then a summary.")] = False,
 ) -> None:
     """Collect INT reports over UDP: store them, detect microbursts with their culprits and victims, export metrics.
 
@@ -98,7 +98,9 @@ def _collect(listen, out, rise, fall, buffer, min_duration, merge_gap, top, prof
     # SIGTERM (systemd, docker stop) stops it as --duration does: files closed, status 0.
     signal.signal(signal.SIGTERM, _terminate)
     line = _StatusLine(err) if err.is_terminal and not as_json else None
-    if not as_json:
+    if as_json:
+        _emit_json({"event": "listening", "addresses": collection.addresses, "metrics": metrics})
+    else:
         err.print(f"burstlab collect: listening on {', '.join(collection.addresses)}"
                   + (f", metrics on {metrics}" if metrics else ""), markup=False)
 
