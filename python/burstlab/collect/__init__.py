@@ -149,7 +149,8 @@ class Collection:
         if self.prometheus is not None:
             self.prometheus.update(snapshot)
         if self.influx is not None:
-            self.influx.write(influx_lines(snapshot, bursts, now_ns, [now_ns] * len(bursts)))
+            # A point overwrites another of the same series and time: a nanosecond apart each.
+            self.influx.write(influx_lines(snapshot, bursts, now_ns, [now_ns + i for i in range(len(bursts))]))
         return {"counters": snapshot.counters, "bursts": bursts}
 
 

@@ -26,8 +26,9 @@ Both read one :class:`Snapshot` the collection loop refreshes once per batch (ne
   tags are escaped into the name), so its Grafana dashboards find our queues; its ``value`` is
   the raw wire count (80-byte cells on NoviFlow), ours is bytes;
 * ``burstlab_queue,switch_id=S,port=P,queue_id=Q occupancy_bytes=…i,max_bytes=…i``;
-* ``burstlab_burst,switch_id=S,port=P,queue_id=Q duration_s=…,peak_bytes=…i,drops=…i,
-  reports_lost=…i,top_culprit="…"`` at the burst's end;
+* ``burstlab_burst,switch_id=S,port=P,queue_id=Q start_s=…,duration_s=…,peak_bytes=…i,drops=…i,
+  reports_lost=…i,top_culprit="…"`` when the collector saw it end (``start_s`` on the switch's
+  clock);
 * ``burstlab_collector reports=…i,malformed=…i,overflow=…i,kernel_drops=…i,reports_lost=…i``;
 * ``burstlab_report_loss,switch_id=S,hw_id=H received=…i,lost=…i``.
 """
@@ -149,7 +150,8 @@ def influx_lines(snapshot: Snapshot, bursts: list[dict[str, Any]], now_ns: int,
     for b, t in zip(bursts, burst_end_ns, strict=True):
         top = b["culprits"][0]["flow"] if b["culprits"] else ""
         lines.append(f"burstlab_burst,switch_id={b['switch_id']},port={b['port']},queue_id={b['queue_id']} "
-                     f"duration_s={b['duration_s']!r},peak_bytes={b['peak_bytes']}i,drops={b['drops']}i,"
+                     f"start_s={b['start_s']!r},duration_s={b['duration_s']!r},peak_bytes={b['peak_bytes']}i,"
+                     f"drops={b['drops']}i,"
                      f"reports_lost={b['reports_lost']}i,top_culprit={_text(top)} {t}")
     c = snapshot.counters
     lines.append("burstlab_collector " + ",".join(
