@@ -118,6 +118,7 @@ fn flow(f: &FlowSpec) -> Value {
         "quickack": f.quickack,
         "ecn": f.ecn,
         "hz": f.hz,
+        "dctcp_shift_g": f.dctcp_shift_g,
         "timers": match f.timers {
             Timers::Exact => "exact",
             Timers::Jiffies => "jiffies",
