@@ -261,15 +261,14 @@ def to_arrow(columns: Mapping[str, Any]) -> pa.Table:
 
 
 def _to_arrow_array(raw: Any) -> pa.Array:
+    # burstlab.arrow, not pyarrow.array(): the latter imports pandas (a third of a second).
     import numpy as np
-    import pyarrow as pa
+
+    from burstlab import arrow
 
     if isinstance(raw, np.ndarray):
-        return pa.array(raw)  # zero-copy for numeric dtypes
+        return arrow.from_numpy(raw)  # zero-copy for numeric dtypes
     if isinstance(raw, tuple):
         codes, values = raw
-        # int32 indices: the Arrow default, read back identically by every Parquet reader.
-        return pa.DictionaryArray.from_arrays(
-            pa.array(codes.astype(np.int32, copy=False)), pa.array(values, type=pa.string())
-        )
-    return pa.array(raw, type=pa.string())
+        return arrow.dictionary(codes, values)
+    return arrow.strings(raw)
