@@ -95,12 +95,14 @@ fn s_ecn_keys_parse_with_the_runs_seed_and_g() {
 }
 
 #[test]
-fn s_ecn_seed_reaches_graph_links() {
+fn s_ecn_seed_and_g_reach_graph_links_and_hosts() {
     let text = r#"
 name = "s-ecn-graph"
 seed = 9
 [topology]
 preset = "graph"
+[hosts]
+dctcp_shift_g = 5
 [[node]]
 name = "h0"
 kind = "host"
@@ -139,6 +141,7 @@ size = "1MB"
     for e in modes {
         assert_eq!(e.mode, EcnMode::Slope(SlopeForm::Probabilistic { seed: 9 }));
     }
+    assert_eq!(scn.flows[0].dctcp_shift_g, 5, "[hosts] gives every host's g");
 }
 
 #[test]
