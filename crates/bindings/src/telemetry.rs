@@ -145,8 +145,9 @@ impl DecodeSink<'_> {
 /// Decode every report in a capture. `batch(lines, bytes_done, bytes_total)` is called with
 /// JSON lines (reports and malformed-report errors) every few thousand reports; an exception it
 /// raises (or Ctrl-C) stops the pass and propagates. Returns `{"frames", "reports",
-/// "malformed", "bytes", "warning"}`, `warning` a line naming where a capture cut short ends
-/// (or `None`).
+/// "malformed", "skipped", "bytes", "warning"}`, `skipped` the frames without a report by why
+/// (`unreadable`, `not_ip`, `not_udp`, `other_port`), `warning` a line naming where a capture
+/// cut short ends (or `None`).
 #[pyfunction]
 #[pyo3(signature = (path, profiles_toml, ports, batch))]
 pub fn decode_capture<'py>(
@@ -195,6 +196,13 @@ pub fn decode_capture<'py>(
     out.set_item("frames", stats.frames)?;
     out.set_item("reports", stats.reports)?;
     out.set_item("malformed", stats.malformed)?;
+    let skipped = PyDict::new(py);
+    let s = &stats.skipped;
+    let reasons = [("unreadable", s.unreadable), ("not_ip", s.not_ip), ("not_udp", s.not_udp)];
+    for (reason, n) in reasons.into_iter().chain([("other_port", s.other_port)]) {
+        skipped.set_item(reason, n)?;
+    }
+    out.set_item("skipped", skipped)?;
     out.set_item("bytes", stats.bytes)?;
     let warning = stats.truncated.as_ref().map(|cut| truncation_warning(path, stats.frames, cut));
     out.set_item("warning", warning)?;

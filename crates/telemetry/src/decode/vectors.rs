@@ -261,3 +261,85 @@ fn original_tcp_header_cut_after_the_stack_loses_only_the_flow_key() {
     let e = r.inner_error.unwrap();
     assert_eq!((e.offset, e.field, e.value), (tcp, "l4.ports", 2));
 }
+
+// ---- MPLS-labelled report frames (fabric-tna leaf to spine) ------------------------------
+
+/// The report frame stratum/fabric-tna's PTF expects when the collector sits behind a spine
+/// (`fabric_test.py` `build_int_local_report(..., send_report_to_spine=True)`): Ethernet
+/// SWITCH_MAC 00:00:00:00:aa:01 → INT_COLLECTOR_MAC 00:1e:67:d2:ee:ee, MPLS label
+/// MPLS_LABEL_2 = 200 with TTL 64, IPv4 SWITCH_IPV4 192.168.0.1 → INT_COLLECTOR_IPV4
+/// 192.168.99.254 (ToS 4, TTL 64), UDP 0 → 32766, INT_L45_REPORT_FIXED(nproto=2, f=1,
+/// hw_id=0), INT_L45_LOCAL_REPORT(switch_id=1, ingress port 1, egress port 2; the fields the
+/// test masks — seq, timestamps, queue — are chosen), then the routed packet (ptf's
+/// `simple_udp_packet` 10.0.1.1:1234 → 10.0.2.1:80).
+#[rustfmt::skip]
+fn fabric_tna_report_to_spine() -> Vec<u8> {
+    let mut inner = vec![
+        0, 0, 0, 0, 0, 0x02,  0, 0, 0, 0, 0xaa, 0x01,  0x08, 0x00,
+        0x45, 0x00, 0x00, 0x1c,  0x00, 0x01, 0x00, 0x00,  63, 17, 0x00, 0x00,
+        10, 0, 1, 1,  10, 0, 2, 1,
+        0x04, 0xd2, 0x00, 0x50,  0x00, 0x08, 0x00, 0x00,
+    ];
+    let mut report = vec![
+        0x02, 0x20, 0x00, 0x00,  0, 0, 0, 5,  0, 0, 0, 7, // fixed: NProto 2, F, hw_id 0
+        0, 0, 0, 1,  0x00, 0x01, 0x00, 0x02,  0x00, 0x00, 0x00, 0x0a,  0, 0, 0, 9, // local
+    ];
+    report.append(&mut inner);
+    let udp_len = 8 + report.len();
+    let mut f = vec![
+        0x00, 0x1e, 0x67, 0xd2, 0xee, 0xee,  0x00, 0x00, 0x00, 0x00, 0xaa, 0x01,  0x88, 0x47,
+        0x00, 0x0c, 0x81, 64, // label 200, TC 0, S 1, TTL 64
+        0x45, 0x04,
+    ];
+    f.extend_from_slice(&((20 + udp_len) as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0, 192, 168, 0, 1, 192, 168, 99, 254]);
+    f.extend_from_slice(&[0, 0, 0x7f, 0xfe]);
+    f.extend_from_slice(&(udp_len as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.extend_from_slice(&report);
+    f
+}
+
+#[test]
+fn fabric_tna_mpls_labelled_report_decodes() {
+    use crate::capture::{Frame, L4, Linktype, parse_packet};
+    let bytes = fabric_tna_report_to_spine();
+    let frame =
+        Frame { ts_ns: 0, interface: 0, linktype: Linktype::ETHERNET, orig_len: 0, data: &bytes };
+    let rec = parse_packet(&frame).unwrap();
+    let L4::Udp { payload } = rec.l4 else { panic!("{rec:?}") };
+    assert_eq!(payload.start, 14 + 4 + 20 + 8);
+    assert_eq!(rec.flow.unwrap().dport, 32766);
+    let r = decode_one(&bytes[payload], 32766);
+    assert_eq!(r.version, ReportVersion::V0_5FabricTna);
+    assert_eq!((r.switch_id, r.seq, r.flags.tracked), (Some(1), 5, true));
+    let own = r.hops[0];
+    assert_eq!((own.ingress_port, own.egress_port), (Some(1), Some(2)));
+    assert_eq!(own.queue_occupancy_bytes, Some(10 * 80), "Tofino cells on 32766");
+    let flow = r.flow.unwrap();
+    assert_eq!((flow.src, flow.dport, flow.proto), (v4([10, 0, 1, 1]), 80, 17));
+}
+
+#[test]
+fn a_capture_counts_the_frames_it_skips_and_decodes_the_labelled_one() {
+    use crate::capture::TcpFlags;
+    use crate::capture::testwrite::{pcap_header, pcap_record, tcp_frame};
+    use crate::pipeline::decode_capture;
+    use crate::profile::DEFAULT_REPORT_PORTS;
+    let mut file = pcap_header(false, true, 1, 65_535);
+    let report = fabric_tna_report_to_spine();
+    let tcp = tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, 0, 0, TcpFlags::ACK, 0, &[]);
+    let mut arp = vec![0xff; 12];
+    arp.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
+    arp.resize(42, 0);
+    let mut other_label = report.clone();
+    other_label[18] = 0x00; // under the label: not IPv4/IPv6 (a pseudowire control word)
+    for (k, f) in [&report, &tcp, &arp, &other_label, &report].into_iter().enumerate() {
+        pcap_record(&mut file, false, 0, k as u32, f, f.len() as u32);
+    }
+    let mut d = Decoder::new(Profiles::builtin());
+    let stats =
+        decode_capture(&file[..], &mut d, &DEFAULT_REPORT_PORTS, |_, _| {}, |_| {}).unwrap();
+    assert_eq!((stats.frames, stats.reports, stats.malformed), (5, 2, 0));
+    assert_eq!((stats.skipped.not_udp, stats.skipped.not_ip, stats.skipped.total()), (1, 2, 3));
+}

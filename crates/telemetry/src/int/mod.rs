@@ -88,6 +88,7 @@ pub fn parse_inner_into(
     };
     let s = stack::parse(bytes, at, version, profile, &mut packet.hops)?;
     packet.int_version = Some(s.version);
+    packet.source_only = s.source_only;
     if let Some(dport) = s.restore.dport {
         flow.dport = dport;
     }

@@ -657,3 +657,66 @@ proptest! {
         }
     }
 }
+
+// ---- INT v2.1 source-only domain-specific metadata ---------------------------------------
+
+/// IPv4/UDP to 17768 carrying an INT v2.1 MD stack: `md` the 12-byte MD header, `stack` words.
+fn v2_udp_with(md: [u8; 12], stack: &[u32]) -> Vec<u8> {
+    let length = 3 + stack.len();
+    let mut b = Vec::new();
+    inner::emit_ipv4(
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        17,
+        0,
+        8 + 4 + length * 4,
+        &mut b,
+    );
+    b.extend_from_slice(&[0x30, 0x39, 0x45, 0x68]);
+    b.extend_from_slice(&((8 + 4 + length * 4) as u16).to_be_bytes());
+    b.extend_from_slice(&[0, 0, 0x10, length as u8, 0, 0]);
+    b.extend_from_slice(&md);
+    for w in stack {
+        b.extend_from_slice(&w.to_be_bytes());
+    }
+    b
+}
+
+#[test]
+fn v2_1_source_only_mac_of_the_spec_example_is_not_read_as_hops() {
+    // INT v2.1 §"Example with INT-MD including domain specific source-only metadata"
+    // (p4-applications INT.mdk @ 7eedb79): HopML 1, RemainingHopCnt 5, ins 0x8000, Domain
+    // Specific ID 0x5453, DS Instruction bit 0, DS Flags bit 1; stack: node ids of hop2, hop1
+    // and the gateway, then host1's MAC a6:1a:f6:b1:64:7d as 0xA61AF6B1647D0000. Node ids
+    // 2, 1, 10 are chosen (the figure draws boxes).
+    let md = [0x20, 0x00, 0x01, 0x05, 0x80, 0x00, 0x54, 0x53, 0x80, 0x00, 0x40, 0x00];
+    let b = v2_udp_with(md, &[2, 1, 10, 0xA61A_F6B1, 0x647D_0000]);
+    let p = parse_inner(&b, InnerKind::Ipv4, &DeviceProfile::spec()).unwrap();
+    assert_eq!(p.hops, switch_only(&[2, 1, 10]), "five words, three hops");
+    let so = p.source_only.unwrap();
+    assert_eq!((so.domain_id, so.ds_instruction, so.ds_flags), (0x5453, 0x8000, 0x4000));
+    assert_eq!(so.bytes, [0xA6, 0x1A, 0xF6, 0xB1, 0x64, 0x7D, 0, 0]);
+}
+
+#[test]
+fn v2_1_source_only_of_an_unknown_domain_is_what_whole_hops_leave() {
+    // Domain 0x1234, HopML 2 (node id + queue), one source-only word under two hops.
+    let md = [0x20, 0x00, 0x02, 0x06, 0x90, 0x00, 0x12, 0x34, 0x00, 0x01, 0x00, 0x00];
+    let b = v2_udp_with(md, &[2, 0x0000_0100, 1, 0x0000_0200, 0xCAFE_F00D]);
+    let p = parse_inner(&b, InnerKind::Ipv4, &DeviceProfile::spec()).unwrap();
+    assert_eq!(p.hops.iter().map(|h| h.switch_id).collect::<Vec<_>>(), [Some(2), Some(1)]);
+    assert_eq!(p.hops[1].queue_occupancy_bytes, Some(0x200));
+    assert_eq!(p.source_only.unwrap().bytes, [0xCA, 0xFE, 0xF0, 0x0D]);
+    // A profile that knows the domain's size wins over the remainder.
+    let md = [0x20, 0x00, 0x01, 0x05, 0x80, 0x00, 0x12, 0x34, 0x00, 0x01, 0x00, 0x00];
+    let b = v2_udp_with(md, &[2, 1, 7, 8]);
+    let two = DeviceProfile { source_only_words: Some(2), ..DeviceProfile::spec() };
+    let p = parse_inner(&b, InnerKind::Ipv4, &two).unwrap();
+    assert_eq!(p.hops, switch_only(&[2, 1]));
+    assert_eq!(p.source_only.unwrap().bytes.len(), 8);
+    // Without DS Instruction bits there is none, and every word is a hop.
+    let md = [0x20, 0x00, 0x01, 0x05, 0x80, 0x00, 0x12, 0x34, 0x00, 0x00, 0x00, 0x00];
+    let p =
+        parse_inner(&v2_udp_with(md, &[2, 1, 7]), InnerKind::Ipv4, &DeviceProfile::spec()).unwrap();
+    assert_eq!((p.hops.len(), p.source_only), (3, None));
+}
