@@ -49,7 +49,7 @@ def strings(values: Sequence[str | None]) -> pa.Array:
     """A UTF-8 string array; ``None`` is a null."""
     encoded = [b"" if v is None else v.encode("utf-8") for v in values]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
     if offsets[-1] > np.iinfo(np.int32).max:
         raise ValueError(f"{offsets[-1]} bytes of text: more than a string array holds (2 GiB)")
     missing = np.fromiter((v is None for v in values), dtype=bool, count=len(encoded))
