@@ -133,32 +133,54 @@ fn parse_v2(
     let b0 = u8_at(buf, at, "int.shim.type")?;
     let length = usize::from(u8_at(buf, at + 1, "int.shim.length")?);
     let md = at + SHIM_BYTES;
-    let mut source_only = None;
-    if b0 >> 4 == SHIM_TYPE_V2_MD {
-        let so = source_only_words(buf, md, length, profile);
-        let hop = md_hops(buf, md, (at + 1, length - so), IntVersion::V2_1, ts, V2_HOP_ML)?;
-        take(buf, md, length * 4, "int.stack")?;
-        push_hops(buf, md + MD_BYTES_V2, hop, profile, hops);
-        if so > 0 {
-            let end = md + length * 4;
-            source_only = Some(SourceOnly {
-                domain_id: u16_at(buf, md + 6, "int.md.domain_id")?,
-                ds_instruction: u16_at(buf, md + 8, "int.md.ds_instruction")?,
-                ds_flags: u16_at(buf, md + 10, "int.md.ds_flags")?,
-                bytes: take(buf, end - so * 4, so * 4, "int.source_only")?.to_vec(),
-            });
-        }
-    } else if length < V2_OVERHEAD_WORDS {
-        return Err(DecodeError::new(at + 1, "int.shim.length", length as u64, V2_HOP_ML.overhead));
-    } else {
-        take(buf, md, length * 4, "int.mx")?;
-    }
+    let body = (md, (at + 1, length));
+    let source_only = v2_body(buf, body, b0 >> 4 == SHIM_TYPE_V2_MD, ts, profile, hops)?;
     let restore = match (b0 >> 2) & 0b11 {
         1 => Restore { dport: Some(u16_at(buf, at + 2, "int.shim.udp_dport")?), proto: None },
         2 => Restore { dport: None, proto: Some(u8_at(buf, at + 3, "int.shim.ip_proto")?) },
         _ => Restore::default(),
     };
     Ok(Stack { version: IntVersion::V2_1, end: md + length * 4, restore, source_only })
+}
+
+/// The INT-MD (`md_type`) or INT-MX header at `md` and the `length` words (read at byte
+/// `length_at`) of header and stack that follow it, whatever carries them (the TCP/UDP shim,
+/// or a GRE, VXLAN-GPE or Geneve tunnel's): hops onto `hops`, source-only metadata returned.
+pub(crate) fn v2_body(
+    buf: &[u8],
+    (md, (length_at, length)): (usize, (usize, usize)),
+    md_type: bool,
+    ts: u8,
+    profile: &DeviceProfile,
+    hops: &mut Vec<Hop>,
+) -> Result<Option<SourceOnly>, DecodeError> {
+    take(buf, md, MD_BYTES_V2, "int.md")?;
+    if !md_type {
+        if length < V2_OVERHEAD_WORDS {
+            return Err(DecodeError::new(
+                length_at,
+                "int.shim.length",
+                length as u64,
+                V2_HOP_ML.overhead,
+            ));
+        }
+        take(buf, md, length * 4, "int.mx")?;
+        return Ok(None);
+    }
+    let so = source_only_words(buf, md, length, profile);
+    let hop = md_hops(buf, md, (length_at, length - so), IntVersion::V2_1, ts, V2_HOP_ML)?;
+    take(buf, md, length * 4, "int.stack")?;
+    push_hops(buf, md + MD_BYTES_V2, hop, profile, hops);
+    if so == 0 {
+        return Ok(None);
+    }
+    let end = md + length * 4;
+    Ok(Some(SourceOnly {
+        domain_id: u16_at(buf, md + 6, "int.md.domain_id")?,
+        ds_instruction: u16_at(buf, md + 8, "int.md.ds_instruction")?,
+        ds_flags: u16_at(buf, md + 10, "int.md.ds_flags")?,
+        bytes: take(buf, end - so * 4, so * 4, "int.source_only")?.to_vec(),
+    }))
 }
 
 /// Domains whose source-only metadata size is published: (Domain Specific ID, DS Instruction
