@@ -1,0 +1,77 @@
+"""Advice from evidence: `explain_iperf3` reads a real iperf3 run, says what limited it phase by
+phase, and replays its simulated twin (docs/advice.md)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+#: The twin matches the real run when its throughput is within this share of the real one.
+TWIN_TOLERANCE = 0.10
+
+
+def explain_iperf3(
+    path: str | os.PathLike[str],
+    *,
+    rtt: str | None = None,
+    rate: str | None = None,
+    mtu: int | None = None,
+    buffer: str | None = None,
+    tbf: bool = False,
+    tcp_rmem: str | None = None,
+    tcp_wmem: str | None = None,
+    maxrate: str | None = None,
+    what_if: list[str] | None = None,
+    twin: bool = True,
+) -> dict[str, Any]:
+    """Explain the iperf3 `-J` result at `path` and replay its twin.
+
+    `rtt`, `rate`, `buffer`, `maxrate` take units ("20ms", "10Gbps", "16KiB"); `tcp_rmem` and
+    `tcp_wmem` the sysctl's three numbers; `tbf` says the bottleneck is a Linux tbf (then
+    `buffer` is its limit). Each `what_if` is "KEY=VALUE" (a flow key such as tcp_rmem, or a
+    path key: rtt, rate, buffer, mtu). Returns a dict (the CLI's `--json`): the run, its
+    `limit`, `summary`, `phases`, `losses`, `notes`, and with `twin` the `scenario` (TOML),
+    `twin` (throughput, FCT, retransmits), `match` and `what_if` results.
+
+    Raises burstlab.advise.iperf3.Iperf3InputError for input that is not a completed iperf3
+    TCP test, and burstlab.BurstlabError subclasses for bad flags.
+    """
+    from burstlab.advise import explain as ex
+    from burstlab.advise import iperf3, units
+    from burstlab.advise import twin as tw
+
+    run = iperf3.load(path)
+    rmem = units.triple("--tcp-rmem", tcp_rmem) if tcp_rmem else None
+    wmem = units.triple("--tcp-wmem", tcp_wmem) if tcp_wmem else None
+    rate_bps = units.rate_bps("--rate", rate) if rate else None
+    settings = ex.Settings(rate_bps=rate_bps, tcp_rmem=rmem, tcp_wmem=wmem,
+                           maxrate_bps=units.rate_bps("--maxrate", maxrate) if maxrate else None)
+    explained = ex.explain(run, settings)
+    out: dict[str, Any] = {
+        "input": str(path),
+        "version": run.version,
+        "streams": run.num_streams,
+        "reverse": run.reverse,
+        "cca": run.cca,
+        "throughput_bps": run.throughput_bps,
+        "seconds": run.seconds,
+        "retransmits": run.retransmits,
+        **explained.as_json(),
+    }
+    if not twin:
+        return out
+    overrides = [tw.what_if_overrides(expr, max(1, run.num_streams), tbf=tbf) for expr in what_if or []]
+    path_, notes = tw.path_from(run, rtt_s=units.seconds("--rtt", rtt) if rtt else None, rate_bps=rate_bps,
+                                mtu=mtu, buffer_bytes=units.size_bytes("--buffer", buffer) if buffer else None,
+                                tbf=tbf)
+    toml = tw.scenario_toml(run, path_, tw.Hosts(tcp_rmem=rmem, tcp_wmem=wmem, rmem_max=rmem[2] if rmem else None))
+    base = tw.replay(toml)
+    error = (base.throughput_bps - run.throughput_bps) / run.throughput_bps if run.throughput_bps else None
+    out["notes"] = [*out["notes"], *notes]
+    out["scenario"] = toml
+    out["twin"] = base.as_json()
+    out["match"] = {"throughput_rel_error": error, "tolerance": TWIN_TOLERANCE,
+                    "within": error is not None and abs(error) <= TWIN_TOLERANCE}
+    out["what_if"] = [{"change": expr, "set": sets, "before": base.as_json(), "after": tw.replay(toml, sets).as_json()}
+                      for expr, sets in zip(what_if or [], overrides)]
+    return out
