@@ -90,6 +90,14 @@ pub fn parse_inner_into(
         }
         IntDetect::Dscp { .. } => return Ok(()),
     };
+    // A profile may name the version a Type 1 shim's stack really is (GEANT: MD Ver 0).
+    let version = match (version, profile.int_md_version) {
+        (
+            IntVersion::V0_5 | IntVersion::V1_0,
+            Some(forced @ (IntVersion::V0_5 | IntVersion::V1_0)),
+        ) => forced,
+        (v, _) => v,
+    };
     let s = stack::parse(bytes, at, version, profile, &mut packet.hops)?;
     packet.int_version = Some(s.version);
     packet.source_only = s.source_only;

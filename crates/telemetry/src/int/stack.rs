@@ -78,7 +78,8 @@ pub(crate) fn parse(
             let length = usize::from(u8_at(buf, at + 2, "int.shim.length")?);
             let md = at + SHIM_BYTES;
             let per_hop = if version == IntVersion::V0_5 { V0_5_INS_CNT } else { V1_HOP_ML };
-            let hop = md_hops(buf, md, (at + 2, length), version, ts, per_hop)?;
+            let widths = (ts, profile.l2_port_bytes);
+            let hop = md_hops(buf, md, (at + 2, length), version, widths, per_hop)?;
             take(buf, at, length * 4, "int.stack")?;
             push_hops(buf, md + MD_BYTES_V1, hop, profile, hops);
             let (end, restore) = (at + length * 4, Restore::default());
@@ -168,7 +169,8 @@ pub(crate) fn v2_body(
         return Ok(None);
     }
     let so = source_only_words(buf, md, length, profile);
-    let hop = md_hops(buf, md, (length_at, length - so), IntVersion::V2_1, ts, V2_HOP_ML)?;
+    let widths = (ts, profile.l2_port_bytes);
+    let hop = md_hops(buf, md, (length_at, length - so), IntVersion::V2_1, widths, V2_HOP_ML)?;
     take(buf, md, length * 4, "int.stack")?;
     push_hops(buf, md + MD_BYTES_V2, hop, profile, hops);
     if so == 0 {
@@ -234,12 +236,12 @@ fn md_hops(
     md: usize,
     (length_at, length): (usize, usize),
     version: IntVersion,
-    ts: u8,
+    (ts, l2): (u8, u8),
     per_hop: PerHop,
 ) -> Result<Hops, DecodeError> {
     let words = usize::from(u8_at(buf, md + per_hop.at, per_hop.field)? & 0x1F);
     let ins = u16_at(buf, md + 4, "int.md.instructions")?;
-    let layout = HopLayout::new(version, ins, ts);
+    let layout = HopLayout::with_l2(version, ins, ts, l2);
     if words * 4 < layout.defined_bytes {
         return Err(DecodeError::new(
             md + per_hop.at,
