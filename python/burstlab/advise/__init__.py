@@ -23,6 +23,7 @@ def explain_iperf3(
     maxrate: str | None = None,
     what_if: list[str] | None = None,
     twin: bool = True,
+    ss: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Explain the iperf3 `-J` result at `path` and replay its twin.
 
@@ -31,7 +32,9 @@ def explain_iperf3(
     `buffer` is its limit). Each `what_if` is "KEY=VALUE" (a flow key such as tcp_rmem, or a
     path key: rtt, rate, buffer, mtu). Returns a dict (the CLI's `--json`): the run, its
     `limit`, `summary`, `phases`, `losses`, `notes`, and with `twin` the `scenario` (TOML),
-    `twin` (throughput, FCT, retransmits), `match` and `what_if` results.
+    `twin` (throughput, FCT, retransmits), `match` and `what_if` results. `ss` is a file of
+    `ss -tin` snapshots taken on the sender during the run: Linux's own account of how long the
+    receiver's window and the send buffer held the connection (`kernel`), set beside the limit.
 
     Raises burstlab.advise.iperf3.Iperf3InputError for input that is not a completed iperf3
     TCP test, and burstlab.BurstlabError subclasses for bad flags.
@@ -58,6 +61,9 @@ def explain_iperf3(
         "retransmits": run.retransmits,
         **explained.as_json(),
     }
+    if ss is not None:
+        out["kernel"] = _kernel_account(ss, explained.limit)
+        out["notes"] = [*out["notes"], out["kernel"]["note"]]
     if not twin:
         return out
     overrides = [tw.what_if_overrides(expr, max(1, run.num_streams), tbf=tbf) for expr in what_if or []]
@@ -75,3 +81,24 @@ def explain_iperf3(
     out["what_if"] = [{"change": expr, "set": sets, "before": base.as_json(), "after": tw.replay(toml, sets).as_json()}
                       for expr, sets in zip(what_if or [], overrides)]
     return out
+
+
+#: A share of the busy time this large makes Linux's chronograph name a limit.
+CHRONO_SHARE = 0.5
+
+
+def _kernel_account(path: str | os.PathLike[str], limit: str) -> dict[str, Any]:
+    """What `ss -tin`'s chronograph says limited the data connection, and whether it agrees."""
+    from burstlab.advise import explain as ex
+    from burstlab.advise import ss as ss_
+
+    c = ss_.load(path)
+    says = ex.RECEIVE_WINDOW if c.rwnd_share >= CHRONO_SHARE else ex.SEND_BUFFER if c.sndbuf_share >= CHRONO_SHARE else None
+    agrees = None if says is None else says == limit
+    verdict = ("names no window limit" if says is None else
+               f"names the {says}: {'agrees' if agrees else 'DISAGREES'}")
+    note = (f"Linux's chronograph (ss -tin, {c.local} > {c.peer}): busy {c.busy_ms} ms, receiver's window "
+            f"{c.rwnd_share:.1%}, send buffer {c.sndbuf_share:.1%}{', app-limited' if c.app_limited else ''}; "
+            f"{verdict}")
+    return {"busy_ms": c.busy_ms, "rwnd_limited_share": c.rwnd_share, "sndbuf_limited_share": c.sndbuf_share,
+            "app_limited": c.app_limited, "says": says, "agrees": agrees, "note": note}

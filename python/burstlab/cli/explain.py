@@ -23,6 +23,7 @@ def command(
     tcp_rmem: Annotated[str | None, typer.Option("--tcp-rmem", metavar="'MIN DEF MAX'", help="The receiver's net.ipv4.tcp_rmem.")] = None,
     tcp_wmem: Annotated[str | None, typer.Option("--tcp-wmem", metavar="'MIN DEF MAX'", help="The sender's net.ipv4.tcp_wmem.")] = None,
     maxrate: Annotated[str | None, typer.Option("--maxrate", metavar="RATE", help="A pacing cap on the sender (fq maxrate, SO_MAX_PACING_RATE).")] = None,
+    ss: Annotated[Path | None, typer.Option("--ss", metavar="FILE", help="`ss -tin` snapshots taken on the sender during the run: Linux's own count of the time the receiver's window and the send buffer held it.")] = None,
     what_if: Annotated[list[str] | None, typer.Option("--what-if", metavar="KEY=VALUE", help="Rerun the twin with this change (repeatable): tcp_rmem, tcp_wmem, cca, initcwnd, max_pacing_rate, rtt, rate, buffer, ... or a --set path.")] = None,
     emit_scenario: Annotated[Path | None, typer.Option("--emit-scenario", metavar="FILE", help="Write the twin's scenario TOML to FILE.")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Let --emit-scenario replace an existing FILE.")] = False,
@@ -45,6 +46,7 @@ def command(
         burstlab explain run.json --rate 1Gbps --what-if 'tcp_rmem=4096 131072 33554432'
         burstlab explain run.json --emit-scenario twin.toml
         burstlab explain run.json --no-twin --json
+        burstlab explain run.json --ss ss.txt    # ss.txt: `while sleep 1; do ss -tin dst HOST; done`
 
     Exit status: 0 explained, 2 bad input (not iperf3 JSON, an aborted run, a UDP test, an
     empty file) or options, or --emit-scenario FILE exists without --overwrite, 130
@@ -53,7 +55,7 @@ def command(
     err = Console(stderr=True, highlight=False)
     raise typer.Exit(_explain(run_json, dict(rtt=rtt, rate=rate, mtu=mtu, buffer=buffer, tbf=tbf, tcp_rmem=tcp_rmem,
                                              tcp_wmem=tcp_wmem, maxrate=maxrate, what_if=what_if or [],
-                                             twin=not no_twin),
+                                             twin=not no_twin, ss=ss),
                               emit_scenario, overwrite, json_, err))
 
 

@@ -111,3 +111,17 @@ def test_a_rate_cap_the_run_sits_at_is_named_pacing():
     # Far from the cap, the cap is not the limit.
     doc["start"]["test_start"]["fqrate"] = 900_000_000
     assert ex.explain(iperf3.parse(json.dumps(doc)), ex.Settings(rate_bps=1e9)).limit == ex.RECEIVE_WINDOW
+
+
+def test_ss_snapshots_give_linuxs_own_account():
+    from burstlab.advise import ss
+
+    # local-ss-tin-rmem8k.txt: `ss -tin` on the sender of another run of the same set-up as
+    # local-3.12-rmem8k.json (tcp_rmem 4096 8192 8192 through a 1 Gbit/s tbf).
+    c = ss.load(DATA / "local-ss-tin-rmem8k.txt")
+    assert c.peer.endswith(":5201") and c.bytes_acked > 10_000_000  # the data connection, not the control one
+    assert (c.busy_ms, c.rwnd_limited_ms, c.sndbuf_limited_ms) == (656, 568, 0)
+    out = explain_iperf3(RMEM, rate="1gbit", twin=False, ss=DATA / "local-ss-tin-rmem8k.txt")
+    assert out["kernel"]["agrees"] and "86.6%" in out["kernel"]["note"]
+    with pytest.raises(iperf3.Iperf3InputError, match="no connection found"):
+        ss.parse("State Recv-Q Send-Q\n")

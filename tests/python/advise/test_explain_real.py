@@ -37,7 +37,7 @@ SETUPS = {
 PORT = "5201"
 
 
-def iperf3_run(net: Dumbbell, *args: str, seconds: int = 2) -> str:
+def iperf3_run(net: Dumbbell, *args: str, seconds: int = 2, ss_to: Path | None = None) -> str:
     server = net.spawn(net.receiver_ns, ["iperf3", "-s", "-1", "-J", "-p", PORT])
     deadline = time.monotonic() + 5
     while "5201" not in subprocess.run(["ip", "netns", "exec", net.receiver_ns, "ss", "-ltn"],
@@ -47,6 +47,14 @@ def iperf3_run(net: Dumbbell, *args: str, seconds: int = 2) -> str:
         time.sleep(0.05)
     client = net.spawn(net.sender_ns[0], ["iperf3", "-c", net.receiver_addr, "-p", PORT, "-J", "-t", str(seconds),
                                           "-i", "0.25", "--get-server-output", *args])
+    snapshots = []
+    while ss_to is not None and client.poll() is None:
+        # The sender's own account, as a user would take it: `ss -tin` every half second.
+        snapshots.append(subprocess.run(["ip", "netns", "exec", net.sender_ns[0], "ss", "-tin", "dst", net.receiver_addr],
+                                        capture_output=True, text=True).stdout)
+        time.sleep(0.5)
+    if ss_to is not None:
+        ss_to.write_text("".join(snapshots))
     out, err = client.communicate(timeout=seconds + 20)
     server.communicate(timeout=10)
     return out
@@ -59,7 +67,8 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     for name, (bottleneck, tuning, _) in SETUPS.items():
         with Dumbbell(senders=1, bottleneck=bottleneck, tuning=tuning) as net:
             paths[name] = root / f"{name}.json"
-            paths[name].write_text(iperf3_run(net))
+            paths[name].write_text(iperf3_run(net, ss_to=root / f"{name}.ss.txt"))
+            paths[f"{name}.ss"] = root / f"{name}.ss.txt"
     with Dumbbell(senders=1) as net:
         paths["udp"] = root / "udp.json"
         paths["udp"].write_text(iperf3_run(net, "-u", "-b", "10M", seconds=1))
@@ -102,3 +111,11 @@ def test_a_real_udp_test_gets_one_line(runs):
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "protocol = 'UDP'" in proc.stderr
     assert json.loads(runs["udp"].read_text())["start"]["test_start"]["protocol"] == "UDP"
+
+
+def test_linux_chronograph_agrees_on_the_receive_window(runs):
+    out = explain_iperf3(runs["rmem"], twin=False, ss=runs["rmem.ss"], **_flags("rmem"))
+    assert out["kernel"]["says"] == ex.RECEIVE_WINDOW and out["kernel"]["agrees"], out["kernel"]["note"]
+    # Where the window never bound, the chronograph does not name it.
+    loss = explain_iperf3(runs["loss"], twin=False, ss=runs["loss.ss"], **_flags("loss"))
+    assert loss["kernel"]["rwnd_limited_share"] < 0.5 and loss["kernel"]["says"] != ex.RECEIVE_WINDOW
