@@ -96,12 +96,15 @@ class Iperf3Run:
 
 def load(path: str | Path) -> Iperf3Run:
     """Read iperf3 `-J` output from `path` (see :func:`parse`)."""
-    p = Path(path)
+    return parse(read_text(path, str(path)), str(path))
+
+
+def read_text(path: str | Path, label: str) -> str:
+    """The text of an input file; one line naming it (`label`) when it cannot be read."""
     try:
-        text = p.read_text(encoding="utf-8", errors="replace")
+        return Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise Iperf3InputError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    return parse(text, str(p))
+        raise Iperf3InputError(f"{label}: cannot read: {exc.strerror or exc}") from None
 
 
 def parse(text: str, where: str = "<input>") -> Iperf3Run:

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from burstlab.advise.iperf3 import Iperf3InputError
+from burstlab.advise.iperf3 import Iperf3InputError, read_text
 
 _CONN = re.compile(r"^\S+\s+\d+\s+\d+\s+(\S+)\s+(\S+)")
 _MS = re.compile(r"\b(busy|rwnd_limited|sndbuf_limited):(\d+)ms")
@@ -51,12 +51,7 @@ class Chrono:
 
 
 def load(path: str | Path) -> Chrono:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise Iperf3InputError(f"--ss {p}: cannot read: {exc.strerror or exc}") from None
-    return parse(text, f"--ss {p}")
+    return parse(read_text(path, f"--ss {path}"), f"--ss {path}")
 
 
 def parse(text: str, where: str = "--ss") -> Chrono:
