@@ -50,6 +50,7 @@ def explain_iperf3(
     settings = ex.Settings(rate_bps=rate_bps, tcp_rmem=rmem, tcp_wmem=wmem,
                            maxrate_bps=units.rate_bps("--maxrate", maxrate) if maxrate else None)
     explained = ex.explain(run, settings)
+    limits = ex.classify(run, settings)
     out: dict[str, Any] = {
         "input": str(path),
         "version": run.version,
@@ -60,6 +61,9 @@ def explain_iperf3(
         "seconds": run.seconds,
         "retransmits": run.retransmits,
         **explained.as_json(),
+        "intervals": [{"start_s": iv.start_s, "end_s": iv.end_s, "bits_per_second": iv.bits_per_second,
+                       "retransmits": iv.retransmits, "cwnd_bytes": iv.cwnd_bytes, "snd_wnd_bytes": iv.snd_wnd_bytes,
+                       "rtt_us": iv.rtt_us, "limit": limit} for iv, limit in zip(run.intervals, limits)],
     }
     if ss is not None:
         out["kernel"] = _kernel_account(ss, explained.limit)

@@ -26,7 +26,8 @@ def command(
     ss: Annotated[Path | None, typer.Option("--ss", metavar="FILE", help="`ss -tin` snapshots taken on the sender during the run: Linux's own count of the time the receiver's window and the send buffer held it.")] = None,
     what_if: Annotated[list[str] | None, typer.Option("--what-if", metavar="KEY=VALUE", help="Rerun the twin with this change (repeatable): tcp_rmem, tcp_wmem, cca, initcwnd, max_pacing_rate, rtt, rate, buffer, ... or a --set path.")] = None,
     emit_scenario: Annotated[Path | None, typer.Option("--emit-scenario", metavar="FILE", help="Write the twin's scenario TOML to FILE.")] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Let --emit-scenario replace an existing FILE.")] = False,
+    html: Annotated[Path | None, typer.Option("--html", metavar="FILE", help="Also write the result as a self-contained HTML page (the sweep reports' style).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Let --emit-scenario and --html replace an existing FILE.")] = False,
     no_twin: Annotated[bool, typer.Option("--no-twin", help="Only explain; build and replay no twin.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -44,39 +45,44 @@ def command(
 
         burstlab explain run.json --rate 10Gbps --rtt 20ms
         burstlab explain run.json --rate 1Gbps --what-if 'tcp_rmem=4096 131072 33554432'
-        burstlab explain run.json --emit-scenario twin.toml
+        burstlab explain run.json --emit-scenario twin.toml --html run.html
         burstlab explain run.json --no-twin --json
         burstlab explain run.json --ss ss.txt    # ss.txt: `while sleep 1; do ss -tin dst HOST; done`
 
     Exit status: 0 explained, 2 bad input (not iperf3 JSON, an aborted run, a UDP test, an
-    empty file) or options, or --emit-scenario FILE exists without --overwrite, 130
+    empty file) or options, or --emit-scenario/--html FILE exists without --overwrite, 130
     interrupted (Ctrl-C), 1 internal error.
     """
     err = Console(stderr=True, highlight=False)
     raise typer.Exit(_explain(run_json, dict(rtt=rtt, rate=rate, mtu=mtu, buffer=buffer, tbf=tbf, tcp_rmem=tcp_rmem,
                                              tcp_wmem=tcp_wmem, maxrate=maxrate, what_if=what_if or [],
                                              twin=not no_twin, ss=ss),
-                              emit_scenario, overwrite, json_, err))
+                              emit_scenario, html, overwrite, json_, err))
 
 
-def _explain(run_json: Path, options: dict[str, Any], emit: Path | None, overwrite: bool, as_json: bool,
-             err: Console) -> int:
+def _explain(run_json: Path, options: dict[str, Any], emit: Path | None, html: Path | None, overwrite: bool,
+             as_json: bool, err: Console) -> int:
     from burstlab.advise import explain_iperf3
     from burstlab.advise.units import FlagError
     from burstlab.errors import OutputExistsError
 
     with status.guarded("explain", err, interrupted="nothing written"):
-        if emit is not None and emit.exists() and not overwrite:
-            raise OutputExistsError(f"--emit-scenario {emit}: the file exists; give --overwrite to replace it")
+        for flag, target in (("--emit-scenario", emit), ("--html", html)):
+            if target is not None and target.exists() and not overwrite:
+                raise OutputExistsError(f"{flag} {target}: the file exists; give --overwrite to replace it")
         if emit is not None and not options["twin"]:
             raise FlagError("--emit-scenario needs the twin: drop --no-twin")
         result = explain_iperf3(run_json, **options)
         if emit is not None:
             _write(emit, result["scenario"])
+        if html is not None:
+            from burstlab.advise.page import to_html
+
+            _write(html, to_html(result))
     if as_json:
         sys.stdout.write(json.dumps(result) + "\n")
     else:
-        _print(result, emit)
+        _print(result, emit, html)
     return status.SUCCESS
 
 
@@ -87,7 +93,7 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def _print(r: dict[str, Any], emit: Path | None) -> None:
+def _print(r: dict[str, Any], emit: Path | None, html: Path | None) -> None:
     from rich import box
     from rich.table import Table
 
@@ -114,6 +120,9 @@ def _print(r: dict[str, Any], emit: Path | None) -> None:
             + (" ..." if len(r["losses"]) > 8 else ""), markup=False)
     for note in r["notes"]:
         console.print(f"note: {note}", markup=False)
+    for what, target in (("twin scenario", emit), ("page", html)):
+        if target is not None:
+            console.print(f"{what} written to {target}", markup=False)
     if "twin" not in r:
         return
     t, m = r["twin"], r["match"]
@@ -121,8 +130,6 @@ def _print(r: dict[str, Any], emit: Path | None) -> None:
     console.print(f"twin: {fmt_rate(t['throughput_bps'])} (real {fmt_rate(r['throughput_bps'])}, "
                   f"{m['throughput_rel_error']:+.1%}): {verdict} within {m['tolerance']:.0%}; "
                   f"{t['retransmits']} retransmits, FCT {t['fct_s']:.3f} s", markup=False)
-    if emit is not None:
-        console.print(f"twin scenario written to {emit}", markup=False)
     if r["what_if"]:
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title="what if")
         for name in ("change", "throughput before", "after", "FCT before", "after", "retr before", "after"):

@@ -125,3 +125,14 @@ def test_ss_snapshots_give_linuxs_own_account():
     assert out["kernel"]["agrees"] and "86.6%" in out["kernel"]["note"]
     with pytest.raises(iperf3.Iperf3InputError, match="no connection found"):
         ss.parse("State Recv-Q Send-Q\n")
+
+
+def test_html_page_is_self_contained_and_never_replaces_a_file_unasked(tmp_path):
+    page = tmp_path / "run.html"
+    result = _cli(LOSS, *LOSS_FLAGS, "--html", page, "--what-if", "buffer=256KiB")
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "<svg" in text and "http" not in text.replace("http://www.w3.org", "")
+    assert "congestion window after loss" in text and "what if buffer=256KiB" in text and "Loss episodes" in text
+    page.write_text("mine")
+    assert _cli(LOSS, *LOSS_FLAGS, "--no-twin", "--html", page).exit_code == 2 and page.read_text() == "mine"
