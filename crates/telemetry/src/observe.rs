@@ -142,10 +142,10 @@ impl Observer {
     }
 
     fn note_occupancy(&mut self, queue: QueueKey, occupancy: u64) {
-        if let Some((q, occ)) = self.last_occupancy.replace((queue, occupancy)) {
-            if q != queue {
-                self.occupancy.insert(q, occ);
-            }
+        if let Some((q, occ)) = self.last_occupancy.replace((queue, occupancy))
+            && q != queue
+        {
+            self.occupancy.insert(q, occ);
         }
     }
 
