@@ -166,6 +166,9 @@ def explain(run: Iperf3Run, settings: Settings = Settings()) -> Explanation:
                      "a receive-window limit cannot be told from a send-buffer one")
     if settings.rate_bps is None:
         notes.append("no --rate given: a full path cannot be told from a limit at the hosts")
+    elif run.throughput_bps > (1 + AT_CAP) * settings.rate_bps:
+        notes.append(f"the run's {fmt_rate(run.throughput_bps)} is above --rate {fmt_rate(settings.rate_bps)}: "
+                     "the rate given is not this path's bottleneck")
     return Explanation(limit, summary, phases, losses, run.throughput_bps, notes)
 
 

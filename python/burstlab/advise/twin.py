@@ -137,7 +137,13 @@ def replay(toml: str, overrides: dict[str, str] | None = None) -> Replay:
 
     summary = burstlab.run(toml, set=overrides or None).summary
     flows = summary["flows"]
-    fct = max(f["fct_s"] for f in flows if f.get("fct_s") is not None)
+    if any(f.get("fct_s") is None for f in flows):
+        done = sum(f["delivered_bytes"] for f in flows)
+        total = sum(f.get("size_bytes") or 0 for f in flows)
+        raise BurstlabError(f"the twin did not finish in its stop time ({done:,} of {total:,} bytes delivered"
+                            f"{' with ' + ', '.join(f'{k}={v}' for k, v in overrides.items()) if overrides else ''}): "
+                            "the path given is far slower than the run; check --rate and --rtt")
+    fct = max(f["fct_s"] for f in flows)
     delivered = sum(f["delivered_bytes"] for f in flows)
     drops = sum(p.get("drops", 0) + p.get("tbf_drops", 0) for p in summary.get("ports", []))
     return Replay(delivered * 8 / fct if fct else 0.0, fct, sum(f["retransmits"] for f in flows), drops)

@@ -136,3 +136,10 @@ def test_html_page_is_self_contained_and_never_replaces_a_file_unasked(tmp_path)
     assert "congestion window after loss" in text and "what if buffer=256KiB" in text and "Loss episodes" in text
     page.write_text("mine")
     assert _cli(LOSS, *LOSS_FLAGS, "--no-twin", "--html", page).exit_code == 2 and page.read_text() == "mine"
+
+
+def test_a_rate_far_below_the_runs_is_named_and_a_twin_that_cannot_finish_says_so():
+    out = explain_iperf3(LOSS, rate="10mbit", twin=False)
+    assert any("above --rate 10 Mbit/s" in n for n in out["notes"])
+    result = _cli(LOSS, "--rate", "1mbit")
+    assert result.exit_code == 2 and "the twin did not finish" in result.output and "check --rate" in result.output
