@@ -100,3 +100,15 @@ def test_bad_inputs_get_one_line_naming_the_field_and_exit_2(tmp_path, content, 
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("burstlab explain: ") and field in lines[0], proc.stderr
     assert proc.stdout == ""
+
+
+def test_a_reverse_run_reads_the_senders_streams_from_the_servers_output():
+    # iperf3 -R --get-server-output: the server in the receiver namespace sent (not through the
+    # tbf, which shapes the other direction); its streams carry the cwnd, RTT and retransmits.
+    doc = _load("local-3.12-reverse.json")
+    run = iperf3.parse(json.dumps(doc))
+    server_streams = doc["server_output_json"]["intervals"][0]["streams"]
+    assert run.reverse and not run.warnings
+    assert run.intervals[0].cwnd_bytes == server_streams[0]["snd_cwnd"] and server_streams[0]["sender"]
+    assert all(s["sender"] is False and "snd_cwnd" not in s for iv in doc["intervals"] for s in iv["streams"])
+    assert run.min_rtt_us == doc["server_output_json"]["end"]["streams"][0]["sender"]["min_rtt"]
