@@ -143,3 +143,16 @@ def test_a_rate_far_below_the_runs_is_named_and_a_twin_that_cannot_finish_says_s
     assert any("above --rate 10 Mbit/s" in n for n in out["notes"])
     result = _cli(LOSS, "--rate", "1mbit")
     assert result.exit_code == 2 and "the twin did not finish" in result.output and "check --rate" in result.output
+
+
+def test_a_busy_receiver_with_room_on_the_path_is_named_the_receiving_host():
+    doc = json.loads(RMEM.read_text())
+    for iv in doc["server_output_json"]["intervals"] + doc["intervals"]:
+        for s in iv["streams"]:
+            s.pop("snd_wnd", None)
+    doc["end"]["cpu_utilization_percent"]["remote_total"] = 97.5
+    out = ex.explain(iperf3.parse(json.dumps(doc)), ex.Settings(rate_bps=1e9))
+    assert out.limit == ex.RECEIVING_HOST and "receiver CPU 98 %" in out.summary
+    # The same run with its receiver idle leaves the sender's own buffer or application.
+    doc["end"]["cpu_utilization_percent"]["remote_total"] = 20.0
+    assert ex.explain(iperf3.parse(json.dumps(doc)), ex.Settings(rate_bps=1e9)).limit == ex.SEND_BUFFER
