@@ -118,8 +118,7 @@ def execute(
     finished = store.finished()
     store.remove_orphans(finished)
     # runs.parquet now, so the directory can be queried while the sweep runs; this also pays
-    # pyarrow's one-time start-up (it imports pandas where installed: a second on a busy
-    # machine) here rather than after a Ctrl-C.
+    # pyarrow's one-time start-up here rather than after a Ctrl-C.
     store.rebuild_runs([a.path for a in definition.axes])
     pending = [t for t in tasks if t.run_id not in finished]
     summary = SweepSummary(out=str(out), total=len(tasks), resumed=len(tasks) - len(pending))
