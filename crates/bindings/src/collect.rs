@@ -48,7 +48,7 @@ pub struct PyCollector {
 #[pymethods]
 impl PyCollector {
     /// Bind every `listen` address. `options_json` are `detect`'s options (rise, fall, buffer,
-    /// min_duration, merge_gap, top, profiles_toml) plus `max_queues` and `report_sample`;
+    /// min_duration, merge_gap, top, profiles_toml) plus `max_queues`, `max_flows` and `report_sample`;
     /// without a rise or buffer the rise is the detector's floor (a live collector cannot wait
     /// for each queue's deepest occupancy).
     #[new]
@@ -58,6 +58,7 @@ impl PyCollector {
         let take = |v: &mut serde_json::Value, k: &str| v.as_object_mut().and_then(|o| o.remove(k));
         let max_queues = take(&mut value, "max_queues").and_then(|v| v.as_u64()).unwrap_or(65_536);
         let report_sample = take(&mut value, "report_sample").and_then(|v| v.as_u64()).unwrap_or(1);
+        let max_flows = take(&mut value, "max_flows").and_then(|v| v.as_u64()).unwrap_or(1_000_000);
         let (raw, mut opts) = parse_options(py, &value.to_string())?;
         if opts.hysteresis.relative() {
             opts.hysteresis.rise = Rise::Bytes(RISE_FLOOR_BYTES);
@@ -69,6 +70,7 @@ impl PyCollector {
             hysteresis: opts.hysteresis,
             top_k: opts.top_k,
             max_queues: usize::try_from(max_queues).unwrap_or(usize::MAX).max(1),
+            max_flows: usize::try_from(max_flows).unwrap_or(usize::MAX),
             report_sample: u32::try_from(report_sample).unwrap_or(u32::MAX),
         };
         Ok(PyCollector { receiver, collector: Collector::new(decoder, options) })
@@ -210,6 +212,8 @@ impl PyCollector {
             ("malformed", n.malformed),
             ("truncated", n.truncated),
             ("overflow", n.overflow),
+            ("flow_overflow", n.flow_overflow),
+            ("flows", n.flows),
             ("without_occupancy", n.without_occupancy),
             ("samples", n.samples),
             ("bursts", n.bursts),

@@ -28,8 +28,10 @@ def command(
     influx_db: Annotated[str | None, typer.Option("--influx-db", metavar="NAME", help="InfluxDB database, when --influx has no ?db=.")] = None,
     rotate: Annotated[float, typer.Option("--rotate", metavar="SECONDS", help="Close each Parquet file after this long.")] = 10.0,
     rotate_size: Annotated[str, typer.Option("--rotate-size", metavar="SIZE", help="... or once it is this large.")] = "64MB",
+    batch: Annotated[float, typer.Option("--batch", metavar="SECONDS", help="Longest received reports wait before they are stored and exported; also what a SIGKILL loses beyond the open files.")] = 0.25,
     sample_reports: Annotated[int, typer.Option("--sample-reports", metavar="N", help="Store one report in N in the reports table (0: none). Queue samples and detection see them all.")] = 1,
     max_streams: Annotated[int, typer.Option("--max-streams", metavar="N", help="Most (switch, port, queue) triples tracked; reports past it are counted as overflow.")] = 65_536,
+    max_flows: Annotated[int, typer.Option("--max-flows", metavar="N", help="Most (queue, flow) pairs remembered for culprits and victims; past it a sample keeps its occupancy but not its flow.")] = 1_000_000,
     duration: Annotated[float | None, typer.Option("--duration", metavar="SECONDS", help="Stop after this long (default: run until Ctrl-C or SIGTERM).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object per event on stdout: listening, each burst as it ends, then a summary.")] = False,
 ) -> None:
@@ -44,8 +46,8 @@ def command(
     **Storage** (--out DIR): DIR/reports, DIR/queue and DIR/bursts hold Parquet files, each closed
     after --rotate seconds or --rotate-size and renamed into place, so DuckDB or pandas can read
     them while collection runs. Killed (SIGKILL), the collector loses the files still open: at
-    most --rotate seconds of rows per table plus two 0.25 s batches, and what waits in the
-    socket; never a closed file. Started again on the same DIR it goes on.
+    most --rotate seconds of rows per table plus two --batch intervals (0.25 s each), and what
+    waits in the socket; never a closed file. Started again on the same DIR it goes on.
 
     **Exports**: --metrics serves Prometheus (queue occupancy per switch/port/queue, reports,
     malformed, lost reports per switch, bursts, burst durations); --influx writes InfluxDB 1.x
@@ -53,7 +55,9 @@ def command(
     (docs/telemetry.md has the mapping and a Grafana recipe).
 
     **Memory** stays bounded: at most --max-streams queues (and switches) are tracked; reports
-    that would add more are counted as overflow, stored, and kept out of detection.
+    that would add more are counted as overflow, stored, and kept out of detection. At most
+    --max-flows (queue, flow) pairs are remembered for attribution; a sample past it keeps its
+    occupancy, not its flow (counted as flow_overflow).
 
     On a terminal a status line shows reports/s, bursts and loss; --json prints events instead.
 
@@ -69,7 +73,7 @@ def command(
     err = Console(stderr=True, highlight=False)
     raise typer.Exit(_collect(listen or ["127.0.0.1:5900"], out, rise, fall, buffer, min_duration, merge_gap, top,
                               profile, metrics, influx, influx_db, rotate, rotate_size, sample_reports,
-                              max_streams, duration, json_, err))
+                              max_streams, max_flows, batch, duration, json_, err))
 
 
 class _Terminated(Exception):
@@ -81,7 +85,8 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def _collect(listen, out, rise, fall, buffer, min_duration, merge_gap, top, profile, metrics, influx,
-             influx_db, rotate, rotate_size, sample_reports, max_streams, duration, as_json, err) -> int:
+             influx_db, rotate, rotate_size, sample_reports, max_streams, max_flows, batch, duration,
+             as_json, err) -> int:
     import signal
 
     from burstlab.collect import Collection
@@ -90,7 +95,7 @@ def _collect(listen, out, rise, fall, buffer, min_duration, merge_gap, top, prof
         rotate_bytes = _size(rotate_size)
         collection = Collection(listen, out=out, rise=rise, fall=fall, buffer=buffer,
                                 min_duration=min_duration, merge_gap=merge_gap, top=top, profile=profile,
-                                max_streams=max_streams, sample_reports=sample_reports, rotate_s=rotate,
+                                max_streams=max_streams, max_flows=max_flows, batch_s=batch, sample_reports=sample_reports, rotate_s=rotate,
                                 rotate_bytes=rotate_bytes, metrics=metrics, influx=influx, influx_db=influx_db)
     if collection.store is not None and collection.store.removed:
         err.print(f"burstlab collect: removed {len(collection.store.removed)} unfinished files a killed "
@@ -159,6 +164,7 @@ def _emit_json(event: dict[str, Any]) -> None:
 def _summary(c: dict[str, int]) -> str:
     return (f"{c.get('reports', 0)} reports, {c.get('bursts', 0)} bursts, {c.get('reports_lost', 0)} reports lost, "
             f"{c.get('malformed', 0)} malformed, {c.get('overflow', 0)} over the stream cap, "
+            f"{c.get('flow_overflow', 0)} over the flow cap, "
             f"{c.get('kernel_drops', 0)} dropped by the kernel")
 
 

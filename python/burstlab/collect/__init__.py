@@ -26,7 +26,7 @@ __all__ = ["Collection", "replay", "POLL_S", "DEFAULT_LISTEN"]
 
 #: Where a collector listens unless told: loopback only, NoviFlow/AmLight's report port.
 DEFAULT_LISTEN = "127.0.0.1:5900"
-#: Longest a batch waits in Rust before Python stores it.
+#: Longest a batch waits in Rust before Python stores it, unless told (``batch_s``).
 POLL_S = 0.25
 #: Longest a stopping collector keeps taking what waits in its sockets.
 DRAIN_S = 2.0
@@ -40,21 +40,27 @@ class Collection:
     def __init__(self, listen: Sequence[str] = (DEFAULT_LISTEN,), *, out: str | os.PathLike[str] | None = None,
                  rise: str | None = None, fall: str | None = None, buffer: str | None = None,
                  min_duration: str | None = None, merge_gap: str | None = None, top: int = 10,
-                 profile: str | os.PathLike[str] | None = None, max_streams: int = 65_536,
+                 profile: str | os.PathLike[str] | None = None, max_streams: int = 65_536, max_flows: int = 1_000_000,
                  sample_reports: int = 1, rotate_s: float = 10.0, rotate_bytes: int = 64 << 20,
-                 metrics: str | None = None, influx: str | None = None, influx_db: str | None = None):
+                 metrics: str | None = None, influx: str | None = None, influx_db: str | None = None,
+                 batch_s: float = POLL_S):
         from burstlab import __version__, _core
         from burstlab.telemetry import _profile_text
 
         if max_streams < 1:
             raise TelemetryInputError(f"--max-streams = {max_streams}: expected at least 1")
+        if max_flows < 0:
+            raise TelemetryInputError(f"--max-flows = {max_flows}: expected 0 or more")
         if sample_reports < 0:
             raise TelemetryInputError(f"--sample-reports = {sample_reports}: expected 0 (none) or more")
+        if not 0 < batch_s <= 10:
+            raise TelemetryInputError(f"--batch = {batch_s} s: expected more than 0 and at most 10")
+        self.batch_s = batch_s
         if rotate_s <= 0:
             raise TelemetryInputError(f"--rotate = {rotate_s} s: expected more than 0")
         options = {"rise": rise, "fall": fall, "buffer": buffer, "min_duration": min_duration,
                    "merge_gap": merge_gap, "top": top, "profiles_toml": _profile_text(profile),
-                   "max_queues": max_streams, "report_sample": sample_reports}
+                   "max_queues": max_streams, "max_flows": max_flows, "report_sample": sample_reports}
         self.influx = None
         if influx:
             from burstlab.collect.exports import InfluxWriter
@@ -95,17 +101,18 @@ class Collection:
     def addresses(self) -> list[str]:
         return self.core.addresses()
 
-    def poll(self, max_wait_s: float = POLL_S) -> dict[str, Any]:
+    def poll(self, max_wait_s: float | None = None) -> dict[str, Any]:
         """Receive one batch, store and export it; returns ``{"counters", "bursts"}`` with the
         bursts that ended in it (``burstlab detect --json``'s burst objects)."""
-        return self._handle(self.core.poll(max_wait_s, BATCH_ROWS))
+        wait = self.batch_s if max_wait_s is None else max_wait_s
+        return self._handle(self.core.poll(wait, BATCH_ROWS))
 
     def run(self, seconds: float | None = None, on_batch: Callable[[dict[str, Any]], None] | None = None) -> None:
         """Poll until ``seconds`` have passed (forever when ``None``) or Ctrl-C, which is raised
         after the files are closed."""
         end = None if seconds is None else time.monotonic() + seconds
         while end is None or time.monotonic() < end:
-            wait = POLL_S if end is None else max(0.0, min(POLL_S, end - time.monotonic()))
+            wait = self.batch_s if end is None else max(0.0, min(self.batch_s, end - time.monotonic()))
             result = self.poll(wait)
             if on_batch:
                 on_batch(result)

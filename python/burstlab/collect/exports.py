@@ -10,6 +10,7 @@ Both read one :class:`Snapshot` the collection loop refreshes once per batch (ne
 ``burstlab_reports_total``, ``burstlab_datagrams_total``           received
 ``burstlab_malformed_total``                                       datagrams that did not decode
 ``burstlab_overflow_total``                                        reports past the stream cap
+``burstlab_flow_overflow_total``                                   reports past the flow cap
 ``burstlab_kernel_drops_total``                                    dropped by the kernel (socket full)
 ``burstlab_reports_received_total{switch_id,hw_id}``               per report stream
 ``burstlab_reports_lost_total``                                     sequence-number gaps, all streams
@@ -29,7 +30,8 @@ Both read one :class:`Snapshot` the collection loop refreshes once per batch (ne
 * ``burstlab_burst,switch_id=S,port=P,queue_id=Q start_s=…,duration_s=…,peak_bytes=…i,drops=…i,
   reports_lost=…i,top_culprit="…"`` when the collector saw it end (``start_s`` on the switch's
   clock);
-* ``burstlab_collector reports=…i,malformed=…i,overflow=…i,kernel_drops=…i,reports_lost=…i``;
+* ``burstlab_collector reports=…i,malformed=…i,overflow=…i,flow_overflow=…i,kernel_drops=…i,
+  reports_lost=…i``;
 * ``burstlab_report_loss,switch_id=S,hw_id=H received=…i,lost=…i``.
 """
 
@@ -107,6 +109,7 @@ class PrometheusEndpoint:
         for name, what in (("reports", "Telemetry reports decoded."), ("datagrams", "UDP datagrams received."),
                            ("malformed", "Datagrams that did not decode."),
                            ("overflow", "Reports kept out of detection by the stream cap."),
+                           ("flow_overflow", "Reports whose flow was left out of attribution by the flow cap."),
                            ("kernel_drops", "Datagrams the kernel dropped (socket buffer full)."),
                            ("reports_lost", "Reports missing from their stream's sequence numbers.")):
             yield CounterMetricFamily(f"burstlab_{name}", what, value=s.counters.get(name, 0))
@@ -155,7 +158,8 @@ def influx_lines(snapshot: Snapshot, bursts: list[dict[str, Any]], now_ns: int,
                      f"reports_lost={b['reports_lost']}i,top_culprit={_text(top)} {t}")
     c = snapshot.counters
     lines.append("burstlab_collector " + ",".join(
-        f"{k}={c.get(k, 0)}i" for k in ("reports", "malformed", "overflow", "kernel_drops", "reports_lost")
+        f"{k}={c.get(k, 0)}i"
+        for k in ("reports", "malformed", "overflow", "flow_overflow", "kernel_drops", "reports_lost")
     ) + f" {now_ns}")
     for (sw, hw), (n_received, n_lost) in snapshot.streams.items():
         lines.append(f"burstlab_report_loss,switch_id={_tag(sw)},hw_id={_tag(hw)} "

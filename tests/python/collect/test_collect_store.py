@@ -122,3 +122,22 @@ def test_replay_counts_and_paces(tmp_path: Path):
     assert 0.25 <= sent["seconds"] < 1.0
     c.poll(0.2)
     assert c.close()["counters"]["datagrams"] == 3_000
+
+
+def test_a_flood_of_distinct_flows_stays_under_the_flow_cap(tmp_path: Path):
+    import numpy as np
+    import pyarrow as pa
+
+    table = ramp_table(8_000, switches=1)
+    table = table.set_column(table.schema.get_field_index("src_port"), "src_port",
+                             pa.array(np.arange(8_000, dtype=np.uint64) % 60_000))
+    capture = tmp_path / "flows.pcap"
+    write_capture(capture, table)
+    c = Collection(["127.0.0.1:0"], out=None, rise=RISE, max_flows=500)
+    port = int(c.addresses[0].rsplit(":", 1)[1])
+    _feed(capture, port, rate=50_000).join()
+    c.poll(0.2)
+    counters = c.close()["counters"]
+    # Every sample still counts for its queue; only 500 (queue, flow) pairs are remembered.
+    assert (counters["reports"], counters["samples"]) == (8_000, 8_000)
+    assert (counters["flows"], counters["flow_overflow"]) == (500, 7_500)

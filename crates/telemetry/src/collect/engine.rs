@@ -6,8 +6,11 @@
 //!
 //! Memory is bounded whatever arrives: at most `max_queues` (switch, port, queue) triples and as
 //! many switches are tracked; a report that would add one more is counted in
-//! [`Counters::overflow`] and kept out of detection (its row is still stored). The rows wait
-//! in [`Batch`] until the caller takes them.
+//! [`Counters::overflow`] and kept out of detection (its row is still stored). The flows each
+//! queue remembers (for culprits and victims) are capped too: at most `max_flows` (queue, flow)
+//! pairs over all queues; a sample of a pair past the cap is kept without its flow (its queue
+//! occupancy still counts) and counted in [`Counters::flow_overflow`]. The rows wait in
+//! [`Batch`] until the caller takes them.
 
 use crate::decode::Decoder;
 use crate::detect::Burst;
@@ -26,6 +29,8 @@ pub struct CollectOptions {
     pub top_k: usize,
     /// Most (switch, port, queue) triples tracked, and most switches.
     pub max_queues: usize,
+    /// Most (queue, flow) pairs remembered for attribution, over all queues.
+    pub max_flows: usize,
     /// Keep one report in this many in the reports table (1: every report; 0: none). Queue
     /// samples and detection see every report whatever this says.
     pub report_sample: u32,
@@ -47,6 +52,11 @@ pub struct Counters {
     /// Reports kept out of detection because they would have tracked one queue or switch more
     /// than the cap allows.
     pub overflow: u64,
+    /// Reports whose flow was left out of attribution because its (queue, flow) pair would
+    /// have gone past `max_flows`.
+    pub flow_overflow: u64,
+    /// (queue, flow) pairs remembered.
+    pub flows: u64,
     /// Reports without any hop that says how full a queue was (a drop report without
     /// occupancy is one).
     pub without_occupancy: u64,
@@ -157,6 +167,7 @@ pub struct Collector {
     switches: FxHashSet<u32>,
     queues: FxHashMap<QueueKey, (u64, u64)>,
     streams: FxHashSet<ReportStream>,
+    pairs: FxHashSet<(QueueKey, FlowKey)>,
     counters: Counters,
     batch: Batch,
     scratch: Vec<Observation>,
@@ -175,6 +186,7 @@ impl Collector {
             switches: FxHashSet::default(),
             queues: FxHashMap::default(),
             streams: FxHashSet::default(),
+            pairs: FxHashSet::default(),
             counters: Counters::default(),
             batch: Batch::default(),
             scratch: Vec::new(),
@@ -226,6 +238,10 @@ impl Collector {
                 c.overflow += 1;
                 continue;
             }
+            if !admit_flows(&mut self.pairs, &mut scratch[..], opts.max_flows) {
+                c.flow_overflow += 1;
+            }
+            c.flows = self.pairs.len() as u64;
             let det = self.detector.get_or_insert_with(|| {
                 let width = if r.version == ReportVersion::V2_0 {
                     SeqWidth::Bits22
@@ -361,6 +377,29 @@ fn admit_queues(
     true
 }
 
+/// Keep each sample's flow if its (queue, flow) pair is remembered or fits under the cap (then
+/// it is remembered); else drop the flow from the sample. Returns whether every flow was kept.
+fn admit_flows(
+    pairs: &mut FxHashSet<(QueueKey, FlowKey)>,
+    obs: &mut [Observation],
+    cap: usize,
+) -> bool {
+    let mut kept = true;
+    for o in obs.iter_mut() {
+        let Some(flow) = o.flow else { continue };
+        if pairs.contains(&(o.queue, flow)) {
+            continue;
+        }
+        if pairs.len() < cap {
+            pairs.insert((o.queue, flow));
+        } else {
+            o.flow = None;
+            kept = false;
+        }
+    }
+    kept
+}
+
 fn push_report(b: &mut Batch, r: &Report, recv_ns: u64) {
     b.r_recv_ns.push(recv_ns);
     b.r_switch_id.push(r.switch_id.unwrap_or(0));
@@ -449,8 +488,13 @@ mod tests {
     }
 
     fn collect(file: &[u8], cap: usize) -> (Vec<Burst>, Collector) {
-        let opts =
-            CollectOptions { hysteresis: params(), top_k: 5, max_queues: cap, report_sample: 1 };
+        let opts = CollectOptions {
+            hysteresis: params(),
+            top_k: 5,
+            max_queues: cap,
+            max_flows: 1 << 20,
+            report_sample: 1,
+        };
         let mut c = Collector::new(Decoder::new(Profiles::builtin()), opts);
         let mut reader = CaptureReader::new(file).unwrap();
         let mut bursts = Vec::new();
@@ -519,9 +563,45 @@ mod tests {
     }
 
     #[test]
+    fn a_flood_of_distinct_flows_keeps_the_samples_but_not_their_flows_past_the_cap() {
+        let mut rows: Vec<IntRow> = rows(3_000, 1).collect();
+        for (k, r) in rows.iter_mut().enumerate() {
+            r.flow.sport = k as u16; // every report a flow of its own
+        }
+        let mut file = Vec::new();
+        write_int_pcap(rows, ExportFormat::NoviFlowV1_0, &mut file).unwrap();
+        let opts = CollectOptions {
+            hysteresis: params(),
+            top_k: 5,
+            max_queues: 10,
+            max_flows: 100,
+            report_sample: 1,
+        };
+        let mut c = Collector::new(Decoder::new(Profiles::builtin()), opts);
+        let mut reader = CaptureReader::new(&file[..]).unwrap();
+        while let Some(frame) = reader.next() {
+            if let (Some((payload, dport)), _) =
+                report_of(&frame.unwrap(), &DEFAULT_REPORT_PORTS, false)
+            {
+                c.ingest(payload, dport, 0);
+            }
+        }
+        let n = c.counters();
+        // 3,000 rows less the 3 lost on their way (every 997th).
+        assert_eq!((n.reports, n.samples), (2_997, 2_997));
+        assert_eq!((n.flows, n.flow_overflow), (100, 2_897));
+        assert_eq!(c.pairs.len(), 100);
+    }
+
+    #[test]
     fn garbage_is_counted_malformed_and_nothing_is_tracked() {
-        let opts =
-            CollectOptions { hysteresis: params(), top_k: 5, max_queues: 10, report_sample: 1 };
+        let opts = CollectOptions {
+            hysteresis: params(),
+            top_k: 5,
+            max_queues: 10,
+            max_flows: 100,
+            report_sample: 1,
+        };
         let mut c = Collector::new(Decoder::new(Profiles::builtin()), opts);
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         for len in 0..2_000usize {
