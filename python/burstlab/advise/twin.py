@@ -43,6 +43,8 @@ class Path:
     buffer_bytes: int | None = None
     tbf: bool = False
     tbf_burst_bytes: int | None = None
+    #: The hosts' links; None: HOST_RATE_FACTOR times the bottleneck.
+    host_rate_bps: float | None = None
 
 
 @dataclass(frozen=True)
@@ -89,37 +91,43 @@ def path_from(run: Iperf3Run, *, rtt_s: float | None, rate_bps: float | None, mt
 
 def scenario_toml(run: Iperf3Run, path: Path, hosts: Hosts) -> str:
     """The twin as scenario TOML (docs/scenarios.md)."""
-    name = f"twin of {run.path}".replace("\\", "/").replace('"', "'")
+    from burstlab.validate.compare import rcvbuf_tuning
+
+    streams = max(1, run.num_streams)
+    # The receiver's window grows as its kernel's auto-tuning grows it (6.18 differs).
+    return dumbbell_toml(f"twin of {run.path}", path, hosts, streams=streams,
+                         bytes_each=max(1, run.sent_bytes // streams), cca=run.cca,
+                         stop_s=max(60.0, 20 * run.seconds), rcvbuf_tuning=rcvbuf_tuning(run.receiver_kernel))
+
+
+def dumbbell_toml(name: str, path: Path, hosts: Hosts, *, streams: int, bytes_each: int, cca: str | None,
+                  stop_s: float, rcvbuf_tuning: str | None = None) -> str:
+    """A dumbbell on `path` with `streams` flows of `bytes_each`, as scenario TOML."""
+    name = name.replace("\\", "/").replace('"', "'")
     rate_mbps = path.rate_bps / 1e6
-    lines = [f'name = "{name}"', f'stop = "{max(60.0, 20 * run.seconds):.0f}s"', "", "[topology]"]
+    host_mbps = path.host_rate_bps / 1e6 if path.host_rate_bps else rate_mbps * HOST_RATE_FACTOR
+    lines = [f'name = "{name}"', f'stop = "{stop_s:.0f}s"', "", "[topology]"]
     if path.tbf:
-        host = f"{rate_mbps * HOST_RATE_FACTOR:.6g}Mbps"
+        host = f"{host_mbps:.6g}Mbps"
         lines += [f'bottleneck_rate = "{host}"', f'host_rate = "{host}"', "veth = true",
                   f'tbf_rate = "{rate_mbps:.6g}Mbps"', f'tbf_burst = "{_tbf_burst(path)}B"']
         if path.buffer_bytes is not None:
             lines.append(f'tbf_limit = "{path.buffer_bytes}B"')
     else:
-        lines += [f'bottleneck_rate = "{rate_mbps:.6g}Mbps"',
-                  f'host_rate = "{rate_mbps * HOST_RATE_FACTOR:.6g}Mbps"']
+        lines += [f'bottleneck_rate = "{rate_mbps:.6g}Mbps"', f'host_rate = "{host_mbps:.6g}Mbps"']
         if path.buffer_bytes is not None:
             lines.append(f'buffer = "{path.buffer_bytes}B"')
     lines += [f'rtt = "{path.rtt_s * 1e6:.6g}us"', f"mtu = {path.mtu}"]
-    from burstlab.validate.compare import rcvbuf_tuning
-
-    # The receiver's window grows as its kernel's auto-tuning grows it (6.18 differs).
-    tuning = rcvbuf_tuning(run.receiver_kernel)
-    streams = max(1, run.num_streams)
-    each = max(1, run.sent_bytes // streams)
     for _ in range(streams):
-        lines += ["", "[[flow]]", f'cca = "{hosts.cca or run.cca or "cubic"}"', f'size = "{each}B"']
+        lines += ["", "[[flow]]", f'cca = "{hosts.cca or cca or "cubic"}"', f'size = "{bytes_each}B"']
         if hosts.tcp_rmem:
             lines.append(f'tcp_rmem = "{" ".join(map(str, hosts.tcp_rmem))}"')
         if hosts.tcp_wmem:
             lines.append(f'tcp_wmem = "{" ".join(map(str, hosts.tcp_wmem))}"')
         if hosts.rmem_max:
             lines.append(f"rmem_max = {hosts.rmem_max}")
-        if tuning:
-            lines.append(f'rcvbuf_tuning = "{tuning}"')
+        if rcvbuf_tuning:
+            lines.append(f'rcvbuf_tuning = "{rcvbuf_tuning}"')
     return "\n".join(lines) + "\n"
 
 
@@ -136,7 +144,8 @@ def replay(toml: str, overrides: dict[str, str] | None = None) -> Replay:
     import burstlab
 
     summary = burstlab.run(toml, set=overrides or None).summary
-    flows = summary["flows"]
+    # Burst sources are UDP flows of their own: only the transfer's flows count.
+    flows = [f for f in summary["flows"] if f["kind"] == "tcp"]
     if any(f.get("fct_s") is None for f in flows):
         done = sum(f["delivered_bytes"] for f in flows)
         total = sum(f.get("size_bytes") or 0 for f in flows)

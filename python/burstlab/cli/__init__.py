@@ -42,6 +42,7 @@ VERBS: dict[str, str] = {
     "collect": "burstlab.cli.collect",
     "replay": "burstlab.cli.replay",
     "explain": "burstlab.cli.explain",
+    "tune": "burstlab.cli.tune",
 }
 
 #: What the root and every verb share: Markdown help (prose reflows to the terminal;
