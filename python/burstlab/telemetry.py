@@ -45,7 +45,9 @@ def decode(
     on_progress: Progress | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield one dict per telemetry report in a pcap/pcapng capture (or ``{"frame", "error",
-    "offset"}`` for a malformed one), in capture order. ``on_progress(done, total)`` is called
+    "offset"}`` for one whose report header is malformed), in capture order: the keys
+    ``burstlab decode --help`` lists, with ``flags`` (D/Q/F), ``drop_reason``, ``int_version``,
+    every hop (the reporting switch's first), ``source_only`` and ``inner_error``. ``on_progress(done, total)`` is called
     with file bytes as the capture is read. A capture cut short inside its last record yields
     the reports before the cut and warns (:class:`UserWarning`) where it ends."""
     lines: list[str] = []
@@ -66,8 +68,9 @@ def decode_lines(
 ) -> dict[str, int]:
     """Stream the JSON lines of :func:`decode` to ``write`` in batches as the capture is read (no
     dicts built; the CLI uses it). An exception ``write`` raises (a closed pipe) or Ctrl-C stops
-    the decoding and propagates. Returns counts: frames, reports, malformed, bytes, and
-    ``warning``: one line naming where a capture cut short ends, else ``None``."""
+    the decoding and propagates. Returns counts: frames, reports, malformed, ``skipped`` (the
+    frames without a report, by why: ``unreadable``, ``not_ip``, ``not_udp``, ``other_port``),
+    bytes, and ``warning``: one line naming where a capture cut short ends, else ``None``."""
     from burstlab import _core
 
     src = _existing_file(path, "capture")
