@@ -66,7 +66,10 @@ def parse_burst(text: str) -> Burst:
     rate, sep, duration = text.partition(":")
     if not sep:
         raise FlagError(f"--burst {text!r}: expected RATE:DURATION, such as '25Gbps:100ms'")
-    return Burst(units.rate_bps("--burst", rate), units.seconds("--burst", duration), text)
+    try:
+        return Burst(units.rate_bps("--burst", rate), units.seconds("--burst", duration), text)
+    except FlagError:
+        raise FlagError(f"--burst {text!r}: expected RATE:DURATION, such as '25Gbps:100ms'") from None
 
 
 @dataclass
@@ -85,6 +88,11 @@ class Change:
 
 def _pow2_at_least(n: float) -> int:
     return 1 << max(0, math.ceil(math.log2(max(1.0, n))))
+
+
+def window_bound_bps(buffer_bytes: int, rtt_s: float) -> float:
+    """The most a receive buffer of `buffer_bytes` lets one stream carry: its window per RTT."""
+    return buffer_bytes / BUFFER_PER_WINDOW * 8 / rtt_s
 
 
 def figures(rate_bps: float, rtt_s: float, mtu: int, streams: int) -> dict[str, Any]:
