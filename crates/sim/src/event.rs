@@ -12,9 +12,9 @@
 //! its time differs from `last` and by its value there. A push appends to a bucket; a pop takes
 //! the next entry at `last` or, when there is none, makes the earliest pending time the new
 //! `last` and moves the lowest non-empty bucket's entries into lower buckets (each entry moves
-//! at most once per digit, 2.7 times on average on the leaf-spine benchmark). Neither grows
+//! at most once per digit; one alone in its bucket pops without moving). Neither grows
 //! with the number of pending events, where a binary heap's pop sifts through log2(n) levels
-//! (12 on that benchmark, a quarter of its instructions; docs/performance.md).
+//! (12 on the 128-host leaf-spine benchmark, a quarter of its instructions; docs/performance.md).
 //!
 //! Ties keep insertion order without a sequence number: equal times always share a bucket,
 //! and each bucket holds its entries in push order, because pushes append and a move carries
@@ -148,11 +148,13 @@ impl EventQueue {
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        if self.head == self.now.len() && !self.refill() {
-            return None;
-        }
-        let e = self.now[self.head];
-        self.head += 1;
+        let e = match self.now.get(self.head) {
+            Some(&e) => {
+                self.head += 1;
+                e
+            }
+            None => self.refill()?,
+        };
         self.len -= 1;
         self.popped += 1;
         Some((Time(e.time), e.event))
@@ -165,24 +167,31 @@ impl EventQueue {
         Some(w * 64 + self.occupied[w].trailing_zeros() as usize)
     }
 
-    /// `now` is used up: make the earliest pending time the new `last`, moving its bucket's
-    /// entries at that time into `now` and the rest into lower buckets. False when nothing is
-    /// pending.
-    fn refill(&mut self) -> bool {
+    /// `now` is used up: make the earliest pending time the new `last` and return its first
+    /// entry, moving the others at that time into `now` and the rest of its bucket into lower
+    /// buckets. `None` when nothing is pending.
+    fn refill(&mut self) -> Option<Entry> {
         self.now.clear();
         self.head = 0;
-        let Some(b) = self.lowest() else { return false };
+        let b = self.lowest()?;
         self.occupied[b / 64] &= !(1 << (b % 64));
         if b < RADIX {
             // Level 0 fixes every bit of the time: the bucket is one time, in push order.
             std::mem::swap(&mut self.now, &mut self.buckets[b]);
             self.last = (self.last & !(RADIX as u64 - 1)) | b as u64;
-            return true;
+            self.head = 1;
+            return Some(self.now[0]);
+        }
+        let (lower, from) = self.buckets.split_at_mut(b);
+        let src = &mut from[0];
+        if let [e] = src[..] {
+            // Alone in its bucket, as most are on the leaf-spine benchmark: nothing to move.
+            self.last = e.time;
+            src.clear();
+            return Some(e);
         }
         // The bucket's entries agree with `min` down to its level, so each moves lower; every
         // lower bucket is empty, so each receives its entries in push order.
-        let (lower, from) = self.buckets.split_at_mut(b);
-        let src = &mut from[0];
         let min = src.iter().map(|e| e.time).min().expect("an occupied bucket has an entry");
         self.last = min;
         for &e in src.iter() {
@@ -193,7 +202,8 @@ impl EventQueue {
             }
         }
         src.clear();
-        true
+        self.head = 1;
+        Some(self.now[0])
     }
 
     /// A push before `last`, which a simulation never makes (its handlers schedule at or after
@@ -431,10 +441,12 @@ mod tests {
                 }
                 prop_assert_eq!(q.len(), r.heap.len());
                 prop_assert_eq!(q.is_empty(), r.heap.is_empty());
-                prop_assert_eq!(q.peek_time().map(|t| t.0), r.heap.peek().map(|Reverse((t, _, _))| *t));
+                let next = r.heap.peek().map(|Reverse((t, _, _))| *t);
+                prop_assert_eq!(q.peek_time().map(|t| t.0), next);
             }
             let popped_before = q.popped();
-            let rest: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, e)| (t.0, unpack(e))).collect();
+            let rest: Vec<_> =
+                std::iter::from_fn(|| q.pop()).map(|(t, e)| (t.0, unpack(e))).collect();
             let expected: Vec<_> = std::iter::from_fn(|| r.pop()).collect();
             prop_assert_eq!(q.popped() - popped_before, rest.len() as u64);
             prop_assert_eq!(rest, expected);
