@@ -217,7 +217,10 @@ def tune(
         # Before initcwnd, whose segments are the MTU's.
         at = next(i for i, c in enumerate(changes) if c.name in ("initcwnd", "tcp_no_metrics_save"))
         changes.insert(at, mtu_change(mtu, dev))
-    total = units.size_bytes("--size", size) if size else _default_size(rate_bps, rtt_s, base_mtu)
+    # Slow start from 10 segments doubles each RTT up to the window; bursts come after it.
+    ramp = rtt_s * (2 + math.log2(max(2.0, f["window_bytes"] / f["mss"] / LINUX_INITCWND)))
+    busy_s = ramp + sum(b.duration_s + 2 * rtt_s for b in parsed)
+    total = units.size_bytes("--size", size) if size else _default_size(rate_bps, rtt_s, base_mtu, busy_s)
     if total < streams * f["mss"]:
         raise FlagError(f"--size {size!r}: expected at least one segment per stream ({streams * f['mss']} bytes)")
     path = tw.Path(rate_bps, rtt_s, base_mtu, buffer_bytes, host_rate_bps=host_bps)
@@ -227,10 +230,10 @@ def tune(
                             cca="cubic", stop_s=stop_s)
     conditions = {"no bursts": toml}
     if parsed:
-        # After the tuned slow start (from 10 segments, doubling each RTT up to the window),
-        # midway through the transfer at the path's rate.
-        ramp = rtt_s * (2 + math.log2(max(2.0, f["window_bytes"] / f["mss"] / LINUX_INITCWND)))
-        conditions["with bursts"] = toml + _bursts_toml(parsed, start_s=ramp + 0.5 * total * 8 / rate_bps)
+        # After slow start, but within every run: none ends before the transfer at the path's
+        # rate plus an RTT.
+        burst_start_s = min(ramp, 0.5 * (total * 8 / rate_bps + rtt_s))
+        conditions["with bursts"] = toml + _bursts_toml(parsed, start_s=burst_start_s)
     top_burst = max((b.rate_bps for b in parsed), default=0.0)
     extra = {"topology.burst_link_rate": f"{max(host_bps, top_burst) / 1e6:.6g}Mbps"} if parsed else {}
     simulated = [c for c in changes if c.twin or c.choices]
@@ -282,7 +285,8 @@ def tune(
     return {
         "path": {"rate_bps": rate_bps, "rtt_s": rtt_s, "mtu": mtu, "host_rate_bps": host_bps, "streams": streams,
                  "bursts": [{"rate_bps": b.rate_bps, "duration_s": b.duration_s} for b in parsed],
-                 "buffer_bytes": buffer_bytes, "transfer_bytes": total},
+                 "buffer_bytes": buffer_bytes, "transfer_bytes": total,
+                 "burst_start_s": burst_start_s if parsed else None},
         "figures": f,
         "changes": rows,
         "sysctl": _merged(kept_changes),
@@ -315,9 +319,11 @@ def sysctl_conf(changes: Sequence[Change]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _default_size(rate_bps: float, rtt_s: float, mtu: int) -> int:
-    """Long enough to leave slow start (a second or 20 RTTs at the path's rate), capped by segments."""
-    return int(min(rate_bps * max(1.0, 20 * rtt_s) / 8, MAX_SEGMENTS * (mtu - tw.TCP_IP_OVERHEAD)))
+def _default_size(rate_bps: float, rtt_s: float, mtu: int, busy_s: float) -> int:
+    """Long enough to leave slow start and meet the bursts (a second, 20 RTTs, or slow start and
+    the bursts, at the path's rate), capped by segments."""
+    seconds = max(1.0, 20 * rtt_s, 2 * busy_s)
+    return int(min(rate_bps * seconds / 8, MAX_SEGMENTS * (mtu - tw.TCP_IP_OVERHEAD)))
 
 
 def _bursts_toml(bursts: Sequence[Burst], *, start_s: float) -> str:
