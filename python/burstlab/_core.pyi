@@ -2,7 +2,7 @@
 :func:`burstlab.run`."""
 
 from collections.abc import Callable
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -78,3 +78,30 @@ def detect_table(kind: str, columns: dict[str, RawColumn], options_json: str, in
 
 def write_int_pcap(path: str, columns: dict[str, RawColumn], version: str) -> int:
     """Write ``int`` rows as Telemetry Report packets (TR ``"1.0"`` or ``"2.0"``) into a pcap."""
+
+# -- live collection (crates/telemetry/src/collect; burstlab.collect is the public front) --------
+
+class Collector:
+    """UDP sockets and the online pipeline of ``burstlab collect``."""
+
+    def __init__(self, listen: list[str], options_json: str) -> None:
+        """Bind every ``ADDR:PORT``; ``options_json`` holds ``detect``'s options plus
+        ``max_queues``, ``max_flows`` and ``report_sample``. Raises ``TelemetryInputError``."""
+    def addresses(self) -> list[str]: ...
+    def poll(self, max_wait_s: float, max_rows: int) -> dict[str, Any]:
+        """Receive for up to ``max_wait_s`` (0: what is queued) or ``max_rows`` rows; returns
+        ``{"reports", "queue": {column: ndarray}, "flows", "versions", "bursts": [json],
+        "counters", "received"}``. Ctrl-C raises ``KeyboardInterrupt``."""
+    def finish(self) -> dict[str, Any]:
+        """End the open bursts and return the last batch, as ``poll``'s."""
+    def gauges(self) -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any]]:
+        """``(switch_id, port, queue_id, last_bytes, max_bytes)`` of every tracked queue."""
+    def losses(self) -> list[tuple[int, int, int, int]]:
+        """``(switch_id, hw_id, received, lost)`` per report stream."""
+
+def replay(
+    path: str, to: str, pace: str, value: float, ports: list[int] | None = ..., repeat: int = ...,
+    progress: Callable[[int], object] | None = ...,
+) -> dict[str, Any]:
+    """Send a capture's report datagrams to ``to`` (pace ``"max"``, ``"capture"`` × value or
+    ``"rate"`` value/s); returns ``{"frames", "sent", "bytes", "refused", "seconds"}``."""
