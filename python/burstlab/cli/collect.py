@@ -134,7 +134,8 @@ def _collect(listen, out, rise, fall, buffer, min_duration, merge_gap, top, prof
     if as_json:
         _emit_json({"event": "summary", "stopped": stopped, **counters})
     else:
-        err.print(f"burstlab collect: {stopped}; files closed; {_summary(counters)}", markup=False, soft_wrap=True)
+        closed = "; files closed" if collection.store is not None else ""
+        err.print(f"burstlab collect: {stopped}{closed}; {_summary(counters)}", markup=False, soft_wrap=True)
     if collection.influx is not None and collection.influx.failed:
         err.print(f"burstlab collect: {collection.influx.failed} InfluxDB writes failed; last: "
                   f"{collection.influx.last_error}", markup=False, soft_wrap=True)

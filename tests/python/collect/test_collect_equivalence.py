@@ -100,3 +100,26 @@ def test_an_address_in_use_is_named(tmp_path: Path):
 def test_replay_of_a_missing_capture_exits_2(tmp_path: Path):
     r = burstlab("replay", tmp_path / "none.pcap", "--to", "127.0.0.1:9")
     assert (r.returncode, r.stderr.strip()) == (2, f"burstlab replay: {tmp_path / 'none.pcap'}: no such capture file")
+
+
+@pytest.mark.parametrize("sig, code, said", [(2, 130, "interrupted"), (15, 0, "terminated (SIGTERM)")])
+def test_ctrl_c_and_sigterm_close_the_files_with_everything_received(tmp_path: Path, sig: int, code: int, said: str):
+    capture = tmp_path / "ramps.pcap"
+    write_capture(capture, ramp_table(5_000))
+    port = free_port()
+    out = tmp_path / "live"
+    proc = collect_process("--listen", f"127.0.0.1:{port}", "--out", out, "--rotate", "3600", "--json")
+    try:
+        assert json.loads(proc.stdout.readline())["event"] == "listening"
+        assert burstlab("replay", capture, "--to", f"127.0.0.1:{port}", "--speed", "max").returncode == 0
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == code, stderr
+    summary = json.loads(stdout.splitlines()[-1])
+    assert (summary["stopped"], summary["reports"]) == (said, 5_000)
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out / "reports").num_rows == 5_000
+    assert not list(out.glob("*/.part-*"))
