@@ -67,3 +67,15 @@ def test_esnet_100g_host_to_10g_is_paced_below_the_receivers_rate():
     assert r["sysctl"]["net.core.default_qdisc"] == "fq"
     assert r["after"]["no bursts"]["retransmits"] == 0
     assert r["after"]["no bursts"]["fct_s"] < r["before"]["no bursts"]["fct_s"] / 4
+
+
+def test_an_expected_burst_is_simulated_beside_each_change_and_decides_it():
+    r = tune(rate="1Gbps", rtt="20ms", bursts=["1Gbps:20ms"], buffer="500KB")
+    simulated = [row for row in r["changes"] if row["simulated"]]
+    assert simulated and all(set(row["after"]) == {"no bursts", "with bursts"} for row in simulated)
+    # The burst overflows the 500 KB queue: it costs the Linux-defaults host drops and time.
+    base = r["before"]
+    assert base["with bursts"]["retransmits"] > 0 == base["no bursts"]["retransmits"]
+    assert base["with bursts"]["fct_s"] > base["no bursts"]["fct_s"]
+    assert r["after"]["with bursts"]["fct_s"] < base["with bursts"]["fct_s"]
+    assert 0 < r["path"]["burst_start_s"] < r["after"]["with bursts"]["fct_s"]
