@@ -99,7 +99,8 @@ class Collection:
 
     @property
     def addresses(self) -> list[str]:
-        return self.core.addresses()
+        """The bound ``ADDR:PORT``s (none once closed)."""
+        return self.core.addresses() if self.core is not None else []
 
     def poll(self, max_wait_s: float | None = None) -> dict[str, Any]:
         """Receive one batch, store and export it; returns ``{"counters", "bursts"}`` with the
@@ -130,6 +131,7 @@ class Collection:
                 pass
             result = self._handle(self.core.finish())
         finally:
+            self.core = None  # the sockets close with it: the ports are free again
             if self.store is not None:
                 self.store.close()
             if self.prometheus is not None:
