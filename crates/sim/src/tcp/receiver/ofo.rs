@@ -2,12 +2,13 @@
 //!
 //! Ranges above `rcv_nxt` are kept sorted, disjoint and not adjacent, keyed by their start, as
 //! Linux keeps the out-of-order queue in an rbtree (`tcp_data_queue_ofo()` in
-//! `net/ipv4/tcp_input.c`). Each range carries the stamp of its last change; ranges in
-//! descending stamp order are the SACK blocks most recently changed first (RFC 2018 §4: the
-//! first block holds the segment that triggered the ACK; `tcp_sack_new_ofo_skb()` moves a new
-//! or extended block to the front). Every operation is O(log n) in the number of ranges: a loss
-//! episode leaves thousands of holes behind, and a linear search per segment cost more than the
-//! rest of the simulation together (issue 40).
+//! `net/ipv4/tcp_input.c`). Each range carries a stamp, a new highest one when it changes
+//! (unless it has the highest already); ranges in descending stamp order are the SACK blocks
+//! most recently changed first (RFC 2018 §4: the first block holds the segment that triggered
+//! the ACK; `tcp_sack_new_ofo_skb()` moves a new or extended block to the front). Every
+//! operation is O(log n) in the number of ranges: a loss episode leaves thousands of holes
+//! behind, and a linear search per segment cost more than the rest of the simulation together
+//! (issue 40).
 
 use std::collections::BTreeMap;
 use std::ops::Bound::{Excluded, Included};
