@@ -881,3 +881,41 @@ fn tunnels_without_int_keep_the_outer_flow_and_a_cut_tunnel_is_an_error() {
     let e = parse_inner(&ip, InnerKind::Ipv4, &DeviceProfile::spec()).unwrap_err();
     assert_eq!((e.offset, e.field), (24, "int.gre_shim"));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// The three tunnel vectors, corrupted and cut anywhere: a value or an error inside the
+    /// input, never a panic.
+    #[test]
+    fn corrupted_tunnels_never_panic(
+        which in 0usize..3,
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..8),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let mut body = match which {
+            0 => vec![0x00, 0x00, 0x45, 0x69, 0x10, 23, 0x65, 0x58],
+            1 => vec![0x04, 0, 0, 0x82, 0x00, 0x13, 0x88, 0x00, 0x10, 23, 0x00, 0x03],
+            _ => vec![24, 0x00, 0x65, 0x58, 0x00, 0x13, 0x88, 0x00, 0x01, 0x03, 0x01, 23],
+        };
+        body.extend(scapy_int_md());
+        body.extend(scapy_inner_frame());
+        let (proto, body) = match which {
+            0 => (47, body),
+            1 => (17, scapy_udp(4790, &body)),
+            _ => (17, scapy_udp(6081, &body)),
+        };
+        let mut b = Vec::new();
+        inner::emit_ipv4(Ipv4Addr::new(1, 1, 1, 1), Ipv4Addr::new(2, 2, 2, 2), proto, 0, body.len(), &mut b);
+        b.extend(body);
+        for (i, v) in edits {
+            // Leave the IP header alone so the tunnel is reached.
+            let i = 20 + i.index(b.len() - 20);
+            b[i] = v;
+        }
+        let b = &b[..cut.index(b.len() + 1)];
+        if let Err(e) = parse_inner(b, InnerKind::Ipv4, &DeviceProfile::spec()) {
+            prop_assert!(e.offset <= b.len() + 255 * 4, "{}", e);
+        }
+    }
+}
