@@ -28,10 +28,15 @@ def to_html(result: dict[str, Any]) -> str:
             f"{_e(fmt_rate(result['throughput_bps']))} over {result['seconds']:.2f} s · burstlab {_e(__version__)}</p>"
             f"<p><b>{_e(result['summary'])}</b></p>"
             + "".join(f"<p class=note>{_e(n)}</p>" for n in result["notes"]))
+    return document(f"burstlab explain: {result['input']}", head, sections)
+
+
+def document(title: str, head_html: str, sections: list[Section]) -> str:
+    """One self-contained page: the reports' stylesheet, `head_html`, then the sections."""
     return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>burstlab explain: {_e(result['input'])}</title><style>{_CSS}</style></head><body>"
-            + head + "".join(_section_html(s) for s in sections) + "</body></html>\n")
+            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+            + head_html + "".join(_section_html(s) for s in sections) + "</body></html>\n")
 
 
 def _timeline(r: dict[str, Any]) -> Section:

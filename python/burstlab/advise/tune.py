@@ -346,3 +346,39 @@ def _notes(f: dict[str, Any], mtu: int, rate_bps: float, streams: int) -> list[s
         notes.append(f"MTU {mtu}: if every hop carries 9000-byte frames, jumbo frames help at 10 Gbit/s and above "
                      "(ESnet: a single stream 3x faster on 100G hosts); rerun with --mtu 9000")
     return notes
+
+
+def to_html(result: dict[str, Any]) -> str:
+    """One `tune` result as a self-contained page in the reports' style (advise.page)."""
+    from burstlab import __version__
+    from burstlab.advise.explain import fmt_bytes, fmt_rate
+    from burstlab.advise.page import document
+    from burstlab.report.page import Section, Table
+    from burstlab.report.render import _e
+
+    p, f = result["path"], result["figures"]
+    rows = []
+    for row in result["changes"]:
+        verdict = "yes" if row["kept"] else "no: simulated worse"
+        if not row["simulated"]:
+            rows.append([row["change"], "not simulated", "", "", "", "", "", "", verdict])
+            continue
+        for case, b in row["before"].items():
+            a = row["after"][case]
+            rows.append([row["change"], case, b["fct_s"], a["fct_s"], fmt_rate(b["throughput_bps"]),
+                         fmt_rate(a["throughput_bps"]), b["retransmits"], a["retransmits"], verdict])
+    evidence = Section("evidence", "Simulated before and after", table=Table(
+        ["change", "case", "FCT before s", "FCT after s", "throughput before", "after", "retransmits before",
+         "after", "advised"], rows, [False, False, True, True, True, True, True, True, False]),
+        note="Each change on top of those kept before it, from Linux's defaults, on a dumbbell twin of the path.")
+    why = Section("why", "Why each change", table=Table(
+        ["change", "why"], [[row["change"], row["why"]] for row in result["changes"]], [False, False]))
+    settings = Section("settings", "Settings", table=Table(
+        ["sysctl (/etc/sysctl.d/90-burstlab.conf)", "value"], [[k, v] for k, v in result["sysctl"].items()],
+        [False, False]), note="Commands: " + " ; ".join(result["commands"]) if result["commands"] else "")
+    head = (f"<h1>burstlab tune: {_e(fmt_rate(p['rate_bps']))}, {p['rtt_s'] * 1e3:.4g} ms</h1>"
+            f"<p class=small>MTU {p['mtu']} · host {_e(fmt_rate(p['host_rate_bps']))} · {p['streams']} stream(s) · "
+            f"BDP {_e(fmt_bytes(f['bdp_bytes']))} · transfer {_e(fmt_bytes(p['transfer_bytes']))} · "
+            f"burstlab {_e(__version__)}</p>" + "".join(f"<p class=note>{_e(n)}</p>" for n in result["notes"]))
+    return document(f"burstlab tune: {fmt_rate(p['rate_bps'])}, {p['rtt_s'] * 1e3:.4g} ms", head,
+                    [settings, evidence, why])

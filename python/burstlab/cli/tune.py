@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -22,6 +23,8 @@ def command(
     size: Annotated[str | None, typer.Option("--size", metavar="SIZE", help="The simulated transfer. Default: a second (or 20 RTTs) at --rate, at most 200,000 segments.")] = None,
     buffer: Annotated[str | None, typer.Option("--buffer", metavar="SIZE", help="The bottleneck's buffer in the twin. Default: the simulator's.")] = None,
     dev: Annotated[str, typer.Option("--dev", metavar="IFACE", help="The interface the tc and ip commands name.")] = "eth0",
+    html: Annotated[Path | None, typer.Option("--html", metavar="FILE", help="Also write the result as a self-contained HTML page (the reports' style).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Let --html replace an existing FILE.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Recommend host settings for a path, each backed by a simulated before/after.
@@ -38,24 +41,31 @@ def command(
         burstlab tune --rate 100Gbps --rtt 209ms --mtu 9000 --burst 25Gbps:100ms
         burstlab tune --rate 10Gbps --host-rate 100Gbps --rtt 92ms --streams 4 --dev ens1f0
         burstlab tune --rate 10Gbps --rtt 20ms --json
+        burstlab tune --rate 10Gbps --rtt 20ms --html tune.html
 
-    Exit status: 0 advised, 2 bad options (the flag is named), 130 interrupted (Ctrl-C), 1
-    internal error.
+    Exit status: 0 advised, 2 bad options (the flag is named) or --html FILE exists without
+    --overwrite, 130 interrupted (Ctrl-C), 1 internal error.
     """
     err = Console(stderr=True, highlight=False)
     raise typer.Exit(_tune(dict(rate=rate, rtt=rtt, mtu=mtu, host_rate=host_rate, streams=streams,
-                                bursts=burst or [], size=size, buffer=buffer, dev=dev), json_, err))
+                                bursts=burst or [], size=size, buffer=buffer, dev=dev), html, overwrite, json_, err))
 
 
-def _tune(options: dict[str, Any], as_json: bool, err: Console) -> int:
-    from burstlab.advise.tune import tune
+def _tune(options: dict[str, Any], html: Path | None, overwrite: bool, as_json: bool, err: Console) -> int:
+    from burstlab.advise.tune import to_html, tune
+    from burstlab.cli.explain import _write
+    from burstlab.errors import OutputExistsError
 
     def progress(done: int, total: int, what: str) -> None:
         if err.is_terminal or done == 0 or done == total:
             err.print(f"tune: simulation {min(done + 1, total)}/{total}: {what}", markup=False)
 
-    with status.guarded("tune", err):
+    with status.guarded("tune", err, interrupted="nothing written"):
+        if html is not None and html.exists() and not overwrite:
+            raise OutputExistsError(f"--html {html}: the file exists; give --overwrite to replace it")
         result = tune(**options, progress=progress)
+        if html is not None:
+            _write(html, to_html(result))
     if as_json:
         sys.stdout.write(json.dumps(result) + "\n")
     else:
