@@ -97,7 +97,7 @@ def _summary(stats: dict) -> str:
 class _TextTable:
     """Fixed-width lines: one per hop (a report's first hop carries its header columns)."""
 
-    HEADER = (f"{'frame':>7} {'ver':<6} {'int':<4} {'dqf':<3} {'drop':>4} {'switch':>10} {'hw':>3} "
+    HEADER = (f"{'frame':>7} {'ver':<14} {'int':<4} {'dqf':<3} {'drop':>4} {'switch':>10} {'hw':>3} "
               f"{'seq':>10}  {'flow':<44} "
               f"{'hop':>3} {'sw':>10} {'in':>5} {'out':>5} {'q':>3} {'occupancy_B':>12} {'latency_ns':>10}")
 
@@ -114,7 +114,7 @@ class _TextTable:
             return f"{r['frame']:>7} malformed at byte {r['offset']}: {r['error']}\n"
         f = r.get("flow")
         flow = f"{f['src']}:{f['sport']} > {f['dst']}:{f['dport']} {f['proto']}" if f else "-"
-        head = (f"{r['frame']:>7} {r['report_version']:<6} {_n(r.get('int_version')):<4} "
+        head = (f"{r['frame']:>7} {r['report_version']:<14} {_n(r.get('int_version')):<4} "
                 f"{r.get('flags') or '-':<3} {_n(r.get('drop_reason')):>4} {_n(r['switch_id']):>10} "
                 f"{r['hw_id']:>3} {r['seq']:>10}  {flow:<44}")
         hops = r.get("hops") or [None]
