@@ -96,3 +96,24 @@ def test_esnet_host_tuning_page_paces_a_10g_host_sending_to_1g():
     # Two streams share the receiver: each gets under half.
     _, changes = tn.plan(1e9, 0.05, 1500, 10e9, 2, "eth0")
     assert _change(changes, "fq and pacing").twin["fq_maxrate"] == "450Mbps"
+
+
+# ESnet's standard Linux hosts (https://fasterdata.es.net/host-tuning/linux/, as public copies of
+# the page quote it), "for friendliness to single and parallel stream tools": a 10G NIC on paths
+# up to 100 ms gets tcp_rmem = 4096 87380 33554432 and tcp_wmem = 4096 65536 33554432; a 10G NIC
+# up to 200 ms or a 40G NIC up to 50 ms 4096 87380 67108864 / 4096 65536 67108864. Those maxima
+# are tune's for eight parallel streams. ESnet's rmem_max/wmem_max (64 and 128 MiB) are twice
+# them, room for a tool's own -w; tune's are the maxima themselves.
+@pytest.mark.parametrize(("rate", "rtt_s", "tcp_max"), [
+    (10e9, 0.100, 33554432),
+    (10e9, 0.200, 67108864),
+    (40e9, 0.050, 67108864),
+])
+def test_esnet_standard_hosts_autotuning_maxima_for_eight_streams(rate, rtt_s, tcp_max):
+    _, changes = tn.plan(rate, rtt_s, 9000, rate, 8, "eth0")
+    sysctl = _change(changes, "socket buffers").sysctl
+    assert int(sysctl["net.ipv4.tcp_rmem"].split()[2]) == tcp_max
+    assert int(sysctl["net.ipv4.tcp_wmem"].split()[2]) == tcp_max
+    assert int(sysctl["net.core.rmem_max"]) == int(sysctl["net.core.wmem_max"]) == tcp_max
+    # ESnet: "recommended for hosts with jumbo frames enabled": tcp_mtu_probing = 1.
+    assert tn.mtu_change(9000, "eth0").sysctl == {"net.ipv4.tcp_mtu_probing": "1"}
