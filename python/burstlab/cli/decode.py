@@ -17,7 +17,7 @@ from burstlab.cli.file_progress import file_progress
 def command(
     capture: Annotated[Path, typer.Argument(metavar="FILE", help="A pcap or pcapng capture of INT report packets.")],
     json_: Annotated[bool, typer.Option("--json", help="One JSON object per report, one per line.")] = False,
-    profile: Annotated[Path | None, typer.Option("--profile", metavar="FILE", help="Device profiles (TOML): cell size, timestamp width, flag layout per UDP port or switch id.")] = None,
+    profile: Annotated[Path | None, typer.Option("--profile", metavar="FILE", help="Device profiles (TOML), per UDP port or switch id: cell size, timestamp width, flag layout, and which look-alike layout a device sends (docs/telemetry.md).")] = None,
     port: Annotated[list[int] | None, typer.Option("--port", metavar="UDP", help="Report UDP destination port (repeatable). Default: 5900, 32766, 8090, 1234.")] = None,
 ) -> None:
     """Decode Telemetry Reports (v0.5, its fabric-tna variant, v1.0, v2.0) and the INT-MD stacks
@@ -25,8 +25,8 @@ def command(
 
     Occupancy is always printed in bytes: without a profile, reports on UDP 5900 are read as
     AmLight's NoviFlow switches send them (80-byte cells, 32-bit timestamps). Hop counts come
-    from the header lengths, never from RemainingHopCnt; all-ones values ("not available") print
-    as null.
+    from the header lengths, never from RemainingHopCnt; a whole metadata word of all ones ("not
+    available") prints as null; an all-ones sub-field beside a value is a value.
 
     Each report lists every hop, the reporting switch's own metadata first (from the report
     header), then the embedded INT stack, newest first. Frames that carry no report are counted
