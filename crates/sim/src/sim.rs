@@ -4,31 +4,26 @@ use std::ops::ControlFlow;
 use std::time::Instant;
 
 use crate::app::burst::BurstSource;
-use crate::app::incast::IncastApp;
+use crate::app::incast::{Conns, IncastApp};
 use crate::event::{Event, EventQueue};
 use crate::host::rx::{Arrival, Reader};
 use crate::latency::Latency;
-use crate::net::port::{Offer, Port, PortId, Start};
+use crate::net::port::{Offer, PortId, Start};
 use crate::net::topology::{Network, NodeKind};
-use crate::observe::{Cancelled, IntervalRow, OBSERVE_EVERY, Observer};
+use crate::observe::{Cancelled, OBSERVE_EVERY, Observer};
 use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
-use crate::record::flow_key::{FiveTuple, format_ipv4};
+use crate::record::drops::Drops;
 use crate::record::int::{Hop, IntRecorder};
-use crate::record::time_weighted::TimeWeighted;
-use crate::record::{
-    Column, DictBuilder, DropReason, EngineSummary, FlowSummary, Output, PortSummary, Summary,
-    Table,
-};
+use crate::record::intervals::{FlowInterval, Intervals, SenderView};
+use crate::record::queries::Queries;
+use crate::record::queue::QueueRecorder;
+use crate::record::{self, Output, Summary};
 use crate::rng;
 use crate::scenario::Scenario;
-use crate::tcp::cc::CongestionOps;
 use crate::tcp::config::FlowSpec;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{State, TcpSender};
 use crate::time::Time;
-
-/// The `queue` table resolves a deep buffer into this many levels.
-const QUEUE_RECORD_LEVELS: u64 = 1024;
 
 /// One TCP flow: both endpoints and its reporting state.
 struct Flow {
@@ -49,43 +44,8 @@ struct Flow {
     pace_runs: Option<(Time, Time)>,
     /// The receiving host's side of the socket: its reader, backlog, batching, handshake.
     reader: Reader,
-    /// Interval reporting: start of the current interval and counters at its start.
-    iv_start: Time,
-    iv_acked: u64,
-    iv_retrans: u64,
-    iv_open: bool,
-}
-
-/// Column builders of the `intervals`, `queue`, `drops` and `queries` tables.
-#[derive(Default)]
-struct Recorder {
-    iv_flow: Vec<u64>,
-    iv_t0: Vec<f64>,
-    iv_t1: Vec<f64>,
-    iv_bytes: Vec<u64>,
-    iv_bps: Vec<f64>,
-    iv_retrans: Vec<u64>,
-    iv_cwnd: Vec<u64>,
-    iv_srtt: Vec<u64>,
-    iv_pacing: Vec<u64>,
-    q_t: Vec<f64>,
-    q_node: DictBuilder,
-    q_port: DictBuilder,
-    q_queue: Vec<u64>,
-    q_bytes: Vec<u64>,
-    d_t: Vec<f64>,
-    d_node: DictBuilder,
-    d_port: DictBuilder,
-    d_queue: Vec<u64>,
-    d_flow: Vec<u64>,
-    d_bytes: Vec<u64>,
-    d_reason: DictBuilder,
-    qy_app: Vec<u64>,
-    qy_index: Vec<u64>,
-    qy_start: Vec<f64>,
-    qy_end: Vec<f64>,
-    qy_qct: Vec<f64>,
-    qy_srtt: Vec<f64>,
+    /// Its open `intervals` row.
+    iv: FlowInterval,
 }
 
 pub struct World<'s> {
@@ -100,16 +60,12 @@ pub struct World<'s> {
     /// Flows and burst sources not finished yet; the run ends when both are zero and the last
     /// packet has left the network (or at `stop`).
     active: usize,
-    rec: Recorder,
-    /// Per recorded port and queue: last occupancy written to the `queue` table.
-    q_last: Vec<Vec<u64>>,
-    /// Per port: its occupancy over time, for the summary's mean queue (recorded ports only:
-    /// they are updated where their `queue` rows are, at no cost to the others).
-    q_mean: Vec<TimeWeighted>,
+    intervals: Intervals,
     /// `intervals` rows already handed to the observer.
     iv_observed: usize,
-    q_step: u64,
-    port_codes: Vec<(u32, u32)>,
+    queue: QueueRecorder,
+    drops: Drops,
+    queries: Queries,
     /// The `int` table's recorder; `None` (one predictable branch per hook) when INT is off.
     int: Option<Box<IntRecorder>>,
     out: Vec<Packet>,
@@ -161,7 +117,15 @@ impl<'s> World<'s> {
                 spec.start = inc.start;
                 specs.push((spec, Some(k)));
             }
-            incasts.push(IncastApp::new(inc, first..specs.len(), scn.seed, k));
+            // The RTT the app plans with: the dumbbell's, or its connections' longest
+            // propagation RTT in a graph.
+            let rtt = match scn.topology.graph {
+                None => scn.topology.rtt,
+                Some(_) => {
+                    (first..specs.len()).map(|f| net.propagation_rtt[f]).max().unwrap_or(Time::ZERO)
+                }
+            };
+            incasts.push(IncastApp::new(inc, first..specs.len(), scn.seed, k, rtt));
         }
         let flows: Vec<Flow> = specs
             .iter()
@@ -187,10 +151,7 @@ impl<'s> World<'s> {
                     pacing_rng: rng::stream(scn.seed, "pacing-latency", i as u64),
                     pace_runs: None,
                     reader: Reader::new(spec, scn.seed, i as u64),
-                    iv_start: spec.start,
-                    iv_acked: 0,
-                    iv_retrans: 0,
-                    iv_open: app.is_none(),
+                    iv: FlowInterval::new(spec.start, app.is_none()),
                 }
             })
             .collect();
@@ -201,31 +162,6 @@ impl<'s> World<'s> {
             .enumerate()
             .map(|(k, b)| BurstSource::new(b, scn.seed, k as u64))
             .collect();
-        let mut rec = Recorder::default();
-        let port_codes = net
-            .ports
-            .iter()
-            .map(|p| {
-                (rec.q_node.intern(&net.nodes[p.node as usize].name), rec.q_port.intern(&p.name))
-            })
-            .collect();
-        for p in &net.ports {
-            rec.d_node.intern(&net.nodes[p.node as usize].name);
-            rec.d_port.intern(&p.name);
-        }
-        for r in [
-            DropReason::QueueFull,
-            DropReason::FqFlowLimit,
-            DropReason::FqLimit,
-            DropReason::FqHorizon,
-        ] {
-            rec.d_reason.intern(r.as_str());
-        }
-        let q_last = net.ports.iter().map(|p| vec![0; p.queues.num_queues()]).collect();
-        // Two MTUs, or 1/1024 of the bottleneck buffer if larger: ≤ ~2k rows per fill and
-        // drain of a deep (64 MiB) buffer. Moves of one or two packets — each packet through
-        // an idle port, a full drop-tail queue refilled after every departure — add no rows:
-        // a 13 GiB transfer hit by a 2 s burst at a 1 MiB buffer wrote 1.7 million of them.
         let deepest = match &scn.topology.graph {
             None => scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max(),
             Some(g) => g
@@ -238,9 +174,9 @@ impl<'s> World<'s> {
                 .max(),
         }
         .unwrap_or(0);
-        let q_step = (2 * scn.topology.mtu as u64).max(deepest / QUEUE_RECORD_LEVELS);
+        let queue = QueueRecorder::new(&net, scn.topology.mtu, deepest);
+        let drops = Drops::new(&net);
         let int = IntRecorder::new(&net, &scn.telemetry).map(Box::new);
-        let n_ports = net.ports.len();
         let mut w = World {
             scn,
             now: Time::ZERO,
@@ -252,27 +188,22 @@ impl<'s> World<'s> {
             incasts,
             flows,
             bursts,
-            rec,
-            q_last,
-            q_mean: vec![TimeWeighted::default(); n_ports],
+            intervals: Intervals::default(),
             iv_observed: 0,
-            q_step,
-            port_codes,
+            queue,
+            drops,
+            queries: Queries::default(),
             int,
             out: Vec::new(),
         };
         for (i, f) in w.flows.iter().enumerate() {
             w.events.push(f.start, Event::FlowStart { flow: i as u32 });
-            if f.iv_open {
+            if f.iv.open {
                 w.events.push(f.start + scn.interval, Event::Interval { flow: i as u32 });
             }
         }
-        for (k, inc) in scn.incasts.iter().enumerate() {
-            // The first request once the connections are up (a few RTTs after their SYNs, and
-            // the receiving host's slowest answer to a handshake).
-            let settle =
-                (w.incast_rtt(k) * 4).max(Time::from_ms(10)) + inc.tcp.handshake_latency.upper();
-            w.events.push(inc.start + settle, Event::IncastRequest { app: k as u32 });
+        for (k, app) in w.incasts.iter().enumerate() {
+            w.events.push(app.first_request(), Event::IncastRequest { app: k as u32 });
         }
         for (i, b) in w.bursts.iter().enumerate() {
             if let Some(t) = b.next_departure() {
@@ -308,9 +239,11 @@ impl<'s> World<'s> {
                 Event::RxBatch { flow } => self.rx_batch(flow),
                 Event::Interval { flow } => self.interval(flow),
                 Event::BurstEmit { source } => self.burst_emit(source),
-                Event::IncastRequest { app } => self.incast_request(app),
-                Event::IncastWrite { app } => self.incast_write(app),
-                Event::IncastServe { app, sender } => self.incast_serve(app, sender),
+                Event::IncastRequest { app } => self.with_incast(app, |a, w| a.on_request(w)),
+                Event::IncastWrite { app } => self.with_incast(app, |a, w| a.on_write(w)),
+                Event::IncastServe { app, sender } => {
+                    self.with_incast(app, |a, w| a.on_serve(sender, w))
+                }
             }
             until_observed -= 1;
             if until_observed == 0 {
@@ -324,21 +257,10 @@ impl<'s> World<'s> {
 
     /// Hand the `intervals` rows completed since the last call to `obs`.
     fn observe_intervals(&mut self, obs: &mut dyn Observer) {
-        let r = &self.rec;
-        for i in self.iv_observed..r.iv_flow.len() {
-            obs.interval(&IntervalRow {
-                flow_id: r.iv_flow[i],
-                t_start_s: r.iv_t0[i],
-                t_end_s: r.iv_t1[i],
-                bytes: r.iv_bytes[i],
-                bits_per_second: r.iv_bps[i],
-                retransmits: r.iv_retrans[i],
-                cwnd_bytes: r.iv_cwnd[i],
-                srtt_us: r.iv_srtt[i],
-                pacing_rate_bps: r.iv_pacing[i],
-            });
+        for i in self.iv_observed..self.intervals.len() {
+            obs.interval(&self.intervals.row(i));
         }
-        self.iv_observed = r.iv_flow.len();
+        self.iv_observed = self.intervals.len();
     }
 
     // ---- ports and links ----
@@ -552,16 +474,7 @@ impl<'s> World<'s> {
                     self.events.push(now, Event::TsqResume { flow: fi as u32 });
                 }
                 self.pool.free(id);
-                let (node_code, port_code) = self.port_codes[pid as usize];
-                let r = &mut self.rec;
-                r.d_t.push(now.as_secs_f64());
-                r.d_node.push_code(node_code);
-                r.d_port.push_code(port_code);
-                r.d_queue.push(queue as u64);
-                r.d_flow.push(p.flow as u64);
-                r.d_bytes.push(p.ip_bytes as u64);
-                let code = r.d_reason.intern(reason.as_str());
-                r.d_reason.push_code(code);
+                self.drops.push(now, pid, queue, &p, reason);
             }
         }
         if self.net.ports[pid as usize].recorded {
@@ -596,25 +509,8 @@ impl<'s> World<'s> {
         }
     }
 
-    /// Write a `queue` row when a queue moved by more than one step (two MTUs, or 1/1024 of
-    /// the buffer) since the last row, or emptied: bounded output that still shows every
-    /// burst's shape, and its peak to within a step.
     fn record_queue(&mut self, pid: PortId) {
-        let port = &self.net.ports[pid as usize];
-        self.q_mean[pid as usize].set(self.now, occupancy(port));
-        for q in 0..port.queues.num_queues() {
-            let bytes = port.queues.queue_bytes(q);
-            let last = &mut self.q_last[pid as usize][q];
-            if bytes.abs_diff(*last) > self.q_step || (bytes == 0 && *last != 0) {
-                *last = bytes;
-                let (n, p) = self.port_codes[pid as usize];
-                self.rec.q_t.push(self.now.as_secs_f64());
-                self.rec.q_node.push_code(n);
-                self.rec.q_port.push_code(p);
-                self.rec.q_queue.push(q as u64);
-                self.rec.q_bytes.push(bytes);
-            }
-        }
+        self.queue.record(self.now, pid, &self.net.ports[pid as usize]);
     }
 
     fn send_all(&mut self, node: NodeId, out: &mut Vec<Packet>) {
@@ -761,104 +657,40 @@ impl<'s> World<'s> {
 
     // ---- incast apps ----
 
-    /// The RTT an incast app plans with: the dumbbell's, or its connections' longest
-    /// propagation RTT in a graph.
-    fn incast_rtt(&self, k: usize) -> Time {
-        if self.scn.topology.graph.is_none() {
-            return self.scn.topology.rtt;
-        }
-        let flows = self.incasts[k].flows.clone();
-        flows.map(|f| self.net.propagation_rtt[f]).max().unwrap_or(Time::ZERO)
+    /// Hand incast app `k` an event; it acts on its connections through the world.
+    fn with_incast<R>(&mut self, k: u32, f: impl FnOnce(&mut IncastApp, &mut Self) -> R) -> R {
+        let mut apps = std::mem::take(&mut self.incasts);
+        let r = f(&mut apps[k as usize], self);
+        self.incasts = apps;
+        r
     }
 
-    /// The receiver sends its request; the senders get it half an RTT later.
-    fn incast_request(&mut self, k: u32) {
-        self.incasts[k as usize].request_at = self.now;
-        // Each request is a segment on its connection, and it carries an ACK of the response
-        // before (the request itself is not simulated, its ACK is).
-        for fi in self.incasts[k as usize].flows.clone() {
-            self.flow_acts(fi, |f, now, out| {
-                f.rcv.on_app_send(now, out);
-                f.rcv.node
-            });
-        }
-        let one_way = self.incast_rtt(k as usize) / 2;
-        self.events.push(self.now + one_way, Event::IncastWrite { app: k });
-    }
-
-    /// The request arrived: the server answers its senders' requests one after another, in its
-    /// `serve_order`, each response starting one `serve_time` after the previous one (the first,
-    /// one after the request arrived); with no serve time all write at once.
-    fn incast_write(&mut self, k: u32) {
-        let starts = self.incasts[k as usize].serve(self.now);
-        for (at, sender) in starts {
-            if at == self.now {
-                self.incast_serve(k, sender);
-            } else {
-                self.events.push(at, Event::IncastServe { app: k, sender });
-            }
-        }
-    }
-
-    fn incast_serve(&mut self, k: u32, sender: u32) {
-        let app = &mut self.incasts[k as usize];
-        let (fi, each) = (app.flows.start + sender as usize, app.each);
-        app.response_starts(self.flows[fi].snd.rtt.srtt_us());
-        self.flow_acts(fi, |f, now, out| {
-            f.snd.app_write(now, each, out);
-            f.snd.src
-        });
-    }
-
-    /// A receiver got data: count the response if it is now complete.
+    /// A receiver of incast app `k` got data: count the response if it is now complete.
     fn incast_progress(&mut self, fi: usize, k: usize) {
-        let delivered = self.flows[fi].rcv.stats.delivered;
-        let app = &mut self.incasts[k];
-        let Some(q) = app.delivered(fi, delivered) else { return };
-        let r = &mut self.rec;
-        r.qy_app.push(k as u64);
-        r.qy_index.push(u64::from(q.index));
-        r.qy_start.push(q.request_at.as_secs_f64());
-        r.qy_end.push(self.now.as_secs_f64());
-        r.qy_qct.push((self.now - q.request_at).as_secs_f64());
-        r.qy_srtt.push(q.median_srtt_us);
-        match q.next_after {
-            Some(gap) => self.events.push(self.now + gap, Event::IncastRequest { app: k as u32 }),
-            None => self.active -= 1,
+        let Some(q) = self.with_incast(k as u32, |a, w| a.on_delivered(fi, w)) else { return };
+        self.queries.push(k, &q, self.now);
+        if q.next_after.is_none() {
+            self.active -= 1;
         }
     }
 
     /// iperf3-style interval report of one flow (sender's view: bytes newly acknowledged).
     fn close_interval(&mut self, fi: usize) {
-        let now = self.now;
         let f = &mut self.flows[fi];
-        if !f.iv_open || now <= f.iv_start {
-            return;
-        }
-        let acked = f.snd.snd_una;
-        let bytes = acked - f.iv_acked;
-        let span = (now - f.iv_start).as_secs_f64();
-        let r = &mut self.rec;
-        r.iv_flow.push(fi as u64);
-        r.iv_t0.push(f.iv_start.as_secs_f64());
-        r.iv_t1.push(now.as_secs_f64());
-        r.iv_bytes.push(bytes);
-        r.iv_bps.push(bytes as f64 * 8.0 / span);
-        r.iv_retrans.push(f.snd.stats.retransmits - f.iv_retrans);
-        r.iv_cwnd.push(f.snd.cwnd_bytes());
-        r.iv_srtt.push(f.snd.rtt.srtt_us() as u64);
-        r.iv_pacing.push(f.snd.tp.pacing_rate.saturating_mul(8));
-        f.iv_start = now;
-        f.iv_acked = acked;
-        f.iv_retrans = f.snd.stats.retransmits;
-        if f.snd.state == State::Done {
-            f.iv_open = false;
-        }
+        let view = SenderView {
+            acked: f.snd.snd_una,
+            retransmits: f.snd.stats.retransmits,
+            cwnd_bytes: f.snd.cwnd_bytes(),
+            srtt_us: f.snd.rtt.srtt_us() as u64,
+            pacing_rate: f.snd.tp.pacing_rate,
+            done: f.snd.state == State::Done,
+        };
+        self.intervals.close(fi, &mut f.iv, self.now, view);
     }
 
     fn interval(&mut self, fi: u32) {
         let fi = fi as usize;
-        if !self.flows[fi].iv_open {
+        if !self.flows[fi].iv.open {
             return;
         }
         self.close_interval(fi);
@@ -922,217 +754,81 @@ impl<'s> World<'s> {
         }
     }
 
+    /// Each table from its builder, and the summary.
     fn finish(self, wall_s: f64) -> Output {
-        let World { scn, now, events, net, flows, bursts, rec, int, q_mean, .. } = self;
-        let secs = |t: Time| t.as_secs_f64();
-        let mut fs = Vec::new();
-        for (i, f) in flows.iter().enumerate() {
-            let syn = f.snd.stats.syn_at;
-            let since = |t: Option<Time>| syn.zip(t).map(|(s, t)| secs(t - s));
-            let (snd, rcv) = net.flow_hosts[i];
-            let fct_s = since(f.rcv.stats.done_at);
-            let active_s = fct_s.or(since(Some(now))).unwrap_or(0.0);
-            fs.push(FlowSummary {
-                flow_id: i as u32,
-                kind: "tcp",
-                cca: Some(f.snd.cc.name().to_owned()),
-                src: net.nodes[snd as usize].name.clone(),
-                dst: net.nodes[rcv as usize].name.clone(),
-                size_bytes: f.size.unwrap_or(f.snd.snd_una),
-                delivered_bytes: f.rcv.stats.delivered,
-                start_s: secs(f.start),
-                fct_s,
-                sender_done_s: since(f.snd.stats.done_at),
-                retransmits: f.snd.stats.retransmits,
-                timeouts: f.snd.stats.timeouts,
-                loss_probes: f.snd.stats.loss_probes,
-                recoveries: f.snd.stats.recoveries,
-                lost_retransmits: f.snd.lost_retransmits(),
-                recovery_timeouts: f.snd.stats.recovery_timeouts,
-                acks: f.rcv.stats.acks_sent,
-                max_cwnd_bytes: Some(f.snd.stats.max_cwnd as u64 * f.snd.mss() as u64),
-                active_s,
-                throughput_bps: throughput_bps(f.rcv.stats.delivered, active_s),
-            });
-        }
+        let World {
+            scn,
+            now,
+            events,
+            net,
+            flows,
+            bursts,
+            intervals,
+            queue,
+            drops,
+            queries,
+            int,
+            ..
+        } = self;
         let n_tcp = flows.len();
-        for (k, b) in bursts.iter().enumerate() {
-            let (src, _, sink) = net.burst_hosts[k];
-            let delivered = b.received * b.packet_size as u64;
-            let active_s = secs(b.end.min(now).max(b.scheduled) - b.scheduled);
-            fs.push(FlowSummary {
-                flow_id: (n_tcp + k) as u32,
-                kind: "udp",
-                cca: None,
-                src: net.nodes[src as usize].name.clone(),
-                dst: net.nodes[sink as usize].name.clone(),
-                size_bytes: b.sent_bytes(),
-                delivered_bytes: delivered,
-                start_s: secs(b.scheduled),
-                fct_s: None,
-                sender_done_s: None,
-                retransmits: 0,
-                timeouts: 0,
-                loss_probes: 0,
-                recoveries: 0,
-                lost_retransmits: 0,
-                recovery_timeouts: 0,
-                acks: 0,
-                max_cwnd_bytes: None,
-                active_s,
-                throughput_bps: throughput_bps(delivered, active_s),
-            });
-        }
-        let ports = net
-            .ports
-            .iter()
-            .zip(&q_mean)
-            .filter(|(p, _)| p.recorded || p.stats.drops > 0)
-            .map(|(p, mean)| PortSummary {
-                node: net.nodes[p.node as usize].name.clone(),
-                port: p.name.clone(),
-                drops: p.stats.drops,
-                max_queue_bytes: p.stats.max_queue_bytes,
-                mean_queue_bytes: p.recorded.then(|| mean.mean(now)),
-                ecn_marks: p.stats.ecn_marks,
-                tbf_drops: p.shaper.as_ref().map(|t| t.dropped_skbs),
-            })
+        let fs: Vec<_> = (flows.iter().enumerate())
+            .map(|(i, f)| record::flows::tcp(&net, i, (&f.snd, &f.rcv), f.start, f.size, now))
+            .chain(
+                bursts
+                    .iter()
+                    .enumerate()
+                    .map(|(k, b)| record::flows::udp(&net, n_tcp + k, k, b, now)),
+            )
             .collect();
-        let ev = events.popped();
         let summary = Summary {
             scenario: scn.name.clone(),
             seed: scn.seed,
             flows: fs.clone(),
-            ports,
-            engine: EngineSummary {
-                events: ev,
-                wall_s,
-                events_per_s: if wall_s > 0.0 { ev as f64 / wall_s } else { 0.0 },
-                sim_time_s: secs(now),
-                version: crate::VERSION.to_owned(),
-            },
+            ports: record::summary::ports(&net, &queue, now),
+            engine: record::summary::engine(events.popped(), wall_s, now),
         };
-        // Each flow's 5-tuple in its data direction (record/flow_key.rs), for mapping a key
-        // found in INT reports or captures back to its flow.
-        let n_burst = fs.len() - n_tcp;
-        let keys: Vec<FiveTuple> = (0..n_tcp)
-            .map(|i| (i, net.flow_hosts[i].0, net.flow_hosts[i].1, false))
-            .chain(
-                (0..n_burst).map(|k| (n_tcp + k, net.burst_hosts[k].0, net.burst_hosts[k].2, true)),
-            )
-            .map(|(f, src, dst, udp)| FiveTuple::of(f as u32, udp, src, dst, false))
-            .collect();
-        let flows_table = Table {
-            name: "flows",
-            columns: vec![
-                ("flow_id", Column::U64(fs.iter().map(|f| f.flow_id as u64).collect())),
-                ("kind", Column::Str(fs.iter().map(|f| Some(f.kind.to_owned())).collect())),
-                ("src", Column::Str(fs.iter().map(|f| Some(f.src.clone())).collect())),
-                ("dst", Column::Str(fs.iter().map(|f| Some(f.dst.clone())).collect())),
-                ("src_ip", Column::Str(keys.iter().map(|k| Some(format_ipv4(k.src_ip))).collect())),
-                ("dst_ip", Column::Str(keys.iter().map(|k| Some(format_ipv4(k.dst_ip))).collect())),
-                ("src_port", Column::U64(keys.iter().map(|k| u64::from(k.src_port)).collect())),
-                ("dst_port", Column::U64(keys.iter().map(|k| u64::from(k.dst_port)).collect())),
-                // Node names along the data direction, and the empty-network RTT of that path.
-                (
-                    "path",
-                    Column::Str((0..fs.len()).map(|f| Some(net.path_names(f).join(">"))).collect()),
-                ),
-                ("base_rtt_s", Column::F64(net.base_rtt.iter().map(|t| t.as_secs_f64()).collect())),
-                ("cca", Column::Str(fs.iter().map(|f| f.cca.clone()).collect())),
-                ("size_bytes", Column::U64(fs.iter().map(|f| f.size_bytes).collect())),
-                ("start_s", Column::F64(fs.iter().map(|f| f.start_s).collect())),
-                (
-                    "end_s",
-                    Column::F64(
-                        fs.iter().map(|f| f.fct_s.map_or(f64::NAN, |x| x + f.start_s)).collect(),
-                    ),
-                ),
-                ("fct_s", Column::F64(fs.iter().map(|f| f.fct_s.unwrap_or(f64::NAN)).collect())),
-                (
-                    "sender_done_s",
-                    Column::F64(fs.iter().map(|f| f.sender_done_s.unwrap_or(f64::NAN)).collect()),
-                ),
-                ("delivered_bytes", Column::U64(fs.iter().map(|f| f.delivered_bytes).collect())),
-                ("retransmits", Column::U64(fs.iter().map(|f| f.retransmits).collect())),
-                ("timeouts", Column::U64(fs.iter().map(|f| f.timeouts).collect())),
-                ("loss_probes", Column::U64(fs.iter().map(|f| f.loss_probes).collect())),
-                ("recoveries", Column::U64(fs.iter().map(|f| f.recoveries).collect())),
-                ("lost_retransmits", Column::U64(fs.iter().map(|f| f.lost_retransmits).collect())),
-                (
-                    "recovery_timeouts",
-                    Column::U64(fs.iter().map(|f| f.recovery_timeouts).collect()),
-                ),
-                (
-                    "max_cwnd_bytes",
-                    Column::U64(fs.iter().map(|f| f.max_cwnd_bytes.unwrap_or(0)).collect()),
-                ),
-            ],
-        };
-        let r = rec;
-        let intervals = Table {
-            name: "intervals",
-            columns: vec![
-                ("flow_id", Column::U64(r.iv_flow)),
-                ("t_start_s", Column::F64(r.iv_t0)),
-                ("t_end_s", Column::F64(r.iv_t1)),
-                ("bytes", Column::U64(r.iv_bytes)),
-                ("bits_per_second", Column::F64(r.iv_bps)),
-                ("retransmits", Column::U64(r.iv_retrans)),
-                ("cwnd_bytes", Column::U64(r.iv_cwnd)),
-                ("srtt_us", Column::U64(r.iv_srtt)),
-                // The rate Linux computes for every flow (`sk_pacing_rate`), enforced only where
-                // Linux paces (BBR, SO_MAX_PACING_RATE, fq).
-                ("pacing_rate_bps", Column::U64(r.iv_pacing)),
-            ],
-        };
-        let queue = Table {
-            name: "queue",
-            columns: vec![
-                ("t_s", Column::F64(r.q_t)),
-                ("node", r.q_node.finish()),
-                ("port", r.q_port.finish()),
-                ("queue", Column::U64(r.q_queue)),
-                ("occupancy_bytes", Column::U64(r.q_bytes)),
-            ],
-        };
-        let drops = Table {
-            name: "drops",
-            columns: vec![
-                ("t_s", Column::F64(r.d_t)),
-                ("node", r.d_node.finish()),
-                ("port", r.d_port.finish()),
-                ("queue", Column::U64(r.d_queue)),
-                ("flow_id", Column::U64(r.d_flow)),
-                ("bytes", Column::U64(r.d_bytes)),
-                ("reason", r.d_reason.finish()),
-            ],
-        };
-        let queries = Table {
-            name: "queries",
-            columns: vec![
-                ("app", Column::U64(r.qy_app)),
-                ("query", Column::U64(r.qy_index)),
-                ("request_s", Column::F64(r.qy_start)),
-                ("done_s", Column::F64(r.qy_end)),
-                ("qct_s", Column::F64(r.qy_qct)),
-                ("srtt_at_response_us", Column::F64(r.qy_srtt)),
-            ],
-        };
-        let int = IntRecorder::finish(int.map(|b| *b));
-        Output { summary, tables: vec![flows_table, intervals, queue, drops, queries, int] }
+        let tables = vec![
+            record::flows::table(&fs, &net),
+            intervals.finish(),
+            queue.finish(),
+            drops.finish(),
+            queries.finish(),
+            IntRecorder::finish(int.map(|b| *b)),
+        ];
+        Output { summary, tables }
     }
 }
 
-/// Bytes waiting in a port's qdisc (its `fq`, or its queues), the packet on the wire aside.
-#[inline]
-fn occupancy(port: &Port) -> u64 {
-    port.fq.as_ref().map_or_else(|| port.queues.bytes(), |fq| fq.bytes())
-}
+impl Conns for World<'_> {
+    fn now(&self) -> Time {
+        self.now
+    }
 
-/// Delivered bytes × 8 over `active_s` seconds; `None` for a flow that was never active.
-fn throughput_bps(delivered_bytes: u64, active_s: f64) -> Option<f64> {
-    (active_s > 0.0).then(|| delivered_bytes as f64 * 8.0 / active_s)
+    fn schedule(&mut self, at: Time, ev: Event) {
+        self.events.push(at, ev);
+    }
+
+    fn send_request(&mut self, fi: usize) {
+        self.flow_acts(fi, |f, now, out| {
+            f.rcv.on_app_send(now, out);
+            f.rcv.node
+        });
+    }
+
+    fn write(&mut self, fi: usize, bytes: u64) {
+        self.flow_acts(fi, |f, now, out| {
+            f.snd.app_write(now, bytes, out);
+            f.snd.src
+        });
+    }
+
+    fn srtt_us(&self, fi: usize) -> u32 {
+        self.flows[fi].snd.rtt.srtt_us()
+    }
+
+    fn delivered(&self, fi: usize) -> u64 {
+        self.flows[fi].rcv.stats.delivered
+    }
 }
 
 /// Put a packet on a port's wire so that it arrives at `at` (sources that bypass their NIC
