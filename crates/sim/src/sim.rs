@@ -41,6 +41,9 @@ struct Flow {
     iv: FlowInterval,
 }
 
+/// `World::host_of` of a switch.
+const NO_HOST: u32 = u32::MAX;
+
 pub struct World<'s> {
     scn: &'s Scenario,
     now: Time,
@@ -48,6 +51,8 @@ pub struct World<'s> {
     pool: PacketPool,
     net: Network,
     hosts: Vec<Host>,
+    /// Per node: its index in `hosts`, or [`NO_HOST`] for a switch.
+    host_of: Vec<u32>,
     flows: Vec<Flow>,
     incasts: Vec<IncastApp>,
     bursts: Vec<BurstSource>,
@@ -115,7 +120,7 @@ impl<'s> World<'s> {
             };
             incasts.push(IncastApp::new(inc, first..specs.len(), scn.seed, k, rtt));
         }
-        let (hosts, flows) = open_sockets(&net, &specs, scn.topology.mtu, scn.seed);
+        let (hosts, host_of, flows) = open_sockets(&net, &specs, scn.topology.mtu, scn.seed);
         let bursts: Vec<BurstSource> = scn
             .bursts
             .iter()
@@ -147,6 +152,7 @@ impl<'s> World<'s> {
             net,
             active: scn.flows.len() + incasts.len() + bursts.len(),
             hosts,
+            host_of,
             incasts,
             flows,
             bursts,
@@ -304,8 +310,8 @@ fn open_sockets(
     specs: &[(FlowSpec, Option<usize>)],
     mtu: u32,
     seed: u64,
-) -> (Vec<Host>, Vec<Flow>) {
-    let mut host_of = vec![u32::MAX; net.nodes.len()];
+) -> (Vec<Host>, Vec<u32>, Vec<Flow>) {
+    let mut host_of = vec![NO_HOST; net.nodes.len()];
     let mut hosts = Vec::new();
     for (i, n) in net.nodes.iter().enumerate() {
         if n.kind == NodeKind::Host {
@@ -339,7 +345,7 @@ fn open_sockets(
             }
         })
         .collect();
-    (hosts, flows)
+    (hosts, host_of, flows)
 }
 
 impl Conns for World<'_> {

@@ -52,6 +52,7 @@ impl QueueRecorder {
     /// Write a row when a queue of port `pid` moved by more than one step (two MTUs, or
     /// 1/1024 of the buffer) since its last row, or emptied: bounded output that still shows
     /// every burst's shape, and its peak to within a step.
+    #[inline]
     pub fn record(&mut self, now: Time, pid: PortId, port: &Port) {
         self.mean[pid as usize].set(now, occupancy(port));
         for q in 0..port.queues.num_queues() {

@@ -1,7 +1,7 @@
 //! The world hands hosts their events: packets that reached them, their sockets' timers,
 //! their readers' wake-ups; what a socket sends goes out through the ports (`ports.rs`).
 
-use super::World;
+use super::{NO_HOST, World};
 use crate::event::Event;
 use crate::host::socket::{ReceiverSocket, SenderSocket};
 use crate::packet::{Kind, NodeId, Packet, PacketId};
@@ -43,6 +43,9 @@ impl World<'_> {
     /// The flow whose sender on `node` owns data packet `id`, if any.
     #[inline]
     fn sender_of(&self, node: NodeId, id: PacketId) -> Option<usize> {
+        if self.host_of[node as usize] == NO_HOST {
+            return None; // a switch's port: no socket's packet leaves its host here
+        }
         let p = self.pool.get(id);
         let fi = p.flow as usize;
         (p.kind == Kind::Data

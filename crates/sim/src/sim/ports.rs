@@ -1,7 +1,7 @@
 //! The world hands ports their events: a serialization done, a packet at the far end of a
 //! link, a shaper's wake-up. A switch forwards what arrives; a host takes it (`hosts.rs`).
 
-use super::World;
+use super::{NO_HOST, World};
 use crate::event::{Event, EventQueue};
 use crate::net::port::{Offer, PortId, Start};
 use crate::net::topology::{Network, NodeKind};
@@ -26,7 +26,9 @@ impl World<'_> {
         if recorded {
             self.record_queue(pid);
         }
-        self.nic_done(node, sent, skb_end, true);
+        if self.host_of[node as usize] != NO_HOST {
+            self.nic_done(node, sent, skb_end, true);
+        }
     }
 
     #[inline]
