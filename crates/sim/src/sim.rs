@@ -113,14 +113,14 @@ impl<'s> World<'s> {
             // The RTT the app plans with: the dumbbell's, or its connections' longest
             // propagation RTT in a graph.
             let rtt = match scn.topology.graph {
-                None => scn.topology.rtt,
+                None => scn.topology.dumbbell.rtt,
                 Some(_) => {
                     (first..specs.len()).map(|f| net.propagation_rtt[f]).max().unwrap_or(Time::ZERO)
                 }
             };
             incasts.push(IncastApp::new(inc, first..specs.len(), scn.seed, k, rtt));
         }
-        let (hosts, host_of, flows) = open_sockets(&net, &specs, scn.topology.mtu, scn.seed);
+        let (hosts, host_of, flows) = open_sockets(&net, &specs, scn.topology.mtu(), scn.seed);
         let bursts: Vec<BurstSource> = scn
             .bursts
             .iter()
@@ -129,7 +129,7 @@ impl<'s> World<'s> {
             .map(|(k, b)| BurstSource::new(b, scn.seed, k as u64))
             .collect();
         let deepest = match &scn.topology.graph {
-            None => scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max(),
+            None => scn.topology.dumbbell.bottleneck.queues.iter().map(|q| q.buffer_bytes).max(),
             Some(g) => g
                 .graph
                 .links
@@ -146,7 +146,7 @@ impl<'s> World<'s> {
             events: EventQueue::default(),
             stale_sender_timers: 0,
             pool: PacketPool::default(),
-            queue: QueueRecorder::new(&net, scn.topology.mtu, deepest),
+            queue: QueueRecorder::new(&net, scn.topology.mtu(), deepest),
             drops: Drops::new(&net),
             int: IntRecorder::new(&net, &scn.telemetry).map(Box::new),
             net,

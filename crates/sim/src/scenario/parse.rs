@@ -146,14 +146,16 @@ fn topology(root: &Fields, t: &Fields, flow_count: usize) -> Result<Topology> {
     let bottleneck = port_spec(t, mtu, flow_count, "bottleneck_pauses", DEFAULT_BUFFER)?;
     Ok(Topology {
         preset,
-        bottleneck_rate,
-        host_rate,
-        burst_link_rate,
-        rtt,
-        mtu,
-        clock_ppm,
-        veth,
-        bottleneck,
+        dumbbell: Dumbbell {
+            bottleneck_rate,
+            host_rate,
+            burst_link_rate,
+            rtt,
+            mtu,
+            clock_ppm,
+            veth,
+            bottleneck,
+        },
         graph: None,
     })
 }
