@@ -189,3 +189,93 @@ impl ReceiverSocket {
         self.tcp.delack_deadline().is_some_and(|d| d <= now)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::Host;
+
+    fn spec() -> FlowSpec {
+        FlowSpec::linux_default("cubic")
+    }
+
+    /// Flow 0's sender on node 0, its SYN sent at `t = 0`.
+    fn opened_sender() -> (SenderSocket, Vec<Packet>) {
+        let mut snd = SenderSocket::new(TcpSender::new(0, 0, 1, &spec(), 1500), &spec(), 1, 0);
+        let mut out = Vec::new();
+        snd.tcp.open(Time::ZERO, &mut out);
+        (snd, out)
+    }
+
+    // ---- the sender's timers ----
+
+    #[test]
+    fn sender_timer_is_pushed_once_per_earlier_deadline() {
+        let (mut snd, _) = opened_sender();
+        let deadline = snd.tcp.timer_deadline().expect("the SYN's retransmission timer");
+        let mut events = EventQueue::default();
+        assert_eq!(snd.arm_timer(0, &mut events), Some(false));
+        // The same deadline again: the pending event covers it.
+        assert_eq!(snd.arm_timer(0, &mut events), None);
+        assert_eq!(events.len(), 1);
+        assert_eq!(events.pop(), Some((deadline, Event::SenderTimer { flow: 0 })));
+        // The popped event clears the pending mark, so the next arming pushes again.
+        assert_eq!(snd.timer_popped(deadline), Some(deadline));
+        assert_eq!(snd.arm_timer(0, &mut events), Some(false));
+    }
+
+    #[test]
+    fn a_stale_sender_timer_event_leaves_the_live_one_pending() {
+        let (mut snd, _) = opened_sender();
+        let deadline = snd.tcp.timer_deadline().unwrap();
+        let mut events = EventQueue::default();
+        snd.arm_timer(0, &mut events);
+        // An event for an earlier instant than the live one pops (superseded long ago).
+        assert_eq!(snd.timer_popped(Time::from_ns(1)), Some(deadline));
+        assert_eq!(snd.timer_at, Some(deadline));
+        assert_eq!(snd.arm_timer(0, &mut events), None);
+    }
+
+    // ---- the receiving host ----
+
+    #[test]
+    fn a_host_with_handshake_latency_holds_the_syn_then_answers_it() {
+        let (_, syn) = opened_sender();
+        let mut rspec = spec();
+        rspec.handshake_latency = Latency::Fixed(Time::from_ms(2));
+        let rcv = TcpReceiver::new(0, 1, 0, &rspec, 1500);
+        let mut sock = ReceiverSocket::new(rcv, Reader::new(&rspec, 1, 0));
+        let (mut events, mut out) = (EventQueue::default(), Vec::new());
+        let now = Time::from_us(5);
+        assert!(sock.receive(now, 0, &syn[0], &mut events, &mut out).is_none());
+        assert!(out.is_empty(), "no SYN-ACK before the host answers");
+        let answer = now + Time::from_ms(2);
+        assert_eq!(events.pop(), Some((answer, Event::HandshakeAnswer { flow: 0 })));
+        sock.handshake_answer(answer, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].kind, Kind::SynAck);
+    }
+
+    #[test]
+    fn a_host_answers_at_once_without_handshake_latency() {
+        let (_, syn) = opened_sender();
+        let rcv = TcpReceiver::new(0, 1, 0, &spec(), 1500);
+        let mut sock = ReceiverSocket::new(rcv, Reader::new(&spec(), 1, 0));
+        let (mut events, mut out) = (EventQueue::default(), Vec::new());
+        let got = sock.receive(Time::ZERO, 0, &syn[0], &mut events, &mut out);
+        assert!(got.is_some_and(|g| !g.read), "a SYN is not data the application reads");
+        assert_eq!(out.iter().map(|p| p.kind).collect::<Vec<_>>(), [Kind::SynAck]);
+        assert!(events.is_empty());
+    }
+
+    #[test]
+    fn a_host_numbers_its_sockets_in_the_order_they_open() {
+        let mut host = Host::new(3);
+        let (a, _) = opened_sender();
+        let (b, _) = opened_sender();
+        assert_eq!((host.add_sender(a), host.add_sender(b)), (0, 1));
+        let rcv = TcpReceiver::new(0, 3, 0, &spec(), 1500);
+        assert_eq!(host.add_receiver(ReceiverSocket::new(rcv, Reader::new(&spec(), 1, 0))), 0);
+        assert_eq!((host.node, host.senders.len(), host.receivers.len()), (3, 2, 1));
+    }
+}
