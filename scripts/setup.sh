@@ -28,6 +28,9 @@ if ! command -v tcpdump >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >
     echo "setup: installing tcpdump (Debian package)" >&2
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump >/dev/null
 fi
+# Prometheus and InfluxDB 1.x, which `burstlab collect`'s integration test exports to; without
+# root it says what is missing (that test then fails under CI=true, skips elsewhere).
+bash scripts/collect_servers.sh || true
 
 "$PYTHON" -m pip install --disable-pip-version-check ${pip_flags[@]+"${pip_flags[@]}"} -e '.[dev]'
 "$PYTHON" -c 'import burstlab; print("burstlab", burstlab.__version__, "installed")'

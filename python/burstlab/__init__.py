@@ -7,13 +7,22 @@ Arrow tables.
 >>> import burstlab
 >>> result = burstlab.run("scenarios/amlight-209ms-burst.toml")  # doctest: +SKIP
 >>> result.table("flows")                                         # doctest: +SKIP
+
+The names below are loaded when first used, so that ``import burstlab`` (and the ``burstlab``
+command, which imports it) does not pay for pyarrow and numpy, or even the simulator, until
+something needs them.
 """
 
-from burstlab import _core
-from burstlab.api import TABLES, RunResult, run
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from burstlab.errors import BurstlabError, OutputExistsError, ScenarioError
 
-__version__: str = _core.version()
+if TYPE_CHECKING:
+    from burstlab.api import TABLES, RunResult, run
+
+    __version__: str
 
 __all__ = [
     "run",
@@ -24,3 +33,25 @@ __all__ = [
     "OutputExistsError",
     "__version__",
 ]
+
+#: Attributes of :mod:`burstlab.api` re-exported here, imported on first access.
+_FROM_API = ("run", "RunResult", "TABLES")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_API:
+        from burstlab import api
+
+        value = getattr(api, name)
+    elif name == "__version__":
+        from burstlab import _core
+
+        value = _core.version()
+    else:
+        raise AttributeError(f"module 'burstlab' has no attribute {name!r}")
+    globals()[name] = value  # later lookups find it without calling __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -14,15 +14,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from burstlab import _core, outputs
 from burstlab.errors import ScenarioError
 
+# pyarrow and numpy are imported where a run's tables are made or written, not here: reading,
+# checking and loading a scenario (what a CLI verb does before it runs anything, and what
+# `burstlab run` with a wrong --set does before it exits) should not wait for them.
 if TYPE_CHECKING:
     import pandas
+    import pyarrow as pa
 
 __all__ = ["run", "RunResult", "IntervalRow", "TABLES", "OUTPUT_FILES"]
 
@@ -234,6 +234,8 @@ class RunResult:
         )
 
     def _parquet_writer(self, name: str) -> outputs.Writer:
+        import pyarrow.parquet as pq
+
         table = self.table(name)
         return lambda path: pq.write_table(table, path, compression="zstd")
 
@@ -253,16 +255,20 @@ def check_output_dir(
 
 def to_arrow(columns: Mapping[str, Any]) -> pa.Table:
     """A table from the columns ``_core`` returns (see ``_core.pyi`` ``RawColumn``)."""
+    import pyarrow as pa
+
     return pa.table({name: _to_arrow_array(raw) for name, raw in columns.items()})
 
 
 def _to_arrow_array(raw: Any) -> pa.Array:
+    # burstlab.arrow, not pyarrow.array(): the latter imports pandas (a third of a second).
+    import numpy as np
+
+    from burstlab import arrow
+
     if isinstance(raw, np.ndarray):
-        return pa.array(raw)  # zero-copy for numeric dtypes
+        return arrow.from_numpy(raw)  # zero-copy for numeric dtypes
     if isinstance(raw, tuple):
         codes, values = raw
-        # int32 indices: the Arrow default, read back identically by every Parquet reader.
-        return pa.DictionaryArray.from_arrays(
-            pa.array(codes.astype(np.int32, copy=False)), pa.array(values, type=pa.string())
-        )
-    return pa.array(raw, type=pa.string())
+        return arrow.dictionary(codes, values)
+    return arrow.strings(raw)

@@ -168,7 +168,7 @@ def test_write_failure_midway_leaves_no_partial_output(result, tmp_path, monkeyp
             raise OSError("disk full")
         Path(where).write_bytes(b"x")
 
-    monkeypatch.setattr(api.pq, "write_table", failing_write_table)
+    monkeypatch.setattr("pyarrow.parquet.write_table", failing_write_table)
     with pytest.raises(OSError, match="disk full"):
         result.write(tmp_path / "run")
     assert list(tmp_path.iterdir()) == []

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import burstlab
-from burstlab import api, outputs
+from burstlab import outputs
 from burstlab.errors import OutputExistsError, OutputLocationError
 from helpers import OUTPUT_FILES, SMALL_SCENARIO
 from read_only import read_only  # noqa: F401 - a fixture
@@ -184,7 +184,7 @@ def failing_on_call(n: int, exc: BaseException):
 
 @pytest.mark.parametrize("exc", [OSError("disk full"), KeyboardInterrupt()])
 def test_a_failed_first_write_leaves_nothing(result, tmp_path, monkeypatch, exc):
-    monkeypatch.setattr(api.pq, "write_table", failing_on_call(2, exc))
+    monkeypatch.setattr("pyarrow.parquet.write_table", failing_on_call(2, exc))
     with pytest.raises(type(exc)):
         result.write(tmp_path / "new" / "run")
     assert list(tmp_path.iterdir()) == []
@@ -194,7 +194,7 @@ def test_a_failed_first_write_leaves_nothing(result, tmp_path, monkeypatch, exc)
 def test_a_failed_overwrite_keeps_the_previous_output(result, users_dir, monkeypatch, exc):
     result.write(users_dir)
     before = {p.name: p.read_bytes() for p in users_dir.iterdir() if p.is_file()}
-    monkeypatch.setattr(api.pq, "write_table", failing_on_call(3, exc))
+    monkeypatch.setattr("pyarrow.parquet.write_table", failing_on_call(3, exc))
     with pytest.raises(type(exc)):
         result.write(users_dir, overwrite=True)
     assert {p.name: p.read_bytes() for p in users_dir.iterdir() if p.is_file()} == before

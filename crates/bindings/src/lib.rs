@@ -9,6 +9,7 @@
 //! The Pythonic front (`burstlab.run`, `RunResult`, the CLI) lives in `python/burstlab/`; this
 //! module stays small and is typed by `python/burstlab/_core.pyi`.
 
+mod collect;
 mod columns;
 mod error;
 mod graph;
@@ -162,5 +163,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(telemetry::detect_capture, m)?)?;
     m.add_function(wrap_pyfunction!(telemetry::detect_table, m)?)?;
     m.add_function(wrap_pyfunction!(telemetry::write_int_pcap, m)?)?;
+    m.add_class::<collect::PyCollector>()?;
+    m.add_function(wrap_pyfunction!(collect::replay, m)?)?;
     Ok(())
 }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use burstlab_sim::scenario::{
     BurstSpec, EcnMode, FlowSpec, HostQdisc, Latency, PortSpec, Preset, QueueSpec, RcvBufTuning,
-    Scenario, Scheduler, Timers, WindowModel,
+    Scenario, Scheduler, SlopeForm, Timers, WindowModel,
 };
 
 pub fn to_json(s: &Scenario) -> Value {
@@ -80,6 +80,8 @@ fn queue(q: &QueueSpec) -> Value {
         let mode = match e.mode {
             EcnMode::Enqueue => "enqueue",
             EcnMode::Dequeue => "dequeue",
+            EcnMode::Slope(SlopeForm::Probabilistic { .. }) => "s-ecn",
+            EcnMode::Slope(SlopeForm::Hardware) => "s-ecn-hardware",
         };
         json!({ "threshold_bytes": e.threshold_bytes, "mode": mode })
     });
@@ -116,6 +118,7 @@ fn flow(f: &FlowSpec) -> Value {
         "quickack": f.quickack,
         "ecn": f.ecn,
         "hz": f.hz,
+        "dctcp_shift_g": f.dctcp_shift_g,
         "timers": match f.timers {
             Timers::Exact => "exact",
             Timers::Jiffies => "jiffies",

@@ -37,7 +37,7 @@ use burstlab_telemetry::profiles::Profiles;
 use crate::reattach::Reattach;
 
 /// `burstlab.errors.TelemetryInputError(message)`.
-fn input_error(py: Python<'_>, message: String) -> PyErr {
+pub(crate) fn input_error(py: Python<'_>, message: String) -> PyErr {
     let class = py.import("burstlab.errors").and_then(|m| m.getattr("TelemetryInputError"));
     match class.and_then(|c| c.call1((message.as_str(),))) {
         Ok(exc) => PyErr::from_value(exc),
@@ -45,7 +45,7 @@ fn input_error(py: Python<'_>, message: String) -> PyErr {
     }
 }
 
-fn profiles(py: Python<'_>, text: Option<&str>) -> PyResult<Profiles> {
+pub(crate) fn profiles(py: Python<'_>, text: Option<&str>) -> PyResult<Profiles> {
     match text {
         None => Ok(Profiles::builtin()),
         Some(t) => Profiles::from_toml_str(t).map_err(|e| input_error(py, format!("profile: {e}"))),
@@ -145,8 +145,9 @@ impl DecodeSink<'_> {
 /// Decode every report in a capture. `batch(lines, bytes_done, bytes_total)` is called with
 /// JSON lines (reports and malformed-report errors) every few thousand reports; an exception it
 /// raises (or Ctrl-C) stops the pass and propagates. Returns `{"frames", "reports",
-/// "malformed", "bytes", "warning"}`, `warning` a line naming where a capture cut short ends
-/// (or `None`).
+/// "malformed", "skipped", "bytes", "warning"}`, `skipped` the frames without a report by why
+/// (`unreadable`, `not_ip`, `not_udp`, `other_port`), `warning` a line naming where a capture
+/// cut short ends (or `None`).
 #[pyfunction]
 #[pyo3(signature = (path, profiles_toml, ports, batch))]
 pub fn decode_capture<'py>(
@@ -195,6 +196,13 @@ pub fn decode_capture<'py>(
     out.set_item("frames", stats.frames)?;
     out.set_item("reports", stats.reports)?;
     out.set_item("malformed", stats.malformed)?;
+    let skipped = PyDict::new(py);
+    let s = &stats.skipped;
+    let reasons = [("unreadable", s.unreadable), ("not_ip", s.not_ip), ("not_udp", s.not_udp)];
+    for (reason, n) in reasons.into_iter().chain([("other_port", s.other_port)]) {
+        skipped.set_item(reason, n)?;
+    }
+    out.set_item("skipped", skipped)?;
     out.set_item("bytes", stats.bytes)?;
     let warning = stats.truncated.as_ref().map(|cut| truncation_warning(path, stats.frames, cut));
     out.set_item("warning", warning)?;
@@ -204,7 +212,7 @@ pub fn decode_capture<'py>(
 /// `burstlab.telemetry.detect` options as the Python side sends them (strings in human units).
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct RawOptions {
+pub(crate) struct RawOptions {
     rise: Option<String>,
     fall: Option<String>,
     buffer: Option<String>,
@@ -214,7 +222,7 @@ struct RawOptions {
     timescales: Option<Vec<String>>,
     rate_threshold: Option<f64>,
     top: Option<usize>,
-    profiles_toml: Option<String>,
+    pub(crate) profiles_toml: Option<String>,
     ports: Option<Vec<u16>>,
 }
 
@@ -319,7 +327,7 @@ fn options(raw: &RawOptions) -> Result<DetectOptions, String> {
     })
 }
 
-fn parse_options(py: Python<'_>, options_json: &str) -> PyResult<(RawOptions, DetectOptions)> {
+pub(crate) fn parse_options(py: Python<'_>, options_json: &str) -> PyResult<(RawOptions, DetectOptions)> {
     let raw: RawOptions = serde_json::from_str(options_json)
         .map_err(|e| PyRuntimeError::new_err(format!("detect options: {e}")))?;
     let opts = options(&raw).map_err(|m| input_error(py, m))?;

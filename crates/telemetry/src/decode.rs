@@ -4,7 +4,7 @@
 
 use crate::error::DecodeError;
 use crate::int::parse_inner_into;
-use crate::model::{FlowKey, Hop, InnerPacket, Report};
+use crate::model::{FlowKey, Hop, InnerPacket, Report, ReportFlags, SourceOnly};
 use crate::profiles::Profiles;
 use crate::report::{ReportHeader, parse_reports_into};
 use serde::Serialize;
@@ -37,7 +37,9 @@ impl Decoder {
     }
 
     /// Decode every report in `payload`, a UDP payload sent to port `dport`. A malformed report
-    /// fails the whole payload (offsets count from the payload's first byte).
+    /// header fails the whole payload (offsets count from the payload's first byte); a
+    /// reported packet that cannot be read whole keeps its report, with the fault in
+    /// [`Report::inner_error`].
     pub fn decode(&mut self, payload: &[u8], dport: u16) -> Result<&[Report], DecodeError> {
         self.live = 0;
         let mut profile = self.profiles.for_report(dport, None);
@@ -58,22 +60,44 @@ impl Decoder {
             report.hops.clear();
             if let Some((kind, range)) = &h.inner {
                 let bytes = payload.get(range.clone()).unwrap_or(&[]);
-                parse_inner_into(bytes, *kind, profile, &mut self.inner)
-                    .map_err(|e| e.shifted(range.start))?;
+                let parsed = parse_inner_into(bytes, *kind, profile, &mut self.inner);
                 report.flow = self.inner.flow;
-                report.packet_bytes = Some(self.inner.packet_bytes);
+                report.packet_bytes = (self.inner.packet_bytes > 0 || parsed.is_ok())
+                    .then_some(self.inner.packet_bytes);
                 report.int_version = self.inner.int_version;
+                report.source_only = self.inner.source_only.take();
+                report.inner_error = parsed.err().map(|e| e.shifted(range.start));
                 // Trade buffers instead of copying: the parser clears what it gets back.
                 std::mem::swap(&mut report.hops, &mut self.inner.hops);
             }
-            // The report's own metadata describes the reporting switch; an INT stack, when
-            // present, already holds that switch as its first (most recent) hop.
-            if report.hops.is_empty() {
-                report.hops.extend(h.local);
-            }
+            with_reporting_hop(&mut report.hops, h.local);
             self.live += 1;
         }
         Ok(&self.reports[..self.live])
+    }
+}
+
+/// Puts the reporting switch's own metadata (the report header's) before the embedded stack,
+/// as the TR v2.0 worked example "Embedded INT-MD in a TCP Packet" reads: the sink Switch3
+/// "inserts its node ID and queue occupancy into the Individual Report Header rather than the
+/// embedded INT stack", which holds hop2 and hop1. An INT sink may instead push its own
+/// metadata onto the stack (INT v2.1 §"INT-MD Metadata Header Format", sink option 1); when
+/// the stack's newest hop is the reporting switch, the two are one hop, the stack's values
+/// first.
+fn with_reporting_hop(hops: &mut Vec<Hop>, local: Option<Hop>) {
+    let Some(local) = local else { return };
+    match hops.first_mut() {
+        Some(top) if top.switch_id.is_some() && top.switch_id == local.switch_id => {
+            let fill = |a: &mut Option<_>, b| *a = a.or(b);
+            fill(&mut top.ingress_port, local.ingress_port);
+            fill(&mut top.egress_port, local.egress_port);
+            fill(&mut top.hop_latency_ns, local.hop_latency_ns);
+            top.queue_id = top.queue_id.or(local.queue_id);
+            top.queue_occupancy_bytes = top.queue_occupancy_bytes.or(local.queue_occupancy_bytes);
+            top.ingress_ts = top.ingress_ts.or(local.ingress_ts);
+            top.egress_ts = top.egress_ts.or(local.egress_ts);
+        }
+        _ => hops.insert(0, local),
     }
 }
 
@@ -91,6 +115,8 @@ fn empty_report(h: &ReportHeader) -> Report {
         packet_bytes: None,
         int_version: None,
         hops: Vec::new(),
+        inner_error: None,
+        source_only: None,
     }
 }
 
@@ -103,15 +129,53 @@ pub struct ReportLine<'a> {
 impl Serialize for ReportLine<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let r = self.report;
-        let mut m = s.serialize_struct("ReportLine", 8)?;
+        let mut m = s.serialize_struct("ReportLine", 14)?;
         m.serialize_field("frame", &self.frame)?;
         m.serialize_field("report_version", r.version.as_str())?;
         m.serialize_field("switch_id", &r.switch_id)?;
         m.serialize_field("hw_id", &r.hw_id)?;
         m.serialize_field("seq", &r.seq)?;
         m.serialize_field("ingress_ts", &r.ingress_ts)?;
+        m.serialize_field("flags", &FlagsJson(r.flags))?;
+        m.serialize_field("drop_reason", &r.drop_reason)?;
+        m.serialize_field("int_version", &r.int_version)?;
         m.serialize_field("flow", &r.flow.as_ref().map(FlowJson))?;
         m.serialize_field("hops", &r.hops as &[Hop])?;
+        m.serialize_field("source_only", &r.source_only.as_ref().map(SourceOnlyJson))?;
+        m.serialize_field("inner_error", &r.inner_error.as_ref().map(|e| e.to_string()))?;
+        m.end()
+    }
+}
+
+/// The D/Q/F flags as the letters of those set, in that order (`"DQ"`, `"F"`, `""`), the way
+/// the report formats name them.
+struct FlagsJson(ReportFlags);
+
+impl Serialize for FlagsJson {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = self.0;
+        let mut text = String::with_capacity(3);
+        for (on, letter) in [(f.dropped, 'D'), (f.congested, 'Q'), (f.tracked, 'F')] {
+            if on {
+                text.push(letter);
+            }
+        }
+        s.serialize_str(&text)
+    }
+}
+
+/// `{"domain_id", "ds_instruction", "ds_flags", "hex"}`: the metadata bytes as hex.
+struct SourceOnlyJson<'a>(&'a SourceOnly);
+
+impl Serialize for SourceOnlyJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let o = self.0;
+        let mut m = s.serialize_struct("SourceOnly", 4)?;
+        m.serialize_field("domain_id", &o.domain_id)?;
+        m.serialize_field("ds_instruction", &o.ds_instruction)?;
+        m.serialize_field("ds_flags", &o.ds_flags)?;
+        let hex: String = o.bytes.iter().map(|b| format!("{b:02x}")).collect();
+        m.serialize_field("hex", &hex)?;
         m.end()
     }
 }
@@ -152,6 +216,9 @@ impl Serialize for FlowJson<'_> {
         m.end()
     }
 }
+
+#[cfg(test)]
+mod vectors;
 
 #[cfg(test)]
 mod tests {
@@ -229,9 +296,13 @@ mod tests {
         let mut d = Decoder::new(Profiles::builtin());
         let out = d.decode(&noviflow_report(hop(), 42), 5900).unwrap().to_vec();
         let text = serde_json::to_string(&ReportLine { frame: 3, report: &out[0] }).unwrap();
-        assert!(text.starts_with(r#"{"frame":3,"report_version":"1.0","switch_id":7,"hw_id":1,"seq":42,"ingress_ts":123,"flow":{"#), "{text}");
+        assert!(text.starts_with(r#"{"frame":3,"report_version":"1.0","switch_id":7,"hw_id":1,"seq":42,"ingress_ts":123,"flags":"F","drop_reason":null,"int_version":"1.0","flow":{"#), "{text}");
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(v.as_object().unwrap().len(), 8);
+        assert_eq!(v.as_object().unwrap().len(), 13);
+        assert_eq!(
+            (&v["source_only"], &v["inner_error"]),
+            (&serde_json::Value::Null, &serde_json::Value::Null)
+        );
         assert_eq!(v["report_version"], "1.0");
         assert_eq!(v["flow"]["proto"], "tcp");
         assert_eq!(v["flow"]["src"], "10.0.0.1");
@@ -256,15 +327,20 @@ mod tests {
     }
 
     #[test]
-    fn malformed_inner_packet_error_counts_from_the_payload_start() {
+    fn cut_inner_packet_keeps_the_report_and_names_the_fault_from_the_payload_start() {
         let mut bytes = noviflow_report(hop(), 1);
         bytes.truncate(16 + 30); // TR v1.0 header (16 B) + a cut inner frame
         let mut d = Decoder::new(Profiles::builtin());
-        let e = d.decode(&bytes, 5900).unwrap_err();
+        let r = d.decode(&bytes, 5900).unwrap()[0].clone();
+        assert_eq!((r.switch_id, r.seq, r.flow, r.hops.len()), (Some(7), 1, None, 0));
+        let e = r.inner_error.clone().unwrap();
         assert!(e.offset >= 16, "{e}");
+        let v = serde_json::to_value(ReportLine { frame: 9, report: &r }).unwrap();
+        assert_eq!(v["inner_error"], e.to_string());
+        // A malformed report header still fails the payload, as an error line.
+        let e = d.decode(&bytes[..10], 5900).unwrap_err();
         let v = serde_json::to_value(ErrorLine { frame: 9, error: &e }).unwrap();
-        assert_eq!(v["offset"], e.offset);
-        assert_eq!(v["frame"], 9);
+        assert_eq!((v["offset"].as_u64(), v["frame"].as_u64()), (Some(e.offset as u64), Some(9)));
     }
 
     #[test]
@@ -272,7 +348,8 @@ mod tests {
         let mut d = Decoder::new(Profiles::builtin());
         let first = d.decode(&noviflow_report(hop(), 1), 5900).unwrap().to_vec();
         let cut = noviflow_report(hop(), 2)[..40].to_vec();
-        assert!(d.decode(&cut, 5900).is_err());
+        assert!(d.decode(&cut, 5900).unwrap()[0].inner_error.is_some());
+        assert!(d.decode(&cut[..12], 5900).is_err());
         let again = d.decode(&noviflow_report(hop(), 1), 5900).unwrap();
         assert_eq!(again, &first[..]);
     }

@@ -10,6 +10,8 @@
 //! - [`capture`]: pcap / pcapng files to packets;
 //! - [`observation`]: the queue samples the detector consumes, from reports or the simulator;
 //! - [`detect`], [`attribution`], [`loss`]: bursts, their culprits and victims, report loss;
+//! - [`collect`]: the same, live: UDP reports received in batches and detected as they come,
+//!   and captures replayed as report datagrams;
 //! - [`pipeline`]: whole captures to answers as `burstlab decode` and `detect` run them, handing
 //!   control back every few thousand frames so a caller can show progress or stop the pass.
 //!
@@ -19,6 +21,7 @@
 
 pub mod attribution;
 pub mod capture;
+pub mod collect;
 pub mod decode;
 pub mod detect;
 pub mod error;

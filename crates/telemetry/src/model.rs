@@ -3,6 +3,7 @@
 //! Fields a report does not carry are `None` (they print as JSON `null`); a value the device
 //! marked "not available" (all ones, INT spec §"Per-hop metadata") is `None` too.
 
+use crate::error::DecodeError;
 use serde::Serialize;
 use std::net::IpAddr;
 
@@ -115,8 +116,29 @@ pub struct Report {
     /// Length on the wire of the reported packet (its IP total length + L2), when carried.
     pub packet_bytes: Option<u32>,
     pub int_version: Option<IntVersion>,
-    /// Hops in wire order: the most recent switch first, as INT pushes onto the stack.
+    /// Hops in wire order: the reporting switch's own metadata first (the report header's,
+    /// when it carries any), then the embedded stack, most recent switch first, as INT pushes.
     pub hops: Vec<Hop>,
+    /// Why the reported packet could not be read whole (a cut or malformed inner header): the
+    /// report keeps its header and the reporting switch's own hop; what sits at or after the
+    /// fault (the flow key for a bad L4 header, the embedded hops for a bad stack) is left out.
+    #[serde(skip)]
+    pub inner_error: Option<DecodeError>,
+    /// INT v2.1 domain-specific metadata the INT source alone inserted (never hops).
+    pub source_only: Option<SourceOnly>,
+}
+
+/// INT v2.1 "source-only" domain-specific metadata: words the INT source adds after its own
+/// hop, excluded from Hop ML but counted by the shim Length (INT v2.1 §"INT-MD Metadata Header
+/// Format", DS Instruction; the spec's example "INT-MD including domain specific source-only
+/// metadata" carries a 6-byte MAC in 2 words).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SourceOnly {
+    pub domain_id: u16,
+    pub ds_instruction: u16,
+    pub ds_flags: u16,
+    /// The metadata bytes as sent (whole words).
+    pub bytes: Vec<u8>,
 }
 
 /// What a report says follows its header: the reported packet starts with this header.
@@ -137,4 +159,6 @@ pub struct InnerPacket {
     pub int_version: Option<IntVersion>,
     /// Wire order: the most recent switch first.
     pub hops: Vec<Hop>,
+    /// INT v2.1 source-only domain-specific metadata, when the stack carries some.
+    pub source_only: Option<SourceOnly>,
 }

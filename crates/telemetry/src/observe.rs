@@ -145,6 +145,8 @@ mod tests {
             packet_bytes: Some(1500),
             int_version: Some(IntVersion::V1_0),
             hops,
+            inner_error: None,
+            source_only: None,
         }
     }
 

@@ -12,7 +12,7 @@
 //! ([`truncation_warning`]).
 
 use crate::capture::{
-    CaptureReader, Frame, L4, PacketRecord, TcpMark, TcpMarker, UdpFast, parse_packet,
+    CaptureReader, Frame, L4, PacketRecord, Skipped, TcpMark, TcpMarker, UdpFast, parse_packet,
     reconstruct_queue_with, udp_to_ports,
 };
 use crate::decode::Decoder;
@@ -117,6 +117,8 @@ pub struct DecodeStats {
     pub frames: u64,
     pub reports: u64,
     pub malformed: u64,
+    /// Frames that carry no report, by why (never dropped unsaid).
+    pub skipped: Skipped,
     pub bytes: u64,
     /// The capture ended inside a record here (see [`CaptureReader::truncated`]); the frames
     /// before it were decoded.
@@ -150,6 +152,7 @@ pub fn decode_capture<R: Read>(
         let frame = frame?;
         stats.frames += 1;
         let Some((payload, dport)) = report_of(&frame, ports, false).0 else {
+            stats.skipped.count(&frame);
             ticker.step(reader.position())?;
             continue;
         };
@@ -176,8 +179,8 @@ fn frame_packet(frame: &Frame<'_>) -> Option<PacketRecord> {
 }
 
 /// The report payload in `frame`, if any, and — when `want_record` or the fast path could not
-/// tell — the frame's packet record.
-fn report_of<'a>(
+/// tell — the frame's packet record. `burstlab replay` sends the same payloads.
+pub(crate) fn report_of<'a>(
     frame: &Frame<'a>,
     ports: &[u16],
     want_record: bool,

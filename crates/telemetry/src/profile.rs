@@ -50,6 +50,10 @@ pub struct DeviceProfile {
     /// INT sits right after the fixed 20-byte TCP header, before any TCP options, as NoviFlow
     /// inserts it (§11); otherwise after the options (the INT spec's other domain-wide choice).
     pub int_before_tcp_options: bool,
+    /// Words of INT v2.1 'source-only' domain-specific metadata the INT source adds after its
+    /// own hop when DS Instruction bits are set: the INT domain defines it and the wire does
+    /// not say. `None`: a known domain's size, else what whole hops of Hop ML leave over.
+    pub source_only_words: Option<u8>,
 }
 
 impl DeviceProfile {
@@ -64,6 +68,7 @@ impl DeviceProfile {
             int_detect: IntDetect::Shim,
             int_dscp: INT_DSCP,
             int_before_tcp_options: true,
+            source_only_words: None,
         }
     }
 
@@ -78,6 +83,7 @@ impl DeviceProfile {
             int_detect: IntDetect::Shim,
             int_dscp: INT_DSCP,
             int_before_tcp_options: false,
+            source_only_words: None,
         }
     }
 }

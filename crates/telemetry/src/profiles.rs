@@ -16,8 +16,9 @@
 //! ```
 //!
 //! Each table starts from a built-in profile (`base`, default `"spec"`) and overrides `name`,
-//! `cell_bytes` (≥ 1), `timestamp_bytes` (4 or 8) and `flag_layout` (`"spec"` or
-//! `"dqf-before-reserved"`). A file extends [`Profiles::builtin`]: UDP 5900 stays NoviFlow and
+//! `cell_bytes` (≥ 1), `timestamp_bytes` (4 or 8), `flag_layout` (`"spec"` or
+//! `"dqf-before-reserved"`) and `source_only_words` (0–255: the INT domain's source-only
+//! metadata size, [`DeviceProfile::source_only_words`]). A file extends [`Profiles::builtin`]: UDP 5900 stays NoviFlow and
 //! 32766 fabric-tna unless the file names those ports.
 
 use crate::profile::{DeviceProfile, FlagLayout, NOVIFLOW_PORT};
@@ -174,11 +175,18 @@ fn profile(path: &str, value: &Value) -> Result<DeviceProfile, ProfileError> {
                     }
                 };
             }
+            "source_only_words" => {
+                let words = v.as_integer().and_then(|n| u8::try_from(n).ok());
+                p.source_only_words = Some(words.ok_or_else(|| {
+                    ProfileError::new(&key, v, "words of INT v2.1 source-only metadata, 0–255")
+                })?);
+            }
             _ => {
                 return Err(ProfileError::new(
                     &key,
                     v,
-                    "no such key; known: base, name, cell_bytes, timestamp_bytes, flag_layout",
+                    "no such key; known: base, name, cell_bytes, timestamp_bytes, flag_layout, \
+                     source_only_words",
                 ));
             }
         }
@@ -223,6 +231,7 @@ mod tests {
             flag_layout = "dqf-before-reserved"
             [switch.7]
             cell_bytes = 1
+            source_only_words = 2
             "#,
         )
         .unwrap();
@@ -232,6 +241,7 @@ mod tests {
         let nf = p.for_report(8090, Some(0xFB65_D675));
         assert_eq!((nf.flag_layout, nf.cell_bytes), (FlagLayout::DqfBeforeReserved, 80));
         assert_eq!(p.for_report(1, Some(7)).cell_bytes, 1);
+        assert_eq!(p.for_report(1, Some(7)).source_only_words, Some(2));
         assert_eq!(p.for_report(1, None).cell_bytes, 160);
         // The built-in ports survive a file that does not name them.
         assert_eq!(p.for_report(5900, None), &DeviceProfile::noviflow());
@@ -247,6 +257,7 @@ mod tests {
             ("[port.1]\nflag_layout = \"dqf\"", "port.1.flag_layout", "\"dqf\"", "\"spec\" or"),
             ("[port.1]\nbase = \"tofino\"", "port.1.base", "\"tofino\"", "\"spec\", \"noviflow\""),
             ("[port.1]\ncells = 80", "port.1.cells", "80", "no such key"),
+            ("[port.1]\nsource_only_words = 256", "port.1.source_only_words", "256", "words of"),
             ("ports = 1", "ports", "1", "one of default"),
             ("port = 5900", "port", "5900", "a table"),
         ];

@@ -4,6 +4,10 @@
 What every verb shares is settled here: help rendered from the docstrings (examples one per
 line, flags without a type), ``burstlab help VERB``, ``-V``, and the way out when the reader of
 stdout goes away (:data:`~burstlab.cli.status.PIPE_CLOSED`) or Ctrl-C comes before a verb runs.
+
+A verb's module is imported only when that verb is called or listed (pip's ``commands_dict``),
+and the verb modules import what their work needs inside it: ``burstlab --version`` and
+``burstlab VERB --help`` load neither pyarrow, numpy, pandas, DuckDB nor matplotlib.
 """
 
 from __future__ import annotations
@@ -13,13 +17,16 @@ import difflib
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Annotated, NoReturn
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from burstlab.cli import status
 from burstlab.cli.help_text import code_width, summary, to_markdown
+
+if TYPE_CHECKING:
+    from typer import _click as click
 
 #: verb -> module defining ``command``.
 VERBS: dict[str, str] = {
@@ -32,20 +39,27 @@ VERBS: dict[str, str] = {
     "validate": "burstlab.cli.validate",
     "decode": "burstlab.cli.decode",
     "detect": "burstlab.cli.detect",
+    "collect": "burstlab.cli.collect",
+    "replay": "burstlab.cli.replay",
 }
+
+#: What the root and every verb share: Markdown help (prose reflows to the terminal;
+#: help_text.to_markdown fences the examples), and burstlab's own error reporting.
+_APP_SETTINGS: dict[str, Any] = {"rich_markup_mode": "markdown", "pretty_exceptions_enable": False}
+
 
 
 def build_app() -> typer.Typer:
+    """The root of the command: its options and help; the verbs are added by :class:`_Group`
+    when they are looked up."""
     app = typer.Typer(
         name="burstlab",
         cls=_Group,
         help="Detect, explain and mitigate microbursts. Run `burstlab help VERB` for details.",
         no_args_is_help=True,
-        # Markdown: prose reflows to the terminal; help_text.to_markdown fences the examples.
-        rich_markup_mode="markdown",
         add_completion=False,
-        pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"]},
+        **_APP_SETTINGS,
     )
 
     @app.callback()
@@ -57,17 +71,22 @@ def build_app() -> typer.Typer:
         """Detect, explain and mitigate microbursts."""
         # Having a callback keeps `burstlab run ...` a sub-command while `run` is the only verb.
 
-    width = code_width(_help_width())
-    for verb, module in VERBS.items():
-        command = importlib.import_module(module).command
-        _add(app, verb, command, width)
-    _add(app, "help", help_verb, width)
     return app
 
 
-def _add(app: typer.Typer, verb: str, command: Callable[..., None], width: int) -> None:
-    doc = command.__doc__ or ""
-    app.command(verb, cls=_Command, help=to_markdown(doc, width), short_help=summary(doc))(command)
+def verb_command(verb: str, width: int) -> click.Command | None:
+    """The command of ``verb`` (``None`` if there is none), its examples fitted to ``width``
+    columns (:func:`~burstlab.cli.help_text.code_width`)."""
+    if verb == "help":
+        function = help_verb
+    elif verb in VERBS:
+        function = importlib.import_module(VERBS[verb]).command
+    else:
+        return None
+    doc = function.__doc__ or ""
+    app = typer.Typer(add_completion=False, **_APP_SETTINGS)
+    app.command(verb, cls=_Command, help=to_markdown(doc, width), short_help=summary(doc))(function)
+    return typer.main.get_command(app)
 
 
 def help_verb(
@@ -118,9 +137,32 @@ class _FlagsWithoutType:
                 param.metavar = ""
         return params
 
+    def get_help_option(self, ctx: typer.Context) -> click.Option | None:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        # Not given, typer's help flag is None, not False, and typer converts a flag that is
+        # not a bool with pydantic: importing it cost every invocation 0.1-0.4 s.
+        if option is not None and option.default is None:
+            option.default = False
+        return option
+
 
 class _Group(_FlagsWithoutType, typer.core.TyperGroup):
-    pass
+    """The verbs of :data:`VERBS` and ``help``, each built when first looked up."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        return [*VERBS, "help"]
+
+    _width: int | None = None
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            if self._width is None:
+                self._width = code_width(_help_width())
+            command = verb_command(cmd_name, self._width)
+            if command is None:
+                return None
+            self.commands[cmd_name] = command
+        return self.commands[cmd_name]
 
 
 class _Command(_FlagsWithoutType, typer.core.TyperCommand):

@@ -28,12 +28,23 @@ def command(
     from the header lengths, never from RemainingHopCnt; all-ones values ("not available") print
     as null.
 
+    Each report lists every hop, the reporting switch's own metadata first (from the report
+    header), then the embedded INT stack, newest first. Frames that carry no report are counted
+    by why (unreadable, not IP, not UDP, UDP to another port) in the summary on stderr; report
+    frames under an MPLS label stack (fabric-tna between leaf and spine) are decoded.
+
     With --json each line is `{"frame", "report_version", "switch_id", "hw_id", "seq",
-    "ingress_ts", "flow": {"src", "dst", "sport", "dport", "proto"}, "hops": [{"switch_id",
-    "ingress_port", "egress_port", "hop_latency_ns", "queue_id", "queue_occupancy_bytes",
-    "ingress_ts", "egress_ts"}]}`, or `{"frame", "error", "offset"}` for a malformed report
-    (the decoder goes on with the next frame). A capture cut short inside its last record (as
-    one stopped mid-write is) is decoded up to the cut, with one warning on stderr naming it.
+    "ingress_ts", "flags", "drop_reason", "int_version", "flow": {"src", "dst", "sport",
+    "dport", "proto"}, "hops": [{"switch_id", "ingress_port", "egress_port", "hop_latency_ns",
+    "queue_id", "queue_occupancy_bytes", "ingress_ts", "egress_ts"}], "source_only",
+    "inner_error"}`: `flags` the letters of the D/Q/F bits set ("DQ", "F", ""), `int_version`
+    the embedded INT-MD version ("0.5", "1.0", "2.1") or null, `source_only` INT v2.1
+    source-only domain-specific metadata (`{"domain_id", "ds_instruction", "ds_flags", "hex"}`)
+    or null, `inner_error` why the reported packet could not be read whole (its flow key or
+    stack is then missing; the report and the switch's own metadata stand) or null. A report
+    whose own header is malformed is `{"frame", "error", "offset"}` (the decoder goes on with
+    the next frame). A capture cut short inside its last record (as one stopped mid-write is)
+    is decoded up to the cut, with one warning on stderr naming it.
 
         burstlab decode int-reports.pcap --json | jq .hops[0].queue_occupancy_bytes
 
@@ -60,17 +71,35 @@ def _decode(capture: Path, as_json: bool, profile: Path | None, ports: list[int]
         stats = decode_lines(capture, write, profile=profile, ports=ports, on_progress=progress)
     if stats["warning"]:
         err.print(f"burstlab decode: warning: {stats['warning']}", markup=False, soft_wrap=True)
-    if not as_json:
-        err.print(f"{stats['reports']} reports, {stats['malformed']} malformed, "
-                  f"from {stats['frames']} frames")
+    # With --json the summary goes to stderr only when frames were skipped: they are never left
+    # out unsaid, and a clean capture's stderr stays empty for scripts.
+    if not as_json or any((stats.get("skipped") or {}).values()):
+        err.print(_summary(stats), markup=False, soft_wrap=True)
     return status.SUCCESS
+
+
+#: How each reason a frame carries no report is said in the summary.
+_SKIP_REASONS = (("unreadable", "unreadable"), ("not_ip", "not IP"), ("not_udp", "not UDP"),
+                 ("other_port", "UDP to other ports"))
+
+
+def _summary(stats: dict) -> str:
+    """`12 reports, 0 malformed, from 15 frames; 3 skipped (2 not IP, 1 not UDP)`."""
+    line = f"{stats['reports']} reports, {stats['malformed']} malformed, from {stats['frames']} frames"
+    skipped = stats.get("skipped") or {}
+    total = sum(skipped.values())
+    if total:
+        why = ", ".join(f"{skipped[k]} {said}" for k, said in _SKIP_REASONS if skipped.get(k))
+        line += f"; {total} skipped ({why})"
+    return line
 
 
 class _TextTable:
     """Fixed-width lines: one per hop (a report's first hop carries its header columns)."""
 
-    HEADER = (f"{'frame':>7} {'ver':<6} {'switch':>8} {'hw':>3} {'seq':>10}  {'flow':<44} "
-              f"{'hop':>3} {'sw':>8} {'in':>4} {'out':>4} {'q':>2} {'occupancy_B':>12} {'latency_ns':>10}")
+    HEADER = (f"{'frame':>7} {'ver':<6} {'int':<4} {'dqf':<3} {'drop':>4} {'switch':>10} {'hw':>3} "
+              f"{'seq':>10}  {'flow':<44} "
+              f"{'hop':>3} {'sw':>10} {'in':>5} {'out':>5} {'q':>3} {'occupancy_B':>12} {'latency_ns':>10}")
 
     def __init__(self, out) -> None:
         self.out = out
@@ -85,8 +114,9 @@ class _TextTable:
             return f"{r['frame']:>7} malformed at byte {r['offset']}: {r['error']}\n"
         f = r.get("flow")
         flow = f"{f['src']}:{f['sport']} > {f['dst']}:{f['dport']} {f['proto']}" if f else "-"
-        head = (f"{r['frame']:>7} {r['report_version']:<6} {_n(r['switch_id']):>8} {r['hw_id']:>3} "
-                f"{r['seq']:>10}  {flow:<44}")
+        head = (f"{r['frame']:>7} {r['report_version']:<6} {_n(r.get('int_version')):<4} "
+                f"{r.get('flags') or '-':<3} {_n(r.get('drop_reason')):>4} {_n(r['switch_id']):>10} "
+                f"{r['hw_id']:>3} {r['seq']:>10}  {flow:<44}")
         hops = r.get("hops") or [None]
         rows = []
         for i, h in enumerate(hops):
@@ -94,9 +124,11 @@ class _TextTable:
             if h is None:
                 rows.append(f"{lead} {'-':>3}\n")
                 continue
-            rows.append(f"{lead} {i:>3} {_n(h['switch_id']):>8} {_n(h['ingress_port']):>4} "
-                        f"{_n(h['egress_port']):>4} {_n(h['queue_id']):>2} "
+            rows.append(f"{lead} {i:>3} {_n(h['switch_id']):>10} {_n(h['ingress_port']):>5} "
+                        f"{_n(h['egress_port']):>5} {_n(h['queue_id']):>3} "
                         f"{_n(h['queue_occupancy_bytes']):>12} {_n(h['hop_latency_ns']):>10}\n")
+        if r.get("inner_error"):
+            rows.append(f"{'':>7} reported packet not read whole: {r['inner_error']}\n")
         return "".join(rows)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -68,7 +69,7 @@ def text_lines(table: Any) -> Iterator[str]:
     terminal-width fitting, so any size prints at the speed of formatting its values."""
     names = table.column_names
     cells = [[_cell(v) for v in table.column(i).to_pylist()] for i in range(len(names))]
-    right = [field.type.id in _NUMERIC_IDS for field in table.schema]
+    right = [field.type.id in _numeric_ids() for field in table.schema]
     widths = [max([len(name), *map(len, column)]) for name, column in zip(names, cells, strict=True)]
 
     def line(values: Sequence[str]) -> str:
@@ -83,15 +84,16 @@ def text_lines(table: Any) -> Iterator[str]:
     yield f"{table.num_rows} row{'' if table.num_rows == 1 else 's'}\n"
 
 
+@functools.cache
 def _numeric_ids() -> frozenset[int]:
+    """Arrow's numeric type ids, computed on first use: pyarrow is imported by a query, not by
+    every `burstlab` command that lists this verb."""
     import pyarrow as pa
 
     types = (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(),
              pa.uint64(), pa.float16(), pa.float32(), pa.float64())
     return frozenset(t.id for t in types)
 
-
-_NUMERIC_IDS = _numeric_ids()
 
 
 def _cell(value: Any) -> str:

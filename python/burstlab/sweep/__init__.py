@@ -20,9 +20,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from burstlab.api import TABLES, overrides, read_scenario
 from burstlab.sweep.definition import SweepDefinition
 from burstlab.sweep.engine import Reporter, SweepSummary, check_definition, execute
@@ -30,10 +27,12 @@ from burstlab.sweep.errors import SweepError, SweepMismatchError
 from burstlab.sweep.executors import open_executor
 from burstlab.sweep.grid import axes_from_mapping
 from burstlab.sweep.store import RUNS_FILE
-from burstlab.sweep.views import connect, query
 
+# DuckDB is imported by the first query: a worker process imports this package to reach its
+# task function (burstlab.sweep.worker), and has no use for it.
 if TYPE_CHECKING:
     import duckdb
+    import pyarrow as pa
 
 __all__ = ["sweep", "SweepResult", "SweepSummary", "SweepError", "SweepMismatchError", "open_sweep"]
 
@@ -115,6 +114,8 @@ class SweepResult:
     def runs(self) -> pa.Table:
         """One row per finished run: run_id, a column per grid path, rep, seed, status, error,
         wall_s, burstlab_version, started_at."""
+        import pyarrow.parquet as pq
+
         if not (self.out / RUNS_FILE).is_file():
             raise SweepError(f"{self.out}: not a sweep directory (no {RUNS_FILE})")
         return pq.read_table(self.out / RUNS_FILE)
@@ -127,8 +128,12 @@ class SweepResult:
 
     def query(self, sql: str) -> pa.Table:
         """``sql`` over the views ``runs`` and one per record table (``flows``, ``intervals``, ``queue``, ``drops``, ``queries``)."""
+        from burstlab.sweep.views import query
+
         return query(self.out, sql)
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection with those views, for interactive use."""
+        from burstlab.sweep.views import connect
+
         return connect(self.out)

@@ -23,9 +23,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from burstlab import arrow
 from burstlab.api import TABLES
 
 __all__ = ["SweepStore", "write_atomic", "RUNS_FILE", "STATUS_DIR"]
@@ -99,7 +101,7 @@ class SweepStore:
         """Store one finished run: its tables (tagged with ``run_id``), then its status file."""
         run_id = int(row["run_id"])
         for name, table in (tables or {}).items():
-            column = pa.array([run_id] * table.num_rows, type=pa.int64())
+            column = arrow.from_numpy(np.full(table.num_rows, run_id, dtype=np.int64))
             tagged = table.add_column(0, "run_id", column)
             _write_parquet_atomic(tagged, self.out / name / f"{part_name(run_id)}.parquet")
         data = (json.dumps(dict(row), sort_keys=True) + "\n").encode()
@@ -108,16 +110,16 @@ class SweepStore:
     def rebuild_runs(self, params: Sequence[str]) -> pa.Table:
         """Write ``runs.parquet`` from the status files and return it."""
         rows = sorted(self.finished().values(), key=lambda r: r["run_id"])
-        columns: dict[str, pa.Array] = {"run_id": pa.array([r["run_id"] for r in rows], pa.int64())}
+        columns: dict[str, pa.Array] = {"run_id": arrow.column([r["run_id"] for r in rows], pa.int64())}
         for path in params:
             columns[path] = _param_column([r["params"][path] for r in rows])
-        columns["rep"] = pa.array([r["rep"] for r in rows], pa.int64())
-        columns["seed"] = pa.array([r["seed"] for r in rows], pa.int64())
-        columns["status"] = pa.array([r["status"] for r in rows], pa.string())
-        columns["error"] = pa.array([r["error"] for r in rows], pa.string())
-        columns["wall_s"] = pa.array([r["wall_s"] for r in rows], pa.float64())
-        columns["burstlab_version"] = pa.array([r["burstlab_version"] for r in rows], pa.string())
-        started = pa.array([r["started_at"] for r in rows], pa.string())
+        columns["rep"] = arrow.column([r["rep"] for r in rows], pa.int64())
+        columns["seed"] = arrow.column([r["seed"] for r in rows], pa.int64())
+        columns["status"] = arrow.column([r["status"] for r in rows], pa.string())
+        columns["error"] = arrow.column([r["error"] for r in rows], pa.string())
+        columns["wall_s"] = arrow.column([r["wall_s"] for r in rows], pa.float64())
+        columns["burstlab_version"] = arrow.column([r["burstlab_version"] for r in rows], pa.string())
+        started = arrow.column([r["started_at"] for r in rows], pa.string())
         columns["started_at"] = started.cast(pa.timestamp("us", tz="UTC"))
         table = pa.table(columns)
         _write_parquet_atomic(table, self.out / RUNS_FILE)
@@ -129,12 +131,12 @@ def _param_column(values: list[str]) -> pa.Array:
     float64, booleans -> bool; anything else (``100ms``, ``reno``) stays the text given."""
     parsed = [_toml_scalar(v) for v in values]
     if parsed and all(type(p) is bool for p in parsed):
-        return pa.array(parsed, pa.bool_())
+        return arrow.column(parsed, pa.bool_())
     if parsed and all(type(p) is int for p in parsed):
-        return pa.array(parsed, pa.int64())
+        return arrow.column(parsed, pa.int64())
     if parsed and all(type(p) in (int, float) for p in parsed):
-        return pa.array([float(p) for p in parsed], pa.float64())
-    return pa.array(values, pa.string())
+        return arrow.column([float(p) for p in parsed], pa.float64())
+    return arrow.column(values, pa.string())
 
 
 def _toml_scalar(text: str) -> Any:

@@ -14,9 +14,10 @@ import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["RunTask", "RunOutcome", "run_task", "init_worker", "ignore_sigint", "die_with_parent"]
 

@@ -28,6 +28,7 @@ sent. On this 2-core VM that is 11-47 µs (p10-p99) at 1 Gbit/s and 24-104 µs i
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -126,13 +127,21 @@ def watchdog_symbol(kallsyms: Path = Path("/proc/kallsyms")) -> int | None:
     """The address of `qdisc_watchdog` (the hrtimer function of every qdisc watchdog), or
     None where the kernel hides it (`kptr_restrict` prints zeros to non-root readers)."""
     try:
-        for line in kallsyms.read_text().splitlines():
-            addr, _, name = line.split()[:3]
-            if name == "qdisc_watchdog":
-                return int(addr, 16) or None
-    except (OSError, ValueError):
+        found = _WATCHDOG_SYMBOL.search(kallsyms.read_text())
+    except OSError:
         return None
-    return None
+    return (int(found.group(1), 16) or None) if found else None
+
+
+#: A kallsyms line `ADDRESS TYPE qdisc_watchdog` (the core kernel's, so no `[module]` after it).
+_WATCHDOG_SYMBOL = re.compile(r"^([0-9a-fA-F]+) \S+ qdisc_watchdog$", re.M)
+
+
+@functools.cache
+def _running_kernel_watchdog() -> int | None:
+    """`watchdog_symbol()` of the running kernel, read once per process: kallsyms is some MB
+    and every validation run's trace needs the address, which does not change while it runs."""
+    return watchdog_symbol()
 
 
 def within(stalls: list[tuple[float, float]], end_s: float) -> list[tuple[float, float]]:
@@ -173,7 +182,7 @@ class TbfTrace:
         self.dir = root / "instances" / name
         self.handle = handle
         #: `qdisc_watchdog`'s address: with it the trace also times the tbf's watchdog.
-        self.watchdog = watchdog_symbol() if watchdog is None and root == TRACEFS else watchdog
+        self.watchdog = _running_kernel_watchdog() if watchdog is None and root == TRACEFS else watchdog
         self.text: str | None = None
         self.why = ""
 

@@ -42,19 +42,30 @@ def test_malformed_report_is_a_json_error_line_and_decoding_goes_on(tmp_path: Pa
     data = bytearray(pcap.read_bytes())
     # First record: 24-byte file header, 16-byte record header, 14 Ethernet + 20 IPv4 + 8 UDP,
     # then the TR v1.0 header; its INT shim sits behind the reported packet's headers. Cut the
-    # shim's length to zero words.
+    # shim's length to zero words. The report header is whole, so the report stands (issue 35:
+    # a fault in the reported packet loses only what lies behind it, here the INT stack) and
+    # names the fault; a report whose own header is malformed is an error line.
     payload = 24 + 16 + 42
     shim = payload + 16 + 14 + 20 + 20  # TR header, inner Ethernet, IPv4, TCP (NoviFlow: before options)
     assert data[shim] == 1, "expected an INT v1.0 shim (type 1)"
     data[shim + 2] = 0
+    order = "little" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else "big"
+    second = payload + 16 + int.from_bytes(data[32:36], order)  # after the first record's data
+    assert data[second] >> 4 == 1, "expected a TR v1.0 header"
+    data[second] = 0x30  # version nibble 3: no such Telemetry Report
     pcap.write_bytes(bytes(data))
     r = burstlab("decode", pcap, "--json")
     assert r.returncode == 0, r.stderr
     lines = [json.loads(x) for x in r.stdout.splitlines()]
-    assert set(lines[0]) == {"frame", "error", "offset"} and lines[0]["frame"] == 1
-    assert lines[0]["offset"] == shim + 2 - payload, lines[0]
-    assert "shim" in lines[0]["error"]
-    assert all("hops" in x for x in lines[1:]) and len(lines) > 10
+    first = lines[0]
+    assert first["frame"] == 1 and first["hops"] == [] and first["flow"]["proto"] == "tcp", first
+    assert first["inner_error"].startswith(f"byte {shim + 2 - payload}: int.shim.length = 0"), first
+    assert set(lines[1]) == {"frame", "error", "offset"} and lines[1]["frame"] == 2, lines[1]
+    assert lines[1]["offset"] == 0 and "report.version = 3" in lines[1]["error"]
+    assert all("hops" in x for x in lines[2:]) and len(lines) > 10
+    text = burstlab("decode", pcap)
+    assert text.returncode == 0 and ", 1 malformed, " in text.stderr, text.stderr
+    assert "reported packet not read whole: byte" in text.stdout
 
 
 @pytest.mark.parametrize(

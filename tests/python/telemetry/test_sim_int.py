@@ -120,8 +120,12 @@ def test_decode_prints_one_json_object_per_report(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in d.stdout.splitlines()]
     assert len(lines) == len(rows) > 100
     first, row = lines[0], rows[0]
-    assert set(first) == {"frame", "report_version", "switch_id", "hw_id", "seq", "ingress_ts", "flow", "hops"}
+    assert set(first) == {"frame", "report_version", "switch_id", "hw_id", "seq", "ingress_ts", "flags",
+                          "drop_reason", "int_version", "flow", "hops", "source_only", "inner_error"}
     assert first["report_version"] == "1.0" and first["seq"] == row["report_seq"]
+    # The simulator's NoviFlow reports: F set, INT v1.0 inside, nothing dropped or cut.
+    assert (first["flags"], first["int_version"], first["drop_reason"]) == ("F", "1.0", None)
+    assert first["source_only"] is None and first["inner_error"] is None
     hop = first["hops"][0]
     assert set(hop) == {"switch_id", "ingress_port", "egress_port", "hop_latency_ns", "queue_id",
                         "queue_occupancy_bytes", "ingress_ts", "egress_ts"}

@@ -1,6 +1,7 @@
 //! `burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N]`: run a scenario in the
-//! release engine and print wall time, events/s and peak memory — the figures of
-//! docs/performance.md. `--graph text|json|dot` prints the expanded network instead. Compare runs of one invocation as ratios; the machine is shared.
+//! release engine and print wall time, CPU time, events per second of each and peak memory —
+//! the figures of docs/performance.md. `--graph text|json|dot` prints the expanded network
+//! instead. On a shared machine compare CPU time (or instruction counts), not wall time.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -12,6 +13,30 @@ fn peak_rss_mib() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
+}
+
+/// CPU time this thread has run, from the scheduler's own account (nanoseconds, unlike
+/// `getrusage`'s clock ticks); the engine runs on the calling thread.
+fn thread_cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 * 1e-9)
+}
+
+/// Each TCP flow's FCT, or with many flows how many finished and their median and slowest.
+fn fct_column(fcts: &[Option<f64>]) -> String {
+    const LISTED: usize = 16;
+    let show = |x: Option<f64>| x.map_or("unfinished".into(), |x| format!("{x:.3}"));
+    if fcts.len() <= LISTED {
+        return fcts.iter().map(|&x| show(x)).collect::<Vec<_>>().join(",");
+    }
+    let mut done: Vec<f64> = fcts.iter().flatten().copied().collect();
+    done.sort_by(f64::total_cmp);
+    let mut out = format!("{} of {} finished", done.len(), fcts.len());
+    if let (Some(mid), Some(max)) = (done.get(done.len() / 2), done.last()) {
+        out += &format!(": median {mid:.3}, max {max:.3}");
+    }
+    out
 }
 
 fn main() -> ExitCode {
@@ -64,11 +89,15 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    println!("scenario\trun\twall_s\tevents\tevents_per_s\tsim_time_s\tpeak_rss_mib\tfct_s");
+    println!(
+        "scenario\trun\twall_s\tevents\tevents_per_s\tsim_time_s\tpeak_rss_mib\tcpu_s\tevents_per_cpu_s\tfct_s"
+    );
     for r in 0..repeat {
         let t = Instant::now();
+        let cpu0 = thread_cpu_s();
         let out = burstlab_sim::run(&scn);
         let wall = t.elapsed().as_secs_f64();
+        let cpu = thread_cpu_s().zip(cpu0).map_or(f64::NAN, |(b, a)| b - a);
         if json {
             eprintln!(
                 "{}",
@@ -76,15 +105,10 @@ fn main() -> ExitCode {
             );
         }
         let e = &out.summary.engine;
-        let fct: Vec<String> = out
-            .summary
-            .flows
-            .iter()
-            .filter(|f| f.kind == "tcp")
-            .map(|f| f.fct_s.map_or("unfinished".into(), |x| format!("{x:.3}")))
-            .collect();
+        let fcts: Vec<Option<f64>> =
+            out.summary.flows.iter().filter(|f| f.kind == "tcp").map(|f| f.fct_s).collect();
         println!(
-            "{}\t{}\t{:.3}\t{}\t{:.0}\t{:.3}\t{:.0}\t{}",
+            "{}\t{}\t{:.3}\t{}\t{:.0}\t{:.3}\t{:.0}\t{:.3}\t{:.0}\t{}",
             scn.name,
             r,
             wall,
@@ -92,7 +116,9 @@ fn main() -> ExitCode {
             e.events as f64 / wall,
             e.sim_time_s,
             peak_rss_mib().unwrap_or(f64::NAN),
-            fct.join(",")
+            cpu,
+            e.events as f64 / cpu,
+            fct_column(&fcts)
         );
     }
     ExitCode::SUCCESS

@@ -12,8 +12,6 @@
 //! dumbbell preset, whose links are listed in the order today's builder made them, numbers its
 //! ports (and seeds their clocks) as before.
 
-use std::collections::BinaryHeap;
-
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -22,9 +20,9 @@ use crate::net::fq::{Fq, FqSpec};
 use crate::net::port::{Port, PortId};
 use crate::net::queue::PortQueues;
 use crate::net::queue::PortSpec;
+pub use crate::net::route::{Route, Router};
 use crate::net::tbf::{TBF_WATCHDOG_STREAM, Tbf};
 use crate::packet::{IPV4_HEADER_BYTES, NodeId, TCP_HEADER_BYTES, TCP_TIMESTAMP_OPTION_BYTES};
-use crate::record::flow_key::FiveTuple;
 use crate::rng;
 use crate::time::Time;
 use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
@@ -107,7 +105,7 @@ impl std::fmt::Display for GraphError {
     }
 }
 
-fn err(field: String, value: &str, expected: impl Into<String>) -> GraphError {
+pub(crate) fn err(field: String, value: &str, expected: impl Into<String>) -> GraphError {
     GraphError { field, value: format!("{value:?}"), expected: expected.into() }
 }
 
@@ -118,15 +116,12 @@ pub const HOST_QUEUE_BYTES: u64 = 1 << 40;
 /// A pure ACK as our receivers send it: IPv4 + TCP + timestamps (52 bytes).
 const ACK_IP_BYTES: u32 = IPV4_HEADER_BYTES + TCP_HEADER_BYTES + TCP_TIMESTAMP_OPTION_BYTES;
 
-/// Routing cost: hops first, then summed one-way propagation delay (ps).
-type Cost = (u32, u64);
-
 /// The graph with names resolved: adjacency by port.
 pub struct Resolved<'g> {
     pub graph: &'g Graph,
     index: FxHashMap<&'g str, NodeId>,
     /// Per node: (port, neighbour) of each link end at it, by port id.
-    out: Vec<Vec<(PortId, NodeId)>>,
+    pub(crate) out: Vec<Vec<(PortId, NodeId)>>,
     /// Per port: (from, to).
     ends: Vec<(NodeId, NodeId)>,
 }
@@ -179,215 +174,6 @@ impl Graph {
 impl<'g> Resolved<'g> {
     pub fn node(&self, name: &str) -> Option<NodeId> {
         self.index.get(name).copied()
-    }
-
-    fn link_of(&self, port: PortId) -> &LinkSpec {
-        &self.graph.links[port as usize / 2]
-    }
-
-    fn hop_cost(&self, port: PortId) -> Cost {
-        (1, self.link_of(port).delay.ps())
-    }
-
-    /// Each node's cost to reach `dst`, transiting switches only (Dijkstra; links are
-    /// symmetric, so searching from `dst` gives the cost towards it).
-    fn costs_to(&self, dst: NodeId) -> Vec<Option<Cost>> {
-        let mut cost = vec![None; self.graph.nodes.len()];
-        let mut heap = BinaryHeap::new();
-        cost[dst as usize] = Some((0, 0));
-        heap.push(std::cmp::Reverse(((0u32, 0u64), dst)));
-        while let Some(std::cmp::Reverse((c, n))) = heap.pop() {
-            if cost[n as usize].is_some_and(|k| k < c) {
-                continue;
-            }
-            // A host is an end, never a way through.
-            if n != dst && self.graph.nodes[n as usize].kind == NodeKind::Host {
-                continue;
-            }
-            for &(port, m) in &self.out[n as usize] {
-                let h = self.hop_cost(port);
-                let next = (c.0 + h.0, c.1 + h.1);
-                if cost[m as usize].is_none_or(|k| next < k) {
-                    cost[m as usize] = Some(next);
-                    heap.push(std::cmp::Reverse((next, m)));
-                }
-            }
-        }
-        cost
-    }
-}
-
-/// Each flow's route: ports from its source to its destination and back.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Route {
-    pub forward: Vec<PortId>,
-    pub reverse: Vec<PortId>,
-}
-
-/// Routes every attachment (`field` names them in errors, e.g. `flow[3]`), the `udp` ones
-/// for their 5-tuples: one route per entry, in order, flow id = index.
-pub struct Router<'r, 'g> {
-    g: &'r Resolved<'g>,
-    /// Costs towards each destination asked for so far.
-    costs: FxHashMap<NodeId, Vec<Option<Cost>>>,
-    /// Each node's ECMP salt.
-    salt: Vec<u64>,
-}
-
-impl<'r, 'g> Router<'r, 'g> {
-    pub fn new(g: &'r Resolved<'g>, seed: u64) -> Router<'r, 'g> {
-        let salt = (0..g.graph.nodes.len())
-            .map(|n| rng::stream(seed, "ecmp", n as u64).next_u64())
-            .collect();
-        Router { g, costs: FxHashMap::default(), salt }
-    }
-
-    /// The host named `name` at `field`.
-    fn host(&self, field: String, name: &str) -> Result<NodeId, GraphError> {
-        let n = self
-            .g
-            .node(name)
-            .ok_or_else(|| err(field.clone(), name, "the name of a host (unknown node)"))?;
-        if self.g.graph.nodes[n as usize].kind != NodeKind::Host {
-            return Err(err(field, name, "a host, not a switch"));
-        }
-        Ok(n)
-    }
-
-    /// Flow `flow`'s route (attached as `at`).
-    pub fn route(
-        &mut self,
-        flow: u32,
-        udp: bool,
-        at: &Attach,
-    ) -> Result<(NodeId, NodeId, Route), GraphError> {
-        let field = at.field.as_str();
-        let src = self.host(format!("{field}.src"), &at.src)?;
-        let dst = self.host(format!("{field}.dst"), &at.dst)?;
-        if src == dst {
-            return Err(err(format!("{field}.dst"), &at.dst, "a host other than src"));
-        }
-        let route = match &at.path {
-            Some(names) => self.explicit(field, names, src, dst)?,
-            None => {
-                let forward = self.walk(flow, udp, src, dst, false).ok_or_else(|| {
-                    err(
-                        format!("{field}.dst"),
-                        &at.dst,
-                        format!("a host that {} can reach (no route)", at.src),
-                    )
-                })?;
-                let reverse = if udp {
-                    Vec::new()
-                } else {
-                    self.walk(flow, udp, dst, src, true).expect("links are symmetric")
-                };
-                Route { forward, reverse }
-            }
-        };
-        // A packet counts its hops in a byte.
-        if route.forward.len() > usize::from(u8::MAX) {
-            return Err(err(format!("{field}.dst"), &at.dst, "a route of at most 255 hops"));
-        }
-        Ok((src, dst, route))
-    }
-
-    /// The ports along `names`, which must run from `src` to `dst` over links.
-    fn explicit(
-        &self,
-        field: &str,
-        names: &[String],
-        src: NodeId,
-        dst: NodeId,
-    ) -> Result<Route, GraphError> {
-        let g = self.g;
-        let expect_end = |i: usize, want: NodeId| -> Result<(), GraphError> {
-            let name = &names[i];
-            let want_name = &g.graph.nodes[want as usize].name;
-            if g.node(name) != Some(want) {
-                let end = if i == 0 { "src" } else { "dst" };
-                return Err(err(
-                    format!("{field}.path[{i}]"),
-                    name,
-                    format!("the flow's {end} \"{want_name}\" (a path runs from src to dst)"),
-                ));
-            }
-            Ok(())
-        };
-        if names.len() < 2 {
-            return Err(err(
-                format!("{field}.path"),
-                &names.join(","),
-                "at least two node names, from src to dst",
-            ));
-        }
-        expect_end(0, src)?;
-        expect_end(names.len() - 1, dst)?;
-        let mut forward = Vec::with_capacity(names.len() - 1);
-        let mut reverse = Vec::with_capacity(names.len() - 1);
-        for i in 1..names.len() {
-            let at = format!("{field}.path[{i}]");
-            let here = g.node(&names[i - 1]).expect("checked at the previous step");
-            let next = g
-                .node(&names[i])
-                .ok_or_else(|| err(at.clone(), &names[i], "the name of a node (unknown node)"))?;
-            if i < names.len() - 1 && g.graph.nodes[next as usize].kind == NodeKind::Host {
-                return Err(err(at, &names[i], "a switch (hosts do not forward)"));
-            }
-            let Some(&(port, _)) = g.out[here as usize].iter().find(|&&(_, m)| m == next) else {
-                return Err(err(
-                    at,
-                    &names[i],
-                    format!("a node linked to \"{}\" (the path is not connected)", names[i - 1]),
-                ));
-            };
-            forward.push(port);
-            // The same link's other direction (ports come in pairs).
-            reverse.push(port ^ 1);
-        }
-        reverse.reverse();
-        Ok(Route { forward, reverse })
-    }
-
-    /// Hop by hop from `src` to `dst` over least-cost next hops, hashing among equal ones.
-    fn walk(
-        &mut self,
-        flow: u32,
-        udp: bool,
-        src: NodeId,
-        dst: NodeId,
-        reply: bool,
-    ) -> Option<Vec<PortId>> {
-        let g = self.g;
-        let cost = self.costs.entry(dst).or_insert_with(|| g.costs_to(dst));
-        cost[src as usize]?;
-        let (from, to) = if reply { (dst, src) } else { (src, dst) };
-        let key = FiveTuple::of(flow, udp, from, to, reply);
-        let tuple = (u64::from(key.src_ip) << 32 | u64::from(key.dst_ip))
-            ^ (u64::from(key.src_port) << 24 | u64::from(key.dst_port) << 8)
-            ^ u64::from(key.protocol);
-        let mut path = Vec::new();
-        let mut at = src;
-        let mut candidates = Vec::new();
-        while at != dst {
-            let here = cost[at as usize].expect("on a least-cost path");
-            candidates.clear();
-            for &(port, m) in &g.out[at as usize] {
-                let h = g.hop_cost(port);
-                if cost[m as usize].is_some_and(|c| (c.0 + h.0, c.1 + h.1) == here) {
-                    candidates.push((port, m));
-                }
-            }
-            let pick = if candidates.len() == 1 {
-                0
-            } else {
-                (rng::hash(self.salt[at as usize], tuple) % candidates.len() as u64) as usize
-            };
-            let (port, m) = candidates[pick];
-            path.push(port);
-            at = m;
-        }
-        Some(path)
     }
 }
 

@@ -7,5 +7,6 @@ pub mod graph;
 pub mod port;
 pub mod presets;
 pub mod queue;
+pub mod route;
 pub mod tbf;
 pub mod topology;

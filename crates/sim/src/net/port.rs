@@ -99,8 +99,10 @@ impl Port {
         rate: Rate,
         clock: PortClock,
         delay: Time,
-        queues: PortQueues,
+        mut queues: PortQueues,
     ) -> Port {
+        // S-ECN's R is the port's nominal rate.
+        queues.set_line_rate(rate);
         Port {
             name,
             node,

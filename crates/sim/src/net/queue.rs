@@ -1,5 +1,6 @@
 //! Egress-port queueing discipline: several byte-limited FIFO queues, a classifier, strict
-//! priority or DRR scheduling, tail drop and ECN threshold marking.
+//! priority or DRR scheduling, tail drop, and ECN marking by threshold or by slope (S-ECN,
+//! [`slope`]).
 //!
 //! Every operation is O(1) amortised: classification is a 64-entry DSCP table (plus a flow map
 //! only when a queue lists flows), strict priority finds the highest non-empty queue with one
@@ -8,14 +9,21 @@
 //!
 //! Bytes are IP datagram bytes (`Packet::ip_bytes`), like a switch's buffer accounting.
 
+pub mod slope;
+
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
+
+pub use slope::SlopeForm;
+use slope::SlopeMarker;
 
 use crate::net::port::Pause;
 use crate::net::tbf::TbfSpec;
 use crate::packet::{Ecn, FlowId, Packet, PacketId, PacketPool};
 use crate::record::DropReason;
+use crate::time::Time;
+use crate::units::Rate;
 
 /// Most queues a port may have: the strict-priority bitmap is one `u64`. Switch ASICs expose
 /// 8 queues per port (IEEE 802.1Q traffic classes), so this is no practical limit.
@@ -68,11 +76,17 @@ struct Fifo {
     /// DRR deficit counter, bytes.
     deficit: u64,
     ecn: Option<EcnSpec>,
+    /// The S-ECN marker when `ecn` is in `Slope` mode.
+    slope: Option<SlopeMarker>,
     counters: QueueCounters,
 }
 
 impl Fifo {
     fn new(buffer_bytes: u64, quantum: u64, ecn: Option<EcnSpec>) -> Fifo {
+        let slope = match ecn.map(|e| e.mode) {
+            Some(EcnMode::Slope(form)) => Some(SlopeMarker::new(form)),
+            _ => None,
+        };
         Fifo {
             ids: VecDeque::new(),
             bytes: 0,
@@ -80,6 +94,7 @@ impl Fifo {
             quantum,
             deficit: 0,
             ecn,
+            slope,
             counters: QueueCounters::default(),
         }
     }
@@ -92,6 +107,19 @@ impl Fifo {
         if spec.mode != mode || queue_bytes <= spec.threshold_bytes {
             return false;
         }
+        self.set_ce(packet)
+    }
+
+    /// S-ECN at arrival: the threshold as in `Enqueue` mode, below it the slope rule. The
+    /// marker decides for every packet; only ECT ones can carry the mark.
+    fn mark_by_slope(&mut self, now: Time, packet: &mut Packet) -> bool {
+        let (Some(spec), Some(slope)) = (self.ecn, &mut self.slope) else { return false };
+        let above_k = self.bytes > spec.threshold_bytes;
+        slope.decide(now, packet, above_k) && self.set_ce(packet)
+    }
+
+    /// ECT(0)/ECT(1) become CE and count as a mark; Not-ECT and CE packets are left alone.
+    fn set_ce(&mut self, packet: &mut Packet) -> bool {
         match packet.ecn {
             Ecn::Ect0 | Ecn::Ect1 => {
                 packet.ecn = Ecn::Ce;
@@ -148,6 +176,14 @@ impl PortQueues {
             port.build_classifier(&spec.queues);
         }
         port
+    }
+
+    /// Tells S-ECN queues the port's nominal rate, R in the slope rule. The port calls it once
+    /// when it is built; other queues ignore it.
+    pub fn set_line_rate(&mut self, rate: Rate) {
+        for slope in self.queues.iter_mut().filter_map(|f| f.slope.as_mut()) {
+            slope.set_rate(rate.bps());
+        }
     }
 
     /// One tail-drop FIFO without ECN marking (a host NIC).
@@ -207,14 +243,19 @@ impl PortQueues {
     }
 
     /// Offers a packet: tail drop if it does not fit its queue, else queue it, marking CE in
-    /// `Enqueue` mode. A dropped packet stays in the pool: the caller records and frees it.
+    /// `Enqueue` or `Slope` mode. A dropped packet stays in the pool: the caller records and
+    /// frees it. The arrival time is the packet's `enqueued_at`, which the port sets.
     pub fn enqueue(&mut self, pool: &mut PacketPool, id: PacketId) -> Verdict {
         let packet = pool.get_mut(id);
         let queue = self.classify(packet);
         let size = u64::from(packet.ip_bytes);
+        let now = packet.enqueued_at;
         let fifo = &mut self.queues[queue];
         // Tail drop: the packet must fit entirely, so occupancy == buffer is still accepted.
         if fifo.bytes + size > fifo.buffer_bytes {
+            if let Some(slope) = &mut fifo.slope {
+                slope.missed(now);
+            }
             fifo.counters.drops += 1;
             fifo.counters.dropped_bytes += size;
             self.total.drops += 1;
@@ -223,7 +264,10 @@ impl PortQueues {
         }
         // DCTCP (Alizadeh et al., SIGCOMM 2010 §3.1; RFC 8257 §3.1): mark an arriving packet
         // when the instantaneous queue it joins, before adding it, exceeds K: `bytes > K`.
-        let ce_marked = fifo.mark_if_above(EcnMode::Enqueue, fifo.bytes, packet);
+        let ce_marked = match fifo.slope {
+            None => fifo.mark_if_above(EcnMode::Enqueue, fifo.bytes, packet),
+            Some(_) => fifo.mark_by_slope(now, packet),
+        };
         let was_empty = fifo.ids.is_empty();
         fifo.ids.push_back(id);
         fifo.bytes += size;
@@ -255,6 +299,9 @@ impl PortQueues {
         let packet = pool.get(id);
         let queue = self.classify(packet);
         let size = u64::from(packet.ip_bytes);
+        if let Some(slope) = &mut self.queues[queue].slope {
+            slope.missed(packet.enqueued_at);
+        }
         let c = &mut self.queues[queue].counters;
         c.drops += 1;
         c.dropped_bytes += size;
@@ -738,6 +785,84 @@ mod tests {
         }
     }
 
+    // ---- S-ECN ----
+
+    /// A 1 Gbit/s S-ECN port with threshold K.
+    fn slope_port(threshold_bytes: u64, form: SlopeForm) -> PortQueues {
+        let mut s = queue_spec(6000, 1500);
+        s.ecn = Some(EcnSpec { threshold_bytes, mode: EcnMode::Slope(form) });
+        let mut q = port(Scheduler::Fifo, vec![s]);
+        q.set_line_rate(Rate::from_gbps(1));
+        q
+    }
+
+    /// Offers 1500-byte packets of codepoint `ecn` arriving `gap_ps` apart; whether each was
+    /// marked (`None`: dropped).
+    fn offer_at(
+        q: &mut PortQueues,
+        pool: &mut PacketPool,
+        gap_ps: u64,
+        ecn: &[Ecn],
+    ) -> Vec<Option<bool>> {
+        ecn.iter()
+            .enumerate()
+            .map(|(k, &e)| {
+                let id = packet(pool, 1500, 0, 0, e);
+                pool.get_mut(id).enqueued_at = Time(gap_ps * k as u64);
+                match q.enqueue(pool, id) {
+                    Verdict::Enqueued { ce_marked, .. } => Some(ce_marked),
+                    Verdict::Dropped { .. } => None,
+                }
+            })
+            .collect()
+    }
+
+    /// 1538 wire bytes at 1 Gbit/s.
+    const LINE_GAP_PS: u64 = 12_304_000;
+
+    #[test]
+    fn slope_marks_a_fan_in_below_k_and_only_k_at_line_rate() {
+        for form in [SlopeForm::Hardware, SlopeForm::Probabilistic { seed: 5 }] {
+            let mut pool = PacketPool::default();
+            // Two inputs at line rate (2R): every packet after the first, long before K.
+            let mut q = slope_port(6000, form);
+            let m = offer_at(&mut q, &mut pool, LINE_GAP_PS / 3, &[Ecn::Ect0; 4]);
+            assert_eq!(m, [Some(false), Some(true), Some(true), Some(true)], "{form:?}");
+            assert_eq!(q.total().ce_marks, 3);
+            // One input at line rate: slope 0, so only the threshold marks (queue 0, 1500,
+            // 3000 = K, 4500 before each arrival).
+            let mut q = slope_port(3000, form);
+            let m = offer_at(&mut q, &mut pool, LINE_GAP_PS, &[Ecn::Ect0; 4]);
+            assert_eq!(m, [Some(false), Some(false), Some(false), Some(true)], "{form:?}");
+        }
+    }
+
+    #[test]
+    fn slope_dropped_arrivals_count_and_not_ect_is_never_marked() {
+        let mut pool = PacketPool::default();
+        let mut q = slope_port(6000, SlopeForm::Hardware);
+        // 3R: every packet after the first is decided for a mark; Not-ECT and CE ones are left
+        // alone (and not counted), and the 5th does not fit 6000 B.
+        let ecn = [Ecn::NotEct, Ecn::NotEct, Ecn::Ect1, Ecn::Ce, Ecn::Ect0];
+        let g = LINE_GAP_PS / 3;
+        let m = offer_at(&mut q, &mut pool, g, &ecn);
+        assert_eq!(m, [Some(false), Some(false), Some(true), Some(false), None]);
+        assert_eq!((q.total().ce_marks, q.total().drops), (1, 1));
+        // Then 1.4 R (p = 0.4: the hardware form marks the 3rd), timed from the dropped packet,
+        // which did arrive. Timed from the last accepted one, the first interval would be
+        // slower than R and the 3rd would not be marked.
+        let gap = LINE_GAP_PS * 5 / 7;
+        let marks: Vec<bool> = (0..3)
+            .map(|k| {
+                q.dequeue(&mut pool).unwrap();
+                let id = packet(&mut pool, 1500, 0, 0, Ecn::Ect0);
+                pool.get_mut(id).enqueued_at = Time(4 * g + gap * (k + 1));
+                matches!(q.enqueue(&mut pool, id), Verdict::Enqueued { ce_marked: true, .. })
+            })
+            .collect();
+        assert_eq!(marks, [false, false, true]);
+    }
+
     #[test]
     fn counters_track_max_occupancy_per_queue_and_total() {
         let mut pool = PacketPool::default();
@@ -819,17 +944,23 @@ mod tests {
         #[test]
         fn port_conserves_bytes_and_respects_buffers(
             sched in scheduler(),
-            buffers in prop::collection::vec((1u64..40_000, 1u32..4000, 0u64..20_000, any::<bool>()), 1..5),
+            buffers in prop::collection::vec((1u64..40_000, 1u32..4000, 0u64..20_000, 0u8..4), 1..5),
             ops in prop::collection::vec(op(), 0..400),
         ) {
-            let specs: Vec<_> = buffers.iter().enumerate().map(|(i, &(buffer, quantum, k, deq))| {
+            let specs: Vec<_> = buffers.iter().enumerate().map(|(i, &(buffer, quantum, k, mode))| {
                 let mut s = dscp_queue(buffer, quantum, i as u8);
                 if i == 1 { s.flows = vec![3]; }
-                let mode = if deq { EcnMode::Dequeue } else { EcnMode::Enqueue };
+                let mode = [
+                    EcnMode::Enqueue,
+                    EcnMode::Dequeue,
+                    EcnMode::Slope(SlopeForm::Hardware),
+                    EcnMode::Slope(SlopeForm::Probabilistic { seed: 9 }),
+                ][mode as usize];
                 s.ecn = Some(EcnSpec { threshold_bytes: k, mode });
                 s
             }).collect();
             let mut q = port(sched, specs);
+            q.set_line_rate(Rate::from_gbps(1));
             let mut pool = PacketPool::default();
             let (mut offered, mut accepted, mut dropped, mut served) = (0u64, 0u64, 0u64, 0u64);
             for op in ops {
@@ -837,6 +968,8 @@ mod tests {
                     Op::Offer { bytes, dscp, flow, ecn } => {
                         let ecn = [Ecn::NotEct, Ecn::Ect0, Ecn::Ect1, Ecn::Ce][ecn as usize];
                         let id = packet(&mut pool, bytes, dscp, flow, ecn);
+                        // Arrivals at 1.6 R on average, so S-ECN sees every region.
+                        pool.get_mut(id).enqueued_at = Time(offered * 5000);
                         offered += u64::from(bytes);
                         match q.enqueue(&mut pool, id) {
                             Verdict::Enqueued { .. } => accepted += u64::from(bytes),
@@ -937,4 +1070,7 @@ pub enum EcnMode {
     Enqueue,
     /// Compare when the packet leaves (Wu et al., CoNEXT 2012).
     Dequeue,
+    /// S-ECN (Shan et al., ICNP 2018 §IV): everything above K at arrival, and below K by the
+    /// slope of the arrivals ([`slope`]).
+    Slope(SlopeForm),
 }

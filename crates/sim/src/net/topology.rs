@@ -110,18 +110,16 @@ fn base_rtt(graph: &Graph, nics: &[Nic], r: &Route) -> Time {
 /// Build a network from a graph and its attachments; the first problem is the error.
 pub fn from_graph(t: &GraphTopology, seed: u64) -> Result<Network, GraphError> {
     let g = t.graph.resolve()?;
-    let mut router = Router::new(&g, seed);
-    let mut routes = Vec::with_capacity(t.tcp.len() + t.udp.len());
+    let routed = Router::new(&g, seed).route_all(&t.tcp, &t.udp)?;
+    let mut routes = Vec::with_capacity(routed.len());
     let mut flow_hosts = Vec::with_capacity(t.tcp.len());
     let mut burst_hosts = Vec::with_capacity(t.udp.len());
-    for (i, a) in t.tcp.iter().enumerate() {
-        let (s, d, r) = router.route(i as u32, false, a)?;
-        flow_hosts.push((s, d));
-        routes.push((s, r));
-    }
-    for (k, a) in t.udp.iter().enumerate() {
-        let (s, d, r) = router.route((t.tcp.len() + k) as u32, true, a)?;
-        burst_hosts.push((s, r.forward[0], d));
+    for (i, (s, d, r)) in routed.into_iter().enumerate() {
+        if i < t.tcp.len() {
+            flow_hosts.push((s, d));
+        } else {
+            burst_hosts.push((s, r.forward[0], d));
+        }
         routes.push((s, r));
     }
     let propagation_rtt = routes.iter().map(|(_, r)| graph::propagation_rtt(&t.graph, r)).collect();

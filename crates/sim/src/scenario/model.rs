@@ -9,7 +9,7 @@ pub use crate::app::incast::{IncastSpec, ServeOrder};
 pub use crate::latency::Latency;
 pub use crate::net::port::Pause;
 pub use crate::net::presets::dumbbell::Dumbbell;
-pub use crate::net::queue::{EcnMode, EcnSpec, PortSpec, QueueSpec, Scheduler};
+pub use crate::net::queue::{EcnMode, EcnSpec, PortSpec, QueueSpec, Scheduler, SlopeForm};
 pub use crate::net::tbf::TbfSpec;
 pub use crate::record::int::{IntPort, Telemetry};
 pub use crate::tcp::config::{FlowSpec, FqParams, HostQdisc, RcvBufTuning, Timers, WindowModel};

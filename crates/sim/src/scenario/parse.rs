@@ -34,7 +34,8 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
     let incasts =
         f.tables("incast").iter().map(|q| traffic::incast(q, stop)).collect::<Result<Vec<_>>>()?;
     let tcp_flows = flows.len() + incasts.iter().map(|i| i.senders as usize).sum::<usize>();
-    let topology = topology(&f, &f.table("topology"), tcp_flows)?;
+    let mut topology = topology(&f, &f.table("topology"), tcp_flows)?;
+    seed_slope_marking(&mut topology, seed);
     let bursts = f
         .tables("burst")
         .iter()
@@ -67,8 +68,28 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
 
 const SCHEDULERS: &[(&str, Scheduler)] =
     &[("fifo", Scheduler::Fifo), ("strict", Scheduler::Strict), ("drr", Scheduler::Drr)];
-const ECN_MODES: &[(&str, EcnMode)] =
-    &[("enqueue", EcnMode::Enqueue), ("dequeue", EcnMode::Dequeue)];
+/// S-ECN's probabilistic form gets the run's seed from [`seed_slope_marking`].
+const ECN_MODES: &[(&str, EcnMode)] = &[
+    ("enqueue", EcnMode::Enqueue),
+    ("dequeue", EcnMode::Dequeue),
+    ("s-ecn", EcnMode::Slope(SlopeForm::Probabilistic { seed: 0 })),
+    ("s-ecn-hardware", EcnMode::Slope(SlopeForm::Hardware)),
+];
+
+/// Gives every S-ECN queue's draws the run's seed: ports are parsed before it is in reach.
+fn seed_slope_marking(topology: &mut Topology, seed: u64) {
+    let links = topology.graph.iter_mut().flat_map(|g| g.graph.links.iter_mut());
+    let ports = std::iter::once(&mut topology.dumbbell.bottleneck)
+        .chain(links.flat_map(|l| [&mut l.ab.port, &mut l.ba.port]));
+    for q in ports.flat_map(|p| p.queues.iter_mut()) {
+        if let Some(EcnSpec {
+            mode: EcnMode::Slope(SlopeForm::Probabilistic { seed: s }), ..
+        }) = &mut q.ecn
+        {
+            *s = seed;
+        }
+    }
+}
 
 /// `tbf_rate`, `tbf_burst`, `tbf_limit`: a Linux `tbf` qdisc on the bottleneck
 /// (`tc qdisc add dev X root tbf rate R burst B limit L`); `tbf_watchdog_latency`, how late its

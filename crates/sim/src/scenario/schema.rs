@@ -109,6 +109,7 @@ macro_rules! with_host_settings {
             ("quickack", Leaf),
             ("ecn", Leaf),
             ("hz", Leaf),
+            ("dctcp_shift_g", Leaf),
             ("timers", Leaf),
             ("read_latency", Leaf),
             ("read_latency_dist", Leaf),

@@ -89,6 +89,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         quickack: q.boolean("quickack")?.unwrap_or(false),
         ecn: q.boolean("ecn")?.unwrap_or(false),
         hz: q.integer_of("hz", HZ_CHOICES)?.map_or(DEFAULT_HZ, |v| v as u32),
+        dctcp_shift_g: dctcp_shift_g(q)?,
         timers: q
             .choice("timers", &[("exact", Timers::Exact), ("jiffies", Timers::Jiffies)])?
             .unwrap_or(Timers::Exact),
@@ -104,6 +105,13 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         qdisc: qdisc(q)?,
         nic_rate: q.rate("nic_rate")?,
     })
+}
+
+/// `dctcp_shift_g`: Linux's module parameter, which `dctcp_shift_g_set()` keeps in 0..=10.
+fn dctcp_shift_g(q: &Fields) -> Result<u32> {
+    use crate::tcp::cc::dctcp::{MAX_SHIFT_G, Params};
+    let v = q.integer("dctcp_shift_g", 0..=i64::from(MAX_SHIFT_G))?;
+    Ok(v.map_or(Params::default().shift_g, |v| v as u32))
 }
 
 /// `read_latency` (a time or a list of times) and `read_latency_dist`: "exponential" makes a

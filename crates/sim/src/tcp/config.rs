@@ -81,6 +81,9 @@ pub struct FlowSpec {
     pub ecn: bool,
     /// Kernel `HZ` of the sender (CCAs count jiffies).
     pub hz: u32,
+    /// The sender's `tcp_dctcp` module parameter `dctcp_shift_g`: DCTCP's EWMA gain is
+    /// g = 1/2^shift_g (Linux: 4, g = 1/16; the S-ECN paper runs g = 1/8, 3). At most 10.
+    pub dctcp_shift_g: u32,
     /// How the hosts' TCP timers (RTO, loss probe, RACK reorder, delayed ACK) fire.
     pub timers: Timers,
     /// How long the receiving application takes to wake and read once data is queued; zero =
@@ -146,6 +149,7 @@ impl FlowSpec {
             quickack: false,
             ecn: false,
             hz: DEFAULT_HZ,
+            dctcp_shift_g: crate::tcp::cc::dctcp::Params::default().shift_g,
             timers: Timers::Exact,
             read_latency: Latency::ZERO,
             first_read_latency: None,

@@ -191,7 +191,7 @@ pub struct TcpSender {
 impl TcpSender {
     pub fn new(flow: FlowId, src: NodeId, dst: NodeId, spec: &FlowSpec, mtu: u32) -> TcpSender {
         let mss = mss_from_mtu(mtu);
-        let cc = cc::by_name(&spec.cca).expect("scenario validation checks the CCA name");
+        let cc = cc::for_flow(spec).expect("scenario validation checks the CCA name");
         let mut tp = Sock::new(mss, spec.initcwnd, spec.hz);
         // On the jiffy wheel the route's rto_min counts in whole jiffies, as Linux's does.
         let rto_min = match spec.timer_jiffy() {

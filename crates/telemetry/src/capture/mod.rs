@@ -10,8 +10,10 @@
 
 pub mod file;
 pub mod linktype;
+pub mod mpls;
 pub mod packet;
 pub mod queue;
+pub mod skip;
 pub mod tcp;
 pub mod udp_fast;
 
@@ -19,6 +21,7 @@ pub use file::{CaptureReader, Frame};
 pub use linktype::Linktype;
 pub use packet::{L4, PacketRecord, TcpFlags, parse_packet};
 pub use queue::{QueueTrace, reconstruct_queue, reconstruct_queue_with};
+pub use skip::Skipped;
 pub use tcp::{TcpMark, TcpMarker};
 pub use udp_fast::{UdpFast, udp_to_ports};
 

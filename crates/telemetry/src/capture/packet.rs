@@ -1,8 +1,9 @@
 //! A captured frame to a packet record: 5-tuple, IP id, and the TCP or UDP fields telemetry
 //! needs, sliced in place with `etherparse` (lax, so snaplen-truncated payloads still parse).
 //!
-//! Link layers: Ethernet with up to three VLAN tags (802.1Q, QinQ 802.1ad), Linux cooked v1
-//! (SLL, 16 bytes) and v2 (SLL2, 20 bytes, carrying the interface index), raw IPv4/IPv6.
+//! Link layers: Ethernet with up to three VLAN tags (802.1Q, QinQ 802.1ad) and an MPLS label
+//! stack ([`super::mpls`]), Linux cooked v1 (SLL, 16 bytes) and v2 (SLL2, 20 bytes, carrying
+//! the interface index), raw IPv4/IPv6.
 
 use super::file::Frame;
 use super::linktype::Linktype;
@@ -92,10 +93,17 @@ pub fn parse_packet(frame: &Frame) -> Result<PacketRecord, DecodeError> {
     let data = frame.data;
     let mut interface = frame.interface;
     let (sliced, base, link_len) = match frame.linktype {
-        Linktype::ETHERNET => {
-            let p = LaxSlicedPacket::from_ethernet(data).map_err(|e| len_error(&e, 0))?;
-            (p, 0, ETHERNET_LEN)
-        }
+        Linktype::ETHERNET => match super::mpls::ip_under_labels(data) {
+            // An MPLS label stack (fabric-tna's leaf-to-spine reports): IP from under it.
+            Some(ip) => {
+                let rest = data.get(ip..).unwrap_or_default();
+                (LaxSlicedPacket::from_ip(rest).map_err(|e| ip_error(e, ip))?, ip, 0)
+            }
+            None => {
+                let p = LaxSlicedPacket::from_ethernet(data).map_err(|e| len_error(&e, 0))?;
+                (p, 0, ETHERNET_LEN)
+            }
+        },
         Linktype::LINUX_SLL => {
             let proto = be16(data, SLL_PROTOCOL_AT, "sll.protocol")?;
             let rest = data.get(SLL_LEN..).unwrap_or_default();
@@ -111,13 +119,7 @@ pub fn parse_packet(frame: &Frame) -> Result<PacketRecord, DecodeError> {
             (LaxSlicedPacket::from_ether_type(EtherType(proto), rest), SLL2_LEN, 0)
         }
         Linktype::RAW | Linktype::IPV4 | Linktype::IPV6 => {
-            let p = LaxSlicedPacket::from_ip(data).map_err(|e| match e {
-                etherparse::err::ip::LaxHeaderSliceError::Len(l) => len_error(&l, 0),
-                etherparse::err::ip::LaxHeaderSliceError::Content(c) => {
-                    DecodeError::new(0, "ip header", 0, c.to_string())
-                }
-            })?;
-            (p, 0, 0)
+            (LaxSlicedPacket::from_ip(data).map_err(|e| ip_error(e, 0))?, 0, 0)
         }
         Linktype(other) => {
             return Err(DecodeError::new(
@@ -225,6 +227,16 @@ fn be32(data: &[u8], at: usize, field: &'static str) -> Result<u32, DecodeError>
     match data.get(at..at + 4) {
         Some(&[a, b, c, d]) => Ok(u32::from_be_bytes([a, b, c, d])),
         _ => Err(DecodeError::truncated(at, field, data.len().saturating_sub(at), 4)),
+    }
+}
+
+/// An IP header at `base` that `etherparse` could not slice.
+fn ip_error(e: etherparse::err::ip::LaxHeaderSliceError, base: usize) -> DecodeError {
+    match e {
+        etherparse::err::ip::LaxHeaderSliceError::Len(l) => len_error(&l, base),
+        etherparse::err::ip::LaxHeaderSliceError::Content(c) => {
+            DecodeError::new(base, "ip header", 0, c.to_string())
+        }
     }
 }
 

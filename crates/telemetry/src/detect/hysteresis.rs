@@ -322,38 +322,79 @@ impl Detector {
         self.out_of_order
     }
 
-    /// Close what is open and return every burst, in order of start time then queue.
+    /// Close what is open and return every burst not yet taken by [`Detector::take_closed`],
+    /// in order of start time then queue.
     pub fn finish(mut self) -> Vec<Burst> {
         let mut bursts = Vec::new();
         for q in &mut self.queues {
-            let (machine, th) = q.finish(&self.params);
-            let definition = self.params.definition(th);
-            let baseline = q.outside.baseline.median().or(q.min_latency);
-            let resolution_ns = q.spacing.median().unwrap_or(0);
-            for c in machine.closed {
-                let reports_lost =
-                    q.streams.iter().map(|s| self.loss.lost_between(s, c.start_ns, c.end_ns)).sum();
-                let roles = c.attribution.roles(&q.outside.usual, baseline, self.top_k);
-                bursts.push(Burst {
-                    queue: q.key,
-                    start_ns: c.start_ns,
-                    end_ns: c.end_ns,
-                    peak_bytes: c.peak_bytes,
-                    peak_ns: c.peak_ns,
-                    bytes: c.counts.bytes,
-                    drops: c.counts.drops,
-                    reports: c.counts.samples,
-                    reports_lost,
-                    definition,
-                    resolution_ns,
-                    culprits: roles.culprits,
-                    victims: roles.victims,
-                    culprit_flows: roles.culprit_flows,
-                });
-            }
+            let (mut machine, th) = q.finish(&self.params);
+            let closed = std::mem::take(&mut machine.closed);
+            bursts.extend(
+                closed.into_iter().map(|c| q.burst(c, th, &self.params, &self.loss, self.top_k)),
+            );
         }
         bursts.sort_by_key(|b| (b.start_ns, b.queue));
         bursts
+    }
+
+    /// The bursts that have ended so far on queues whose thresholds are fixed (a queue with a
+    /// rise from its deepest occupancy knows its bursts only at [`Detector::finish`]), in order
+    /// of start time then queue; each is returned once, and `finish` leaves them out. A burst
+    /// ends when its queue's next sample comes a merge gap after its fall. Culprits and victims
+    /// are judged against the queue's traffic outside bursts up to now (`finish` judges against
+    /// all of it), so a live collector can name them as the burst ends.
+    pub fn take_closed(&mut self) -> Vec<Burst> {
+        let mut bursts = Vec::new();
+        for q in &mut self.queues {
+            let Mode::Streaming(machine, th) = &mut q.mode else { continue };
+            if machine.closed.is_empty() {
+                continue;
+            }
+            let (closed, th) = (std::mem::take(&mut machine.closed), *th);
+            bursts.extend(
+                closed.into_iter().map(|c| q.burst(c, th, &self.params, &self.loss, self.top_k)),
+            );
+        }
+        bursts.sort_by_key(|b| (b.start_ns, b.queue));
+        bursts
+    }
+
+    /// Queues seen so far.
+    pub fn queues(&self) -> usize {
+        self.queues.len()
+    }
+}
+
+impl QueueState {
+    /// A closed burst of this queue with its definition, report loss and roles as of now.
+    fn burst(
+        &self,
+        c: super::machine::Closed,
+        th: Thresholds,
+        p: &HysteresisParams,
+        loss: &LossLedger,
+        top_k: usize,
+    ) -> Burst {
+        let baseline = self.outside.baseline.median().or(self.min_latency);
+        let reports_lost =
+            self.streams.iter().map(|s| loss.lost_between(s, c.start_ns, c.end_ns)).sum();
+        let roles = c.attribution.roles(&self.outside.usual, baseline, top_k);
+        Burst {
+            queue: self.key,
+            start_ns: c.start_ns,
+            end_ns: c.end_ns,
+            peak_bytes: c.peak_bytes,
+            peak_ns: c.peak_ns,
+            bytes: c.counts.bytes,
+            drops: c.counts.drops,
+            reports: c.counts.samples,
+            reports_lost,
+            definition: p.definition(th),
+            resolution_ns: self.spacing.median().unwrap_or(0),
+            culprits: roles.culprits,
+            victims: roles.victims,
+            culprit_flows: roles.culprit_flows,
+        }
     }
 }
 

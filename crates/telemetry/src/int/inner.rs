@@ -33,7 +33,7 @@ pub const TCP_MIN_BYTES: usize = 20;
 pub const UDP_BYTES: usize = 8;
 
 /// What the headers say.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Headers {
     /// `None` for a non-first fragment (no L4 header to read ports from).
     pub flow: Option<FlowKey>,
@@ -44,6 +44,8 @@ pub(crate) struct Headers {
     /// Offset of the first byte after the TCP options (TCP) or the UDP header (UDP);
     /// `None` for other protocols and fragments.
     pub l4_end: Option<usize>,
+    /// The TCP or UDP header is cut or malformed: `flow` is `None`, the IP fields stand.
+    pub l4_error: Option<DecodeError>,
 }
 
 /// Parse the headers of a packet starting with `kind`.
@@ -152,10 +154,24 @@ fn transport(
     packet_bytes: u32,
     dscp: u8,
 ) -> Result<Headers, DecodeError> {
-    let mut hdr = Headers { flow: None, packet_bytes, dscp, l4_fixed_end: 0, l4_end: None };
+    let mut hdr =
+        Headers { flow: None, packet_bytes, dscp, l4_fixed_end: 0, l4_end: None, l4_error: None };
     let Some(at) = l4 else { return Ok(hdr) };
-    let mut flow = FlowKey { src, dst, sport: 0, dport: 0, proto };
-    match proto {
+    if let Err(e) = l4_header(buf, at, FlowKey { src, dst, sport: 0, dport: 0, proto }, &mut hdr) {
+        hdr.l4_error = Some(e);
+    }
+    Ok(hdr)
+}
+
+/// The TCP or UDP header at `at`: the ports into `flow`, which is kept in `hdr` only when the
+/// header is whole.
+fn l4_header(
+    buf: &[u8],
+    at: usize,
+    mut flow: FlowKey,
+    hdr: &mut Headers,
+) -> Result<(), DecodeError> {
+    match flow.proto {
         PROTO_TCP => {
             let t = take(buf, at, TCP_MIN_BYTES, "tcp")?;
             let doff = usize::from(t[12] >> 4) * 4;
@@ -182,7 +198,7 @@ fn transport(
         _ => {}
     }
     hdr.flow = Some(flow);
-    Ok(hdr)
+    Ok(())
 }
 
 /// Append Ethernet (with one 802.1Q tag per entry of `vlans`) for an IP packet of `family`.
@@ -333,7 +349,10 @@ mod tests {
         let mut b = Vec::new();
         emit_ipv4(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, 6, 0, 20, &mut b);
         b.extend_from_slice(&[0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0x40, 0x10, 0, 0, 0, 0, 0, 0]);
-        let e = parse(&b, InnerKind::Ipv4).unwrap_err();
+        // The IP header stands; only the flow key (and what follows L4) is lost.
+        let h = parse(&b, InnerKind::Ipv4).unwrap();
+        let e = h.l4_error.unwrap();
         assert_eq!((e.offset, e.field, e.value), (32, "tcp.data_offset", 4));
+        assert_eq!((h.flow, h.packet_bytes), (None, 40));
     }
 }

@@ -1,8 +1,13 @@
 //! The instruction bitmap: which per-hop fields a hop carries, where each sits inside the hop,
 //! and how each maps onto [`Hop`] (int-telemetry.md §5, §6, §7, §8).
 //!
-//! Fields appear in bitmap order (bit 0 = MSB first). A value of all ones, at the field's own
-//! width, means "not available" and decodes to `None`.
+//! Fields appear in bitmap order (bit 0 = MSB first). A whole metadata item of all ones (4 or
+//! 8 bytes of 0xFF) means "not available" and decodes to `None` (INT v2.1 §"INT-MD Metadata
+//! Header Format": "a special all-ones reserved value ... (4 or 8 bytes of 0xFF depending on
+//! metadata length)"). A sub-field of all ones inside a word that is not all ones is a value:
+//! a 24-bit occupancy of 0xFFFFFF beside queue id 5 is 16,777,215 units, as AmLight's own
+//! collector tests send it (amlight/int_collector `tests/test_int_collector.py`
+//! `test_multiple_ten_metadata`, `queue_occ=16777215`).
 
 use crate::model::{Hop, IntVersion};
 
@@ -129,17 +134,17 @@ impl HopLayout {
             match field {
                 Field::SwitchId => h.switch_id = avail32(word(4)),
                 Field::L1Ports => {
-                    let w = word(4);
-                    h.ingress_port = avail(w >> 16, 16).map(|v| v as u32);
-                    h.egress_port = avail(w & 0xFFFF, 16).map(|v| v as u32);
+                    let w = avail(word(4), 32);
+                    h.ingress_port = w.map(|w| (w >> 16) as u32);
+                    h.egress_port = w.map(|w| (w & 0xFFFF) as u32);
                 }
                 Field::HopLatency => h.hop_latency_ns = avail32(word(4)),
                 Field::Queue | Field::QueueCongestion => {
-                    let w = word(4);
-                    h.queue_id = avail(w >> 24, 8).map(|v| v as u8);
+                    let w = avail(word(4), 32);
+                    h.queue_id = w.map(|w| (w >> 24) as u8);
                     if field == Field::Queue {
                         h.queue_occupancy_bytes =
-                            avail(w & 0xFF_FFFF, 24).map(|c| c * u64::from(cell_bytes));
+                            w.map(|w| (w & 0xFF_FFFF) * u64::from(cell_bytes));
                     }
                 }
                 Field::IngressTs => h.ingress_ts = avail(word(ts), ts as u32 * 8),
@@ -155,7 +160,7 @@ impl HopLayout {
     }
 }
 
-/// `None` when `v` is all ones at `bits` width ("not available", INT v1.0 §"Per-hop metadata").
+/// `None` when `v`, a whole metadata item of `bits` (32 or 64), is all ones ("not available").
 #[inline]
 fn avail(v: u64, bits: u32) -> Option<u64> {
     let ones = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
@@ -177,8 +182,11 @@ pub fn hop_bytes(version: IntVersion, instructions: u16, ts_bytes: u8) -> usize 
 }
 
 /// Append one hop in bitmap order. Values are cut to their field's width as a device would;
-/// `None` and bits [`Hop`] has no value for are written as all ones. Occupancy is rounded up
-/// to whole cells and saturates below the all-ones marker.
+/// `None` and bits [`Hop`] has no value for are written as all ones. A word shared by two
+/// fields is all ones only when both are `None` (a device that has neither); one `None` beside
+/// a value is written as that sub-field's all ones, which reads back as a value. Occupancy is
+/// rounded up to whole cells and saturates at 0xFFFFFF (below it when the queue id is 0xFF, so
+/// the word never becomes the marker).
 pub fn encode_hop(
     version: IntVersion,
     instructions: u16,
@@ -205,20 +213,22 @@ pub fn encode_hop(
             0 => put(or_ones(hop.switch_id.map(u64::from), 32), 4, out),
             1 => put(ports(hop.ingress_port, hop.egress_port, 16), 4, out),
             2 => put(or_ones(hop.hop_latency_ns.map(u64::from), 32), 4, out),
-            3 => {
-                let cells = hop.queue_occupancy_bytes.map(|b| {
-                    let c = b.div_ceil(u64::from(cell_bytes.max(1)));
-                    c.min(0xFF_FFFE)
-                });
-                let qid = or_ones(hop.queue_id.map(u64::from), 8) & 0xFF;
-                put(qid << 24 | (or_ones(cells, 24) & 0xFF_FFFF), 4, out);
-            }
+            3 => match hop.queue_occupancy_bytes {
+                None => ones(4, out),
+                Some(b) => {
+                    let qid = or_ones(hop.queue_id.map(u64::from), 8) & 0xFF;
+                    let top = if qid == 0xFF { 0xFF_FFFE } else { 0xFF_FFFF };
+                    let cells = b.div_ceil(u64::from(cell_bytes.max(1))).min(top);
+                    put(qid << 24 | cells, 4, out);
+                }
+            },
             4 => put(or_ones(hop.ingress_ts, size as u32 * 8), size, out),
             5 => put(or_ones(hop.egress_ts, size as u32 * 8), size, out),
-            6 if version == IntVersion::V0_5 => {
-                let qid = or_ones(hop.queue_id.map(u64::from), 8) & 0xFF;
-                put(qid << 24 | 0xFF_FFFF, 4, out);
-            }
+            6 if version == IntVersion::V0_5 => match hop.queue_id {
+                // Congestion status is not kept: 0 beside a queue id, so the word is a value.
+                Some(qid) => put(u64::from(qid) << 24, 4, out),
+                None => ones(4, out),
+            },
             6 => put(ports(hop.ingress_port, hop.egress_port, 32), 8, out),
             _ => ones(size, out),
         }
@@ -297,6 +307,33 @@ mod tests {
         let l = HopLayout::new(IntVersion::V1_0, NOVIFLOW_INSTRUCTIONS, 4);
         let h = l.decode(&[0xFF; 24], 80);
         assert_eq!(h, Hop::default());
+    }
+
+    #[test]
+    fn only_a_whole_all_ones_word_is_not_available() {
+        let l = HopLayout::new(IntVersion::V1_0, INS_L1_PORTS | INS_QUEUE, 4);
+        // Ports 0xFFFF → 3 and queue 5 × 0xFFFFFF cells: sub-fields of all ones are values.
+        let h = l.decode(&[0xFF, 0xFF, 0, 3, 0x05, 0xFF, 0xFF, 0xFF], 80);
+        assert_eq!((h.ingress_port, h.egress_port), (Some(0xFFFF), Some(3)));
+        assert_eq!((h.queue_id, h.queue_occupancy_bytes), (Some(5), Some(0xFF_FFFF * 80)));
+        // Whole words of all ones: neither field of the word is available.
+        let h = l.decode(&[0xFF; 8], 80);
+        assert_eq!((h.ingress_port, h.egress_port, h.queue_id), (None, None, None));
+        assert_eq!(h.queue_occupancy_bytes, None);
+    }
+
+    #[test]
+    fn encode_never_writes_the_marker_for_a_value() {
+        let hop = |qid, bytes| Hop {
+            queue_id: Some(qid),
+            queue_occupancy_bytes: Some(bytes),
+            ..Hop::default()
+        };
+        let mut out = Vec::new();
+        encode_hop(IntVersion::V1_0, INS_QUEUE, 4, 1, &hop(5, u64::MAX), &mut out);
+        encode_hop(IntVersion::V1_0, INS_QUEUE, 4, 1, &hop(0xFF, u64::MAX), &mut out);
+        encode_hop(IntVersion::V1_0, INS_QUEUE, 4, 1, &Hop::default(), &mut out);
+        assert_eq!(out, [5, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE, 0xFF, 0xFF, 0xFF, 0xFF]);
     }
 
     #[test]

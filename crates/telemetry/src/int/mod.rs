@@ -37,7 +37,8 @@ pub fn parse_inner(
 }
 
 /// [`parse_inner`] into a reused packet, so a decode loop keeps one `hops` allocation.
-/// On error `packet` holds what was read before the error.
+/// On error `packet` holds what was read before the error: the IP length once the IP header
+/// was read, the flow key once the L4 header was, never a partial stack.
 pub fn parse_inner_into(
     bytes: &[u8],
     kind: InnerKind,
@@ -46,9 +47,15 @@ pub fn parse_inner_into(
 ) -> Result<(), DecodeError> {
     packet.hops.clear();
     packet.int_version = None;
+    packet.flow = None;
+    packet.packet_bytes = 0;
+    packet.source_only = None;
     let h = inner::parse(bytes, kind)?;
     packet.flow = h.flow;
     packet.packet_bytes = h.packet_bytes;
+    if let Some(e) = h.l4_error {
+        return Err(e);
+    }
     let Some(l4_end) = h.l4_end else { return Ok(()) };
     let Some(flow) = packet.flow.as_mut() else { return Ok(()) };
     let at = match flow.proto {
@@ -81,18 +88,29 @@ pub fn parse_inner_into(
     };
     let s = stack::parse(bytes, at, version, profile, &mut packet.hops)?;
     packet.int_version = Some(s.version);
+    packet.source_only = s.source_only;
     if let Some(dport) = s.restore.dport {
         flow.dport = dport;
     }
     if let Some(proto) = s.restore.proto {
         flow.proto = proto;
         if proto == PROTO_TCP || proto == PROTO_UDP {
-            flow.sport = bytes::u16_at(bytes, s.end, "l4.sport")?;
-            flow.dport = bytes::u16_at(bytes, s.end + 2, "l4.dport")?;
+            // The original L4 header after the stack; cut short, the flow key is lost, the
+            // stack stands.
+            match bytes::take(bytes, s.end, 4, "l4.ports") {
+                Ok(p) => {
+                    flow.sport = u16::from_be_bytes([p[0], p[1]]);
+                    flow.dport = u16::from_be_bytes([p[2], p[3]]);
+                }
+                Err(e) => {
+                    packet.flow = None;
+                    return Err(e);
+                }
+            }
         }
     }
     Ok(())
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -7,7 +7,7 @@
 use super::bytes::{take, u8_at, u16_at};
 use super::metadata::{HopLayout, timestamp_bytes};
 use crate::error::DecodeError;
-use crate::model::{Hop, IntVersion};
+use crate::model::{Hop, IntVersion, SourceOnly};
 use crate::profile::DeviceProfile;
 
 /// Shim Type of an INT-MD (hop-by-hop) stack in v0.5 / v1.0: the whole first byte
@@ -53,12 +53,14 @@ pub(crate) struct Restore {
 }
 
 /// A parsed stack: hops are appended to the caller's vector.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Stack {
     pub version: IntVersion,
     /// Offset just past the INT bytes (v0.5: past the tail).
     pub end: usize,
     pub restore: Restore,
+    /// v2.x source-only domain-specific metadata (never hops).
+    pub source_only: Option<SourceOnly>,
 }
 
 /// Parse the stack of `version` at `at` in `buf`, pushing hops (newest first) onto `hops`.
@@ -79,7 +81,8 @@ pub(crate) fn parse(
             let hop = md_hops(buf, md, (at + 2, length), version, ts, per_hop)?;
             take(buf, at, length * 4, "int.stack")?;
             push_hops(buf, md + MD_BYTES_V1, hop, profile, hops);
-            Ok(Stack { version, end: at + length * 4, restore: Restore::default() })
+            let (end, restore) = (at + length * 4, Restore::default());
+            Ok(Stack { version, end, restore, source_only: None })
         }
         IntVersion::V2_1 => parse_v2(buf, at, ts, profile, hops),
     }
@@ -130,10 +133,21 @@ fn parse_v2(
     let b0 = u8_at(buf, at, "int.shim.type")?;
     let length = usize::from(u8_at(buf, at + 1, "int.shim.length")?);
     let md = at + SHIM_BYTES;
+    let mut source_only = None;
     if b0 >> 4 == SHIM_TYPE_V2_MD {
-        let hop = md_hops(buf, md, (at + 1, length), IntVersion::V2_1, ts, V2_HOP_ML)?;
+        let so = source_only_words(buf, md, length, profile);
+        let hop = md_hops(buf, md, (at + 1, length - so), IntVersion::V2_1, ts, V2_HOP_ML)?;
         take(buf, md, length * 4, "int.stack")?;
         push_hops(buf, md + MD_BYTES_V2, hop, profile, hops);
+        if so > 0 {
+            let end = md + length * 4;
+            source_only = Some(SourceOnly {
+                domain_id: u16_at(buf, md + 6, "int.md.domain_id")?,
+                ds_instruction: u16_at(buf, md + 8, "int.md.ds_instruction")?,
+                ds_flags: u16_at(buf, md + 10, "int.md.ds_flags")?,
+                bytes: take(buf, end - so * 4, so * 4, "int.source_only")?.to_vec(),
+            });
+        }
     } else if length < V2_OVERHEAD_WORDS {
         return Err(DecodeError::new(at + 1, "int.shim.length", length as u64, V2_HOP_ML.overhead));
     } else {
@@ -144,7 +158,43 @@ fn parse_v2(
         2 => Restore { dport: None, proto: Some(u8_at(buf, at + 3, "int.shim.ip_proto")?) },
         _ => Restore::default(),
     };
-    Ok(Stack { version: IntVersion::V2_1, end: md + length * 4, restore })
+    Ok(Stack { version: IntVersion::V2_1, end: md + length * 4, restore, source_only })
+}
+
+/// Domains whose source-only metadata size is published: (Domain Specific ID, DS Instruction
+/// bit, words). CableLabs Transparent Security, 0x5453 ("TS"), bit 0: the originating
+/// device's 6-byte MAC in 8 bytes (cablelabs/transparent-security docs/int_header/INT_header.md;
+/// INT v2.1 §"Example with INT-MD including domain specific source-only metadata").
+const KNOWN_SOURCE_ONLY: [(u16, u16, usize); 1] = [(0x5453, 0x8000, 2)];
+
+/// Words of 'source-only' domain-specific metadata at the bottom of a v2.x MD stack of shim
+/// Length `length`: none without DS Instruction bits; else the profile's size, else the known
+/// domain's, else what is left over after whole hops of Hop ML (INT v2.1: the stack "must
+/// always be a multiple of (Hop ML × 4), plus the size of 'source-only' Domain Specific
+/// Metadata"). Never more than the stack.
+fn source_only_words(buf: &[u8], md: usize, length: usize, profile: &DeviceProfile) -> usize {
+    let (Ok(domain), Ok(ds_ins), Ok(hop_ml)) = (
+        u16_at(buf, md + 6, "int.md.domain_id"),
+        u16_at(buf, md + 8, "int.md.ds_instruction"),
+        u8_at(buf, md + 2, "int.md.hop_ml"),
+    ) else {
+        return 0;
+    };
+    let stack = length.saturating_sub(V2_OVERHEAD_WORDS);
+    if ds_ins == 0 || stack == 0 {
+        return 0;
+    }
+    let known: usize = KNOWN_SOURCE_ONLY
+        .iter()
+        .filter(|(d, bit, _)| *d == domain && ds_ins & bit != 0)
+        .map(|(_, _, words)| words)
+        .sum();
+    let words = match profile.source_only_words {
+        Some(w) => usize::from(w),
+        None if known > 0 => known,
+        None => stack % usize::from((hop_ml & 0x1F).max(1)),
+    };
+    words.min(stack)
 }
 
 /// The hops a stack holds: count, bytes each, and field layout.

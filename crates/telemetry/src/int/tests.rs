@@ -26,7 +26,7 @@ fn dscp_profile() -> DeviceProfile {
 /// rebuilt from its decode; fields the table does not give (IP id, TTL, checksums, TCP
 /// seq/window) are zero, which the parser does not read.
 #[rustfmt::skip]
-const ONOS_INNER: [u8; 83] = [
+pub(crate) const ONOS_INNER: [u8; 83] = [
     // inner Ethernet: dst ff:ff:ff:ff:ff:ff, src 00:00:00:00:01:01, type IPv4
     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x08, 0x00,
     // IPv4: ver 4 IHL 5, ToS 0x04 (DSCP 1), total length 69, id, flags, TTL, proto 6, csum
@@ -502,14 +502,31 @@ fn reused_packet_is_cleared_between_parses() {
 /// What the decoder can give back for `hop` under this bitmap: the fields it carries.
 fn project(version: IntVersion, ins: u16, hop: &Hop) -> Hop {
     let has = |m: u16| ins & m != 0;
-    let l2 = version != IntVersion::V0_5 && has(INS_BIT6);
-    let q05 = version == IntVersion::V0_5 && has(INS_BIT6);
+    let l2 = version != IntVersion::V0_5 && has(INS_BIT6) && !has(INS_L1_PORTS);
+    let q05 = version == IntVersion::V0_5 && has(INS_BIT6) && !has(INS_QUEUE);
+    // A word shared by two fields is all ones ("not available") only when both are absent; one
+    // absent beside a value is written as its sub-field's all ones, which is a value.
+    let l1 = |p: Option<u32>| {
+        (hop.ingress_port.is_some() || hop.egress_port.is_some()).then(|| p.unwrap_or(0xFFFF))
+    };
+    let (ingress_port, egress_port) = if has(INS_L1_PORTS) {
+        (l1(hop.ingress_port), l1(hop.egress_port))
+    } else if l2 {
+        (hop.ingress_port, hop.egress_port)
+    } else {
+        (None, None)
+    };
+    let queue_id = if has(INS_QUEUE) {
+        hop.queue_occupancy_bytes.map(|_| hop.queue_id.unwrap_or(0xFF))
+    } else {
+        hop.queue_id.filter(|_| q05)
+    };
     Hop {
         switch_id: hop.switch_id.filter(|_| has(0x8000)),
-        ingress_port: hop.ingress_port.filter(|_| has(INS_L1_PORTS) || l2),
-        egress_port: hop.egress_port.filter(|_| has(INS_L1_PORTS) || l2),
+        ingress_port,
+        egress_port,
         hop_latency_ns: hop.hop_latency_ns.filter(|_| has(0x2000)),
-        queue_id: hop.queue_id.filter(|_| has(INS_QUEUE) || q05),
+        queue_id,
         queue_occupancy_bytes: hop.queue_occupancy_bytes.filter(|_| has(INS_QUEUE)),
         ingress_ts: hop.ingress_ts.filter(|_| has(INS_INGRESS_TS)),
         egress_ts: hop.egress_ts.filter(|_| has(INS_EGRESS_TS)),
@@ -639,4 +656,67 @@ proptest! {
             }
         }
     }
+}
+
+// ---- INT v2.1 source-only domain-specific metadata ---------------------------------------
+
+/// IPv4/UDP to 17768 carrying an INT v2.1 MD stack: `md` the 12-byte MD header, `stack` words.
+fn v2_udp_with(md: [u8; 12], stack: &[u32]) -> Vec<u8> {
+    let length = 3 + stack.len();
+    let mut b = Vec::new();
+    inner::emit_ipv4(
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        17,
+        0,
+        8 + 4 + length * 4,
+        &mut b,
+    );
+    b.extend_from_slice(&[0x30, 0x39, 0x45, 0x68]);
+    b.extend_from_slice(&((8 + 4 + length * 4) as u16).to_be_bytes());
+    b.extend_from_slice(&[0, 0, 0x10, length as u8, 0, 0]);
+    b.extend_from_slice(&md);
+    for w in stack {
+        b.extend_from_slice(&w.to_be_bytes());
+    }
+    b
+}
+
+#[test]
+fn v2_1_source_only_mac_of_the_spec_example_is_not_read_as_hops() {
+    // INT v2.1 §"Example with INT-MD including domain specific source-only metadata"
+    // (p4-applications INT.mdk @ 7eedb79): HopML 1, RemainingHopCnt 5, ins 0x8000, Domain
+    // Specific ID 0x5453, DS Instruction bit 0, DS Flags bit 1; stack: node ids of hop2, hop1
+    // and the gateway, then host1's MAC a6:1a:f6:b1:64:7d as 0xA61AF6B1647D0000. Node ids
+    // 2, 1, 10 are chosen (the figure draws boxes).
+    let md = [0x20, 0x00, 0x01, 0x05, 0x80, 0x00, 0x54, 0x53, 0x80, 0x00, 0x40, 0x00];
+    let b = v2_udp_with(md, &[2, 1, 10, 0xA61A_F6B1, 0x647D_0000]);
+    let p = parse_inner(&b, InnerKind::Ipv4, &DeviceProfile::spec()).unwrap();
+    assert_eq!(p.hops, switch_only(&[2, 1, 10]), "five words, three hops");
+    let so = p.source_only.unwrap();
+    assert_eq!((so.domain_id, so.ds_instruction, so.ds_flags), (0x5453, 0x8000, 0x4000));
+    assert_eq!(so.bytes, [0xA6, 0x1A, 0xF6, 0xB1, 0x64, 0x7D, 0, 0]);
+}
+
+#[test]
+fn v2_1_source_only_of_an_unknown_domain_is_what_whole_hops_leave() {
+    // Domain 0x1234, HopML 2 (node id + queue), one source-only word under two hops.
+    let md = [0x20, 0x00, 0x02, 0x06, 0x90, 0x00, 0x12, 0x34, 0x00, 0x01, 0x00, 0x00];
+    let b = v2_udp_with(md, &[2, 0x0000_0100, 1, 0x0000_0200, 0xCAFE_F00D]);
+    let p = parse_inner(&b, InnerKind::Ipv4, &DeviceProfile::spec()).unwrap();
+    assert_eq!(p.hops.iter().map(|h| h.switch_id).collect::<Vec<_>>(), [Some(2), Some(1)]);
+    assert_eq!(p.hops[1].queue_occupancy_bytes, Some(0x200));
+    assert_eq!(p.source_only.unwrap().bytes, [0xCA, 0xFE, 0xF0, 0x0D]);
+    // A profile that knows the domain's size wins over the remainder.
+    let md = [0x20, 0x00, 0x01, 0x05, 0x80, 0x00, 0x12, 0x34, 0x00, 0x01, 0x00, 0x00];
+    let b = v2_udp_with(md, &[2, 1, 7, 8]);
+    let two = DeviceProfile { source_only_words: Some(2), ..DeviceProfile::spec() };
+    let p = parse_inner(&b, InnerKind::Ipv4, &two).unwrap();
+    assert_eq!(p.hops, switch_only(&[2, 1]));
+    assert_eq!(p.source_only.unwrap().bytes.len(), 8);
+    // Without DS Instruction bits there is none, and every word is a hop.
+    let md = [0x20, 0x00, 0x01, 0x05, 0x80, 0x00, 0x12, 0x34, 0x00, 0x00, 0x00, 0x00];
+    let p =
+        parse_inner(&v2_udp_with(md, &[2, 1, 7]), InnerKind::Ipv4, &DeviceProfile::spec()).unwrap();
+    assert_eq!((p.hops.len(), p.source_only), (3, None));
 }

@@ -25,7 +25,8 @@ pub const NPROT_ETHERNET: u8 = 0;
 pub const NPROT_IPV4: u8 = 1;
 pub const NPROT_IPV6: u8 = 2;
 
-/// Hop latency 0xFFFFFFFF means "not available", never a latency (int-telemetry.md §8, §11).
+/// A metadata word of 0xFFFFFFFF means "not available", never a value (int-telemetry.md §8,
+/// §11); only the whole word counts, not an all-ones sub-field.
 const NOT_AVAILABLE: u32 = u32::MAX;
 
 /// Shifts from the LSB of word 0 of D, Q, F: spec bits 23–25, or bits 17–19 in the
@@ -78,19 +79,20 @@ pub fn parse(payload: &[u8], profile: &DeviceProfile) -> Result<ReportHeader, De
     let mut hop =
         Hop { switch_id: Some(switch_id), ingress_ts: Some(ingress_ts), ..Hop::default() };
     let mut drop_reason = None;
+    // A whole word of all ones is "not available"; a sub-field of all ones is a value.
     if md_bits & MD_PORTS != 0 {
-        let w = r.u32("tr_v1_0.md.ports")?;
-        hop.ingress_port = Some(w >> 16);
-        hop.egress_port = Some(w & 0xFFFF);
+        let w = Some(r.u32("tr_v1_0.md.ports")?).filter(|&w| w != NOT_AVAILABLE);
+        hop.ingress_port = w.map(|w| w >> 16);
+        hop.egress_port = w.map(|w| w & 0xFFFF);
     }
     if md_bits & MD_HOP_LATENCY != 0 {
         let w = r.u32("tr_v1_0.md.hop_latency")?;
         hop.hop_latency_ns = (w != NOT_AVAILABLE).then_some(w);
     }
     if md_bits & MD_QUEUE_OCCUPANCY != 0 {
-        let w = r.u32("tr_v1_0.md.queue_occupancy")?;
-        hop.queue_id = Some((w >> 24) as u8);
-        hop.queue_occupancy_bytes = Some(occupancy_bytes(w & 0xFF_FFFF, profile));
+        let w = Some(r.u32("tr_v1_0.md.queue_occupancy")?).filter(|&w| w != NOT_AVAILABLE);
+        hop.queue_id = w.map(|w| (w >> 24) as u8);
+        hop.queue_occupancy_bytes = w.map(|w| occupancy_bytes(w & 0xFF_FFFF, profile));
     }
     if md_bits & MD_EGRESS_TS != 0 {
         hop.egress_ts = Some(u64::from(r.u32("tr_v1_0.md.egress_ts")?));

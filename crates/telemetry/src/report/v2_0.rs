@@ -88,7 +88,18 @@ pub fn parse(
     let mut pos = GROUP_BYTES;
     // Each report consumes ≥ 4 bytes, so the vector stays within payload.len() / 4 entries.
     while pos < payload.len() {
-        let (h, end) = individual(payload, pos, &group, profile)?;
+        let (mut h, end) = individual(payload, pos, &group, profile)?;
+        // 1–3 bytes after the last report are its own: Report Length counts whole words and
+        // Intel's switch.p4 rounds it down (PTF `dtel_utils` `ipv4_dtel_v2_pkt`:
+        // `report_length = (total_len - 12) // 4`), leaving the reported packet's last bytes
+        // outside it. No report is shorter than 4 bytes, so they cannot be another one.
+        if (1..4).contains(&(payload.len() - end)) {
+            if let Some((_, range)) = h.inner.as_mut().filter(|(_, r)| r.end == end) {
+                range.end = payload.len();
+            }
+            out.push(h);
+            break;
+        }
         out.push(h);
         pos = end;
     }
@@ -197,18 +208,18 @@ fn baseline(
         }
         match bit {
             MD_L1_PORTS => {
-                let ig = r.u16("tr_v2_0.md.l1_ingress")?;
-                let eg = r.u16("tr_v2_0.md.l1_egress")?;
-                (hop.ingress_port, hop.egress_port) = (Some(u32::from(ig)), Some(u32::from(eg)));
+                // A whole word of all ones is "not available"; a sub-field of all ones is a value.
+                let w = Some(r.u32("tr_v2_0.md.l1_ports")?).filter(|&w| w != NOT_AVAILABLE);
+                (hop.ingress_port, hop.egress_port) = (w.map(|w| w >> 16), w.map(|w| w & 0xFFFF));
             }
             MD_HOP_LATENCY => {
                 let w = r.u32("tr_v2_0.md.hop_latency")?;
                 hop.hop_latency_ns = (w != NOT_AVAILABLE).then_some(w);
             }
             MD_QUEUE_OCCUPANCY => {
-                let w = r.u32("tr_v2_0.md.queue_occupancy")?;
-                hop.queue_id = Some((w >> 24) as u8);
-                hop.queue_occupancy_bytes = Some(occupancy_bytes(w & 0xFF_FFFF, profile));
+                let w = Some(r.u32("tr_v2_0.md.queue_occupancy")?).filter(|&w| w != NOT_AVAILABLE);
+                hop.queue_id = w.map(|w| (w >> 24) as u8);
+                hop.queue_occupancy_bytes = w.map(|w| occupancy_bytes(w & 0xFF_FFFF, profile));
             }
             MD_INGRESS_TS => hop.ingress_ts = Some(r.u64("tr_v2_0.md.ingress_ts")?),
             MD_EGRESS_TS => hop.egress_ts = Some(r.u64("tr_v2_0.md.egress_ts")?),
@@ -420,23 +431,28 @@ mod tests {
 
     #[test]
     fn worked_example_report_length_23() {
-        // TR v2.0 INT-MD-in-TCP example (int-telemetry.md §4.3): Report Length 23 =
-        // 2 (main contents) + MD 1 + IP 5 + UDP 2 + shim 1 + INT fixed 3 + stack 4 + TCP 5.
+        // TR v2.0 §"Example with Embedded INT-MD in a TCP Packet" (telemetry_report.mdk at
+        // p4-applications 7eedb79): Report Length 23 = 2 (main contents) + MD 1 + IP 5 +
+        // UDP 2 + shim 1 + INT fixed 3 + stack 4 + TCP 5; RepMdBits 0x1000 (queue occupancy of
+        // the sink Switch3). The header level only: decode.rs reads the packet it carries.
         assert_eq!(2 + 1 + 5 + 2 + 1 + 3 + 4 + 5, 23);
-        let mut bytes = group(0x2040_0007, 0x0000_0009); // hw_id 1, seq 7, node 9
+        let mut bytes = group(0x2040_0007, 0x0000_0003); // hw_id 1, seq 7, node id of Switch3
         bytes.extend_from_slice(&[
             0x14, 23, 1,
-            0x20, // RepType 1 (INT), InType 4 (IPv4), Report Length 23, MD Length 1, F
-            0x20, 0x00, 0x00, 0x00, // RepMdBits bit 2 (hop latency) | Domain Specific ID 0
+            0x20, // RepType 1 (INT), InType 4 (IPv4), RepLength 23, MD Length 1, F
+            0x10, 0x00, 0x00,
+            0x00, // RepMdBits bit 3 (queue occupancy) | Domain Specific ID 0
             0x00, 0x00, 0x00, 0x00, // DSMdBits 0 | DSMdstatus 0
-            0x00, 0x00, 0x01, 0xF4, // hop latency 500 ns
+            0x00, 0x00, 0x01, 0xF4, // queue 0, occupancy 500 of Switch3
         ]);
         bytes.extend_from_slice(&[0x45; 80]); // IP 5 + UDP 2 + shim 1 + INT 3 + stack 4 + TCP 5
         let hs = parse_reports(&bytes, &DeviceProfile::spec()).unwrap();
         assert_eq!(hs.len(), 1);
         let h = &hs[0];
         assert_eq!(h.flags, ReportFlags { dropped: false, congested: false, tracked: true });
-        assert_eq!(h.local.unwrap().hop_latency_ns, Some(500));
+        let local = h.local.unwrap();
+        assert_eq!((local.switch_id, local.queue_id), (Some(3), Some(0)));
+        assert_eq!(local.queue_occupancy_bytes, Some(500));
         assert_eq!(h.ingress_ts, None);
         assert_eq!(h.inner, Some((InnerKind::Ipv4, 24..104)));
         assert_eq!(bytes.len(), 8 + 4 + 23 * 4);
@@ -540,13 +556,39 @@ mod tests {
     }
 
     #[test]
-    fn malformed_truncated_group_and_trailing_bytes() {
+    fn malformed_truncated_group() {
         let e = parse_reports(&[0x20, 0, 0, 0, 0, 0], &DeviceProfile::spec()).unwrap_err();
         assert_eq!((e.offset, e.field, e.value), (4, "tr_v2_0.node_id", 2));
+        // Four bytes or more after a report are another report, and must be one.
         let mut bytes = group(0x2000_0001, 1);
-        bytes.extend_from_slice(&[0x00, 0, 0, 0, 0x00, 0x00]); // one empty report, then 2 bytes
+        bytes.extend_from_slice(&[0x00, 0, 0, 0, 0x13, 0x09, 0x00]);
+        bytes.push(0);
         let e = parse_reports(&bytes, &DeviceProfile::spec()).unwrap_err();
-        assert_eq!((e.offset, e.field, e.value), (12, "tr_v2_0.report", 2));
+        assert_eq!((e.offset, e.field, e.value), (13, "tr_v2_0.report_length", 9));
+    }
+
+    // ---- Report Length rounded down (Intel switch.p4) ----
+
+    #[test]
+    fn rounded_down_report_length_leaves_1_to_3_bytes_to_the_last_report() {
+        // Intel switch.p4's PTF DTel utilities compute the expected report's Report Length as
+        // `(total_len - 12) // 4` (`ipv4_dtel_v2_pkt`, open-p4studio
+        // pkgsrc/switch-p4-16/ptf/common/dtel_utils*.py): a reported frame of 4k + r bytes
+        // leaves r bytes after the last whole word. An Inner Only Ethernet report of 14 bytes
+        // (a bare Ethernet header) says Report Length 3 and leaves 2.
+        for extra in 1..=3usize {
+            let mut bytes = group(0x2000_0001, 1);
+            bytes.extend_from_slice(&[0x03, 3, 0, 0x20]); // Inner Only, Ethernet, 3 words, F
+            bytes.extend((0..12 + extra).map(|i| i as u8));
+            let hs = parse_reports(&bytes, &DeviceProfile::spec()).unwrap();
+            assert_eq!(hs.len(), 1, "{extra} trailing bytes");
+            assert_eq!(hs[0].inner, Some((InnerKind::Ethernet, 12..24 + extra)));
+            assert!(hs[0].flags.tracked);
+        }
+        // An empty report (InType None) followed by 2 stray bytes: the same tolerance.
+        let mut bytes = group(0x2000_0001, 1);
+        bytes.extend_from_slice(&[0x00, 0, 0, 0, 0x00, 0x00]);
+        assert_eq!(parse_reports(&bytes, &DeviceProfile::spec()).unwrap().len(), 1);
     }
 
     // ---- encoder ----

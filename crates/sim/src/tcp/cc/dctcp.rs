@@ -46,7 +46,8 @@ pub const SSTHRESH_ALPHA_SHIFT: u32 = 11;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
     /// `dctcp_shift_g = 4`: EWMA gain g = 1/2^4 = 1/16, the gain RFC 8257 recommends.
-    /// At most [`MAX_SHIFT_G`].
+    /// At most [`MAX_SHIFT_G`]. A flow's `dctcp_shift_g` key sets it (`cc::for_flow`); the
+    /// S-ECN paper (Shan et al., ICNP 2018 §IV-D) runs g = 0.125, shift 3.
     pub shift_g: u32,
     /// `dctcp_alpha_on_init = 1024` (`DCTCP_MAX_ALPHA`): α starts at 1.0, so the first marks
     /// halve the window (RFC 8257 §3.3: "initialized to 1"). Values above 1024 act as 1024.
@@ -298,6 +299,22 @@ mod tests {
         // 80 of 80 marked gives 979 − 61 + (80·64)/80 = 918 + 64 = 982.
         assert_eq!(ack_up_to(&mut cc, &mut tp, 179, 110), 979);
         assert_eq!(ack_up_to(&mut cc, &mut tp, 180, 110), 982);
+    }
+
+    #[test]
+    fn a_flows_shift_g_sets_the_ewma_step() {
+        let spec = crate::tcp::config::FlowSpec {
+            dctcp_shift_g: 3,
+            ..crate::tcp::config::FlowSpec::linux_default("dctcp")
+        };
+        let Some(super::super::AnyCc::Dctcp(d)) = super::super::for_flow(&spec) else {
+            panic!("not dctcp")
+        };
+        let mut tp = ecn_sock(100);
+        tp.snd_nxt = 100 * MSS as u64;
+        let mut cc = started(d.params, &mut tp);
+        // g = 1/8: 1024 − 1024/8 + (30·128)/100 = 896 + 38 = 934.
+        assert_eq!(ack_up_to(&mut cc, &mut tp, 100, 30), 934);
     }
 
     #[test]

@@ -1,0 +1,345 @@
+//! Whole report payloads as deployments and the specifications send them, decoded end to end
+//! by [`Decoder`]. Each vector says which public source its bytes come from; values the source
+//! leaves open (addresses, checksums, occupancies it draws as a box) are chosen and say so.
+
+use super::*;
+use crate::int::tests::ONOS_INNER;
+use crate::model::{IntVersion, ReportFlags, ReportVersion};
+use std::net::{IpAddr, Ipv4Addr};
+
+fn v4(a: [u8; 4]) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::from(a))
+}
+
+fn decode_one(payload: &[u8], dport: u16) -> Report {
+    let mut d = Decoder::new(Profiles::builtin());
+    let out = d.decode(payload, dport).unwrap();
+    assert_eq!(out.len(), 1);
+    out[0].clone()
+}
+
+fn node_queue(node: u32, occupancy: u64) -> Hop {
+    Hop {
+        switch_id: Some(node),
+        queue_id: Some(0),
+        queue_occupancy_bytes: Some(occupancy),
+        ..Hop::default()
+    }
+}
+
+// ---- TR v2.0: the specification's worked example ----------------------------------------
+
+/// TR v2.0 §"Example with Embedded INT-MD in a TCP Packet" (p4lang/p4-applications
+/// telemetry_report.mdk @ 7eedb79), the report sink Switch3 sends for INT v2.1 §6.3's packet:
+/// group header with Switch3's node id; one INT report, InType IPv4, RepLength 23, MD Length 1
+/// (Switch3's queue occupancy, RepMdBits bit 3); the truncated packet: IPv4 (proto 17), UDP to
+/// INT_TBD, shim Type 1 NPT 2 Length 7 IP proto 6, MD header Ver 2 HopML 2 RemainingHopCnt 6
+/// ins 0x9000 (node id + queue), hop2 then hop1, the original TCP header. Chosen where the
+/// figure draws boxes: node ids 3, 2, 1; occupancies 1500, 3000, 200 in queue 0; addresses
+/// 10.0.1.1 → 10.0.3.3; UDP port 17768 (scapy contrib's INT_TBD); TCP 5001 → 80.
+#[rustfmt::skip]
+fn tr_v2_worked_example() -> Vec<u8> {
+    vec![
+        // Telemetry Report Group Header: Ver 2, hw_id 0, seq 1; Node ID of Switch3
+        0x20, 0x00, 0x00, 0x01,  0x00, 0x00, 0x00, 0x03,
+        // RepType 1, InType 4, RepLength 23, MD Length 1, D 0 Q 0 F 1 I 0
+        0x14, 23, 1, 0x20,
+        // RepMdBits 0x1000 | Domain Specific ID 0; DSMdBits 0 | DSMdstatus 0
+        0x10, 0x00, 0x00, 0x00,  0x00, 0x00, 0x00, 0x00,
+        // Queue Occupancy of Switch3: queue 0, 1500
+        0x00, 0x00, 0x05, 0xdc,
+        // IP (original): IHL 5, length 1500, DF, TTL 64, proto 17, 10.0.1.1 → 10.0.3.3
+        0x45, 0x00, 0x05, 0xdc,  0x00, 0x00, 0x40, 0x00,  64, 17, 0x00, 0x00,
+        10, 0, 1, 1,  10, 0, 3, 3,
+        // UDP: 49152 → INT_TBD (17768), length 1480, checksum 0
+        0xc0, 0x00, 0x45, 0x68,  0x05, 0xc8, 0x00, 0x00,
+        // INT shim: Type 1, NPT 2, Length 7, Reserved, IP proto 6
+        0x18, 7, 0x00, 0x06,
+        // INT-MD header: Ver 2, HopML 2, RemainingHopCnt 6; ins 0x9000, DS id 0; DS ins, flags
+        0x20, 0x00, 0x02, 0x06,  0x90, 0x00, 0x00, 0x00,  0x00, 0x00, 0x00, 0x00,
+        // stack: Node ID of hop2, its queue occupancy; Node ID of hop1, its queue occupancy
+        0, 0, 0, 2,  0x00, 0x00, 0x0b, 0xb8,  0, 0, 0, 1,  0x00, 0x00, 0x00, 0xc8,
+        // TCP header: 5001 → 80, seq 1, ack 0, data offset 5, ACK, window 65535
+        0x13, 0x89, 0x00, 0x50,  0, 0, 0, 1,  0, 0, 0, 0,  0x50, 0x10, 0xff, 0xff,  0, 0, 0, 0,
+    ]
+}
+
+#[test]
+fn tr_v2_worked_example_yields_switch3_then_hop2_then_hop1() {
+    let bytes = tr_v2_worked_example();
+    assert_eq!(bytes.len(), 8 + 4 + 23 * 4, "RepLength 23 words after the report header");
+    let r = decode_one(&bytes, 17_768);
+    assert_eq!((r.version, r.switch_id, r.seq), (ReportVersion::V2_0, Some(3), 1));
+    assert_eq!(r.flags, ReportFlags { dropped: false, congested: false, tracked: true });
+    assert_eq!(r.int_version, Some(IntVersion::V2_1));
+    assert_eq!(r.hops, vec![node_queue(3, 1500), node_queue(2, 3000), node_queue(1, 200)]);
+    // NPT 2: the flow is the original TCP one, read after the stack.
+    let flow = r.flow.unwrap();
+    assert_eq!((flow.src, flow.dst), (v4([10, 0, 1, 1]), v4([10, 0, 3, 3])));
+    assert_eq!((flow.sport, flow.dport, flow.proto), (5001, 80, 6));
+    assert_eq!((r.packet_bytes, r.inner_error), (Some(1500), None));
+}
+
+// ---- TR v1.0 RepMdBits beside an embedded stack (AmLight) -------------------------------
+
+/// A TR v1.0 report as amlight/int_collector's test generator builds it
+/// (`tests/support/packet_gen.py` `generate_packet`, `int_specs.py`; @ 67a126a): Ver 1, Length
+/// 4 + RepMdBits words, switch id 0xFB65D675, seq 1408972298, ingress ts 980327565; inner
+/// Ethernet + 802.1Q VLAN 42 + IPv4 9.9.9.9 → 8.8.8.8 ToS 0x17 << 2 + UDP 50000 → 50001 + INT
+/// v1.0 shim (Length, DSCP 0x02) + MD header (HopML 6, RemainingHopCnt, ins 0xFC00) + one
+/// 6-word hop per `generate_metadata(...)`. `rep_md` is RepMdBits with its metadata words in
+/// bit order; `hops` the stack, newest first; `rhc` RemainingHopCnt.
+fn amlight_report(rep_md: (u8, &[u32]), hops: &[[u32; 6]], rhc: u8) -> Vec<u8> {
+    let (bits, words) = rep_md;
+    let length = 4 + words.len() as u32;
+    let w0 = (1 << 28) | (length << 24) | (u32::from(bits) << 15);
+    let mut b = Vec::new();
+    for w in [w0, 0xFB65_D675, 1_408_972_298, 980_327_565].iter().chain(words) {
+        b.extend_from_slice(&w.to_be_bytes());
+    }
+    let shim_len = 3 + 6 * hops.len();
+    let ip_len = 20 + 8 + shim_len * 4;
+    // Ethernet (scapy's defaults; the MACs are not read) + 802.1Q VLAN 42 + IPv4
+    b.extend_from_slice(&[0xff; 6]);
+    b.extend_from_slice(&[0x00, 0x0e, 0x1e, 0xd7, 0x0d, 0xa3, 0x81, 0x00, 0x00, 42, 0x08, 0x00]);
+    b.extend_from_slice(&[0x45, 0x17 << 2]);
+    b.extend_from_slice(&(ip_len as u16).to_be_bytes());
+    b.extend_from_slice(&[0, 1, 0, 0, 64, 17, 0, 0, 9, 9, 9, 9, 8, 8, 8, 8]);
+    b.extend_from_slice(&[0xc3, 0x50, 0xc3, 0x51]);
+    b.extend_from_slice(&((ip_len - 20) as u16).to_be_bytes());
+    b.extend_from_slice(&[0, 0]);
+    // IntShim(type 1, length, dscp 0x02); IntMetadataHeader(ver 1, hopMLen 6, rhc, ins 0xFC00)
+    b.extend_from_slice(&[0x01, 0x00, shim_len as u8, 0x02 << 2]);
+    b.extend_from_slice(&[0x10, 0x00, 0x06, rhc, 0xfc, 0x00, 0x00, 0x00]);
+    for hop in hops {
+        for w in hop {
+            b.extend_from_slice(&w.to_be_bytes());
+        }
+    }
+    b
+}
+
+/// `generate_metadata(switch_id, ingress_id, egress_id, queue_id, queue_occ, ...)` as 6 words;
+/// hop latency is the scapy layer's default, 4294967295 (NoviFlow does not measure it).
+fn amlight_hop(switch_id: u32, ingress: u32, egress: u32, queue: u32, occ: u32) -> [u32; 6] {
+    [switch_id, ingress << 16 | egress, u32::MAX, queue << 24 | occ, 980_325_604, 980_327_060]
+}
+
+#[test]
+fn amlight_ten_hops_with_occupancy_0xffffff_are_values_not_missing() {
+    // amlight/int_collector tests/test_int_collector.py `test_multiple_ten_metadata` (@ 5a11d1d):
+    // switches 1, 10, …, 90, egress port = switch id, queue 5, queue_occ=16777215, shim length
+    // (12 + 10 × 24) / 4 = 63, RemainingHopCnt 0. AmLight's collector stores these occupancies.
+    let ids = [1u32, 10, 20, 30, 40, 50, 60, 70, 80, 90];
+    let hops: Vec<_> = ids.iter().map(|&s| amlight_hop(s, 23, s, 5, 0xFF_FFFF)).collect();
+    let r = decode_one(&amlight_report((0, &[]), &hops, 0), 5900);
+    assert_eq!(r.hops.len(), 10);
+    for (hop, &id) in r.hops.iter().zip(&ids) {
+        assert_eq!((hop.switch_id, hop.egress_port, hop.queue_id), (Some(id), Some(id), Some(5)));
+        // 80-byte cells on UDP 5900 (NoviFlow).
+        assert_eq!(hop.queue_occupancy_bytes, Some(0xFF_FFFF * 80));
+        assert_eq!(hop.hop_latency_ns, None, "a whole all-ones word is not available");
+    }
+}
+
+#[test]
+fn tr_v1_rep_md_bits_put_the_reporting_switch_before_the_stack() {
+    // RepMdBits bits 0 (ports) and 2 (queue id + occupancy) describe the reporting switch
+    // 0xFB65D675; the stack holds the 10 switches of `test_multiple_ten_metadata`.
+    let ids = [1u32, 10, 20, 30, 40, 50, 60, 70, 80, 90];
+    let hops: Vec<_> = ids.iter().map(|&s| amlight_hop(s, 23, s, 5, 7)).collect();
+    let rep_md = (0x20 | 0x08, &[23 << 16 | 11, 2 << 24 | 111][..]);
+    let r = decode_one(&amlight_report(rep_md, &hops, 0), 5900);
+    assert_eq!(r.hops.len(), 11);
+    let own = r.hops[0];
+    assert_eq!(own.switch_id, Some(0xFB65_D675));
+    assert_eq!((own.ingress_port, own.egress_port, own.queue_id), (Some(23), Some(11), Some(2)));
+    assert_eq!(own.queue_occupancy_bytes, Some(111 * 80));
+    let stack: Vec<_> = r.hops[1..].iter().map(|h| h.switch_id.unwrap()).collect();
+    assert_eq!(stack, ids);
+    assert_eq!(r.flow.unwrap().sport, 50000);
+}
+
+#[test]
+fn tr_v1_reporting_switch_already_on_the_stack_is_one_hop() {
+    // `generate_packet()`'s defaults: the report's switch id and the one stack hop are both
+    // 0xFB65D675 (the sink pushed itself, INT v2.1 sink option 1). RepMdBits bit 1 adds the
+    // hop latency the stack leaves all ones: one hop, the stack's values, the gap filled.
+    let hop = amlight_hop(0xFB65_D675, 23, 11, 2, 111);
+    let r = decode_one(&amlight_report((0x10, &[1456]), &[hop], 9), 5900);
+    assert_eq!(r.hops.len(), 1);
+    let h = r.hops[0];
+    assert_eq!((h.switch_id, h.queue_occupancy_bytes), (Some(0xFB65_D675), Some(111 * 80)));
+    assert_eq!((h.ingress_ts, h.egress_ts), (Some(980_325_604), Some(980_327_060)));
+    assert_eq!(h.hop_latency_ns, Some(1456));
+}
+
+// ---- TR v0.5 switch-local and drop headers beside the ONOS stack --------------------------
+
+/// TR v0.5 (telemetry_report_v0_5, int-telemetry.md §2) around the ONOS bmv2 sample frame
+/// (serkantul/prometheus_int_exporter `int_report.pcap`, §12.1: INT v0.5 stack of switches
+/// 2, 3, 1), with NProto 1 (drop) or 2 (switch-local) and the given header words.
+fn onos_report(nproto: u8, flags: u8, words: &[u32]) -> Vec<u8> {
+    let mut b = vec![nproto, flags, 0x00, 0x01, 0, 0, 0, 9, 0, 0, 0, 100];
+    for w in words {
+        b.extend_from_slice(&w.to_be_bytes());
+    }
+    b.extend_from_slice(&ONOS_INNER);
+    b
+}
+
+#[test]
+fn tr_v0_5_switch_local_header_is_the_first_hop_before_the_stack() {
+    // Switch-local header of switch 4 (ports 1 → 2, queue 3 × 1000 B, egress ts 200), which
+    // sent the report for a packet whose stack holds 2, 3, 1.
+    let words = [4, 1 << 16 | 2, 3 << 24 | 1000, 200];
+    let r = decode_one(&onos_report(0x02, 0x20, &words), 1234);
+    assert_eq!(r.version, ReportVersion::V0_5);
+    let ids: Vec<_> = r.hops.iter().map(|h| h.switch_id.unwrap()).collect();
+    assert_eq!(ids, [4, 2, 3, 1]);
+    let own = r.hops[0];
+    assert_eq!(
+        (own.egress_port, own.queue_occupancy_bytes, own.egress_ts),
+        (Some(2), Some(1000), Some(200))
+    );
+    assert_eq!(r.int_version, Some(IntVersion::V0_5));
+    assert_eq!(r.flow.unwrap().sport, 63804);
+}
+
+#[test]
+fn tr_v0_5_drop_header_gives_reason_and_the_sinks_hop_merges_with_its_stack_entry() {
+    // Drop header of switch 2 (the stack's newest hop): D set, drop reason 71, queue 6.
+    let words = [2, 5 << 16 | 6, 6 << 24 | 71 << 16];
+    let r = decode_one(&onos_report(0x01, 0x80, &words), 1234);
+    assert!(r.flags.dropped);
+    assert_eq!(r.drop_reason, Some(71));
+    let ids: Vec<_> = r.hops.iter().map(|h| h.switch_id.unwrap()).collect();
+    assert_eq!(ids, [2, 3, 1]);
+    assert_eq!(
+        (r.hops[0].ingress_port, r.hops[0].egress_port, r.hops[0].queue_id),
+        (Some(5), Some(6), Some(6))
+    );
+    let line = serde_json::to_value(ReportLine { frame: 1, report: &r }).unwrap();
+    assert_eq!(
+        (&line["flags"], &line["drop_reason"], &line["int_version"]),
+        (&"D".into(), &71.into(), &"0.5".into())
+    );
+}
+
+// ---- a malformed inner L4 header ----------------------------------------------------------
+
+#[test]
+fn malformed_inner_tcp_header_loses_only_the_flow_key() {
+    // The ONOS frame's TCP header with data offset 3 words (< 5), behind switch 4's
+    // switch-local header: the report, its flags and switch 4's hop stand; the flow key and the
+    // stack behind the bad header are lost, and the fault is named.
+    let words = [4, 1 << 16 | 2, 3 << 24 | 1000, 200];
+    let mut bytes = onos_report(0x02, 0x20, &words);
+    let doff = 28 + 14 + 20 + 12;
+    assert_eq!(bytes[doff], 0x50);
+    bytes[doff] = 0x30;
+    let r = decode_one(&bytes, 1234);
+    assert_eq!((r.flow, r.switch_id, r.seq), (None, Some(4), 9));
+    assert_eq!(r.hops.iter().map(|h| h.switch_id).collect::<Vec<_>>(), [Some(4)]);
+    assert_eq!(r.packet_bytes, Some(69), "the IP header was read");
+    let e = r.inner_error.unwrap();
+    assert_eq!((e.offset, e.field, e.value), (doff, "tcp.data_offset", 3));
+}
+
+#[test]
+fn original_tcp_header_cut_after_the_stack_loses_only_the_flow_key() {
+    // The worked example truncated 2 bytes into the original TCP header, its RepLength rounded
+    // down to 18 words as switch.p4 does: the stack was read whole; only the ports after it
+    // are missing.
+    let mut bytes = tr_v2_worked_example();
+    let tcp = bytes.len() - 20;
+    bytes.truncate(tcp + 2);
+    bytes[9] = 18;
+    let r = decode_one(&bytes, 17_768);
+    assert_eq!(r.flow, None);
+    assert_eq!(r.hops, vec![node_queue(3, 1500), node_queue(2, 3000), node_queue(1, 200)]);
+    let e = r.inner_error.unwrap();
+    assert_eq!((e.offset, e.field, e.value), (tcp, "l4.ports", 2));
+}
+
+// ---- MPLS-labelled report frames (fabric-tna leaf to spine) ------------------------------
+
+/// The report frame stratum/fabric-tna's PTF expects when the collector sits behind a spine
+/// (`fabric_test.py` `build_int_local_report(..., send_report_to_spine=True)`): Ethernet
+/// SWITCH_MAC 00:00:00:00:aa:01 → INT_COLLECTOR_MAC 00:1e:67:d2:ee:ee, MPLS label
+/// MPLS_LABEL_2 = 200 with TTL 64, IPv4 SWITCH_IPV4 192.168.0.1 → INT_COLLECTOR_IPV4
+/// 192.168.99.254 (ToS 4, TTL 64), UDP 0 → 32766, INT_L45_REPORT_FIXED(nproto=2, f=1,
+/// hw_id=0), INT_L45_LOCAL_REPORT(switch_id=1, ingress port 1, egress port 2; the fields the
+/// test masks — seq, timestamps, queue — are chosen), then the routed packet (ptf's
+/// `simple_udp_packet` 10.0.1.1:1234 → 10.0.2.1:80).
+#[rustfmt::skip]
+fn fabric_tna_report_to_spine() -> Vec<u8> {
+    let mut inner = vec![
+        0, 0, 0, 0, 0, 0x02,  0, 0, 0, 0, 0xaa, 0x01,  0x08, 0x00,
+        0x45, 0x00, 0x00, 0x1c,  0x00, 0x01, 0x00, 0x00,  63, 17, 0x00, 0x00,
+        10, 0, 1, 1,  10, 0, 2, 1,
+        0x04, 0xd2, 0x00, 0x50,  0x00, 0x08, 0x00, 0x00,
+    ];
+    let mut report = vec![
+        0x02, 0x20, 0x00, 0x00,  0, 0, 0, 5,  0, 0, 0, 7, // fixed: NProto 2, F, hw_id 0
+        0, 0, 0, 1,  0x00, 0x01, 0x00, 0x02,  0x00, 0x00, 0x00, 0x0a,  0, 0, 0, 9, // local
+    ];
+    report.append(&mut inner);
+    let udp_len = 8 + report.len();
+    let mut f = vec![
+        0x00, 0x1e, 0x67, 0xd2, 0xee, 0xee,  0x00, 0x00, 0x00, 0x00, 0xaa, 0x01,  0x88, 0x47,
+        0x00, 0x0c, 0x81, 64, // label 200, TC 0, S 1, TTL 64
+        0x45, 0x04,
+    ];
+    f.extend_from_slice(&((20 + udp_len) as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0, 192, 168, 0, 1, 192, 168, 99, 254]);
+    f.extend_from_slice(&[0, 0, 0x7f, 0xfe]);
+    f.extend_from_slice(&(udp_len as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.extend_from_slice(&report);
+    f
+}
+
+#[test]
+fn fabric_tna_mpls_labelled_report_decodes() {
+    use crate::capture::{Frame, L4, Linktype, parse_packet};
+    let bytes = fabric_tna_report_to_spine();
+    let frame =
+        Frame { ts_ns: 0, interface: 0, linktype: Linktype::ETHERNET, orig_len: 0, data: &bytes };
+    let rec = parse_packet(&frame).unwrap();
+    let L4::Udp { payload } = rec.l4 else { panic!("{rec:?}") };
+    assert_eq!(payload.start, 14 + 4 + 20 + 8);
+    assert_eq!(rec.flow.unwrap().dport, 32766);
+    let r = decode_one(&bytes[payload], 32766);
+    assert_eq!(r.version, ReportVersion::V0_5FabricTna);
+    assert_eq!((r.switch_id, r.seq, r.flags.tracked), (Some(1), 5, true));
+    let own = r.hops[0];
+    assert_eq!((own.ingress_port, own.egress_port), (Some(1), Some(2)));
+    assert_eq!(own.queue_occupancy_bytes, Some(10 * 80), "Tofino cells on 32766");
+    let flow = r.flow.unwrap();
+    assert_eq!((flow.src, flow.dport, flow.proto), (v4([10, 0, 1, 1]), 80, 17));
+}
+
+#[test]
+fn a_capture_counts_the_frames_it_skips_and_decodes_the_labelled_one() {
+    use crate::capture::TcpFlags;
+    use crate::capture::testwrite::{pcap_header, pcap_record, tcp_frame};
+    use crate::pipeline::decode_capture;
+    use crate::profile::DEFAULT_REPORT_PORTS;
+    let mut file = pcap_header(false, true, 1, 65_535);
+    let report = fabric_tna_report_to_spine();
+    let tcp = tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, 0, 0, TcpFlags::ACK, 0, &[]);
+    let mut arp = vec![0xff; 12];
+    arp.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
+    arp.resize(42, 0);
+    let mut other_label = report.clone();
+    other_label[18] = 0x00; // under the label: not IPv4/IPv6 (a pseudowire control word)
+    for (k, f) in [&report, &tcp, &arp, &other_label, &report].into_iter().enumerate() {
+        pcap_record(&mut file, false, 0, k as u32, f, f.len() as u32);
+    }
+    let mut d = Decoder::new(Profiles::builtin());
+    let stats =
+        decode_capture(&file[..], &mut d, &DEFAULT_REPORT_PORTS, |_, _| {}, |_| {}).unwrap();
+    assert_eq!((stats.frames, stats.reports, stats.malformed), (5, 2, 0));
+    assert_eq!((stats.skipped.not_udp, stats.skipped.not_ip, stats.skipped.total()), (1, 2, 3));
+}
