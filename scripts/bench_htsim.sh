@@ -2,7 +2,7 @@
 # Issue 40's comparison with htsim: run scenarios A, B and C (benches/htsim/*.toml) through the
 # release bench binary, natively for the wall time and under callgrind for the instruction count
 # (this VM has no hardware counters), and print per scenario the packet-hops, events,
-# instructions, instructions per packet-hop and wall time per packet-hop.
+# instructions, instructions per packet-hop, wall time per packet-hop and peak RSS.
 #
 #   scripts/bench_htsim.sh                              # all three, callgrind included
 #   scripts/bench_htsim.sh benches/htsim/b-*.toml --set stop=2s
@@ -42,7 +42,7 @@ command -v valgrind >/dev/null || [ -n "${NO_CALLGRIND:-}" ] ||
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-printf '%-26s %13s %11s %16s %12s %12s\n' scenario packet_hops events instructions instr/hop wall_ns/hop
+printf '%-26s %13s %11s %16s %10s %12s %9s\n' scenario packet_hops events instructions instr/hop wall_ns/hop rss_mib
 for f in "${scenarios[@]}"; do
     name=$(basename "$f" .toml)
     "$BENCH" "$f" --graph json "${args[@]}" >"$tmp/graph.json"
@@ -108,6 +108,7 @@ wall = float(row["wall_s"])
 ins = int(instructions) if instructions else None
 print(f"{summary['scenario']:<26} {('' if exact else '>=') + format(hops, ','):>13} "
       f"{events:>11,} {format(ins, ',') if ins else '-':>16} "
-      f"{format(round(ins / hops), ',') if ins else '-':>12} {wall / hops * 1e9:>12.0f}")
+      f"{format(round(ins / hops), ',') if ins else '-':>10} {wall / hops * 1e9:>12.0f} "
+      f"{row['peak_rss_mib']:>9}")
 EOF
 done

@@ -28,6 +28,11 @@ if ! command -v tcpdump >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >
     echo "setup: installing tcpdump (Debian package)" >&2
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump >/dev/null
 fi
+# iperf3 makes the real runs `burstlab explain`'s tests explain (tests/python/advise).
+if ! command -v iperf3 >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: installing iperf3 (Debian package)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 >/dev/null
+fi
 # Prometheus and InfluxDB 1.x, which `burstlab collect`'s integration test exports to; without
 # root it says what is missing (that test then fails under CI=true, skips elsewhere).
 bash scripts/collect_servers.sh || true

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "BurstlabError",
     "ScenarioError",
+    "MemoryBudgetError",
     "OutputExistsError",
     "OutputLocationError",
     "TelemetryInputError",
@@ -37,6 +38,14 @@ class ScenarioError(BurstlabError, ValueError):
 
     def __reduce__(self):  # keep the kind when pickled to a sweep worker and back
         return (type(self), (self.message, self.kind))
+
+
+class MemoryBudgetError(ScenarioError):
+    """A scenario whose run would hold more memory than its budget, refused before anything is
+    built (kind ``"memory_budget"``): ``str(err)`` is one line naming the field that drives the
+    estimate, its value, what it makes the run hold, the estimate and the budget. The budget is
+    the scenario's ``memory_budget`` (``--set memory_budget=32GiB``), or half of this machine's
+    memory; docs/reliability.md lists what is counted."""
 
 
 class OutputExistsError(BurstlabError, FileExistsError):

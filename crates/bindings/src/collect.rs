@@ -79,9 +79,10 @@ impl PyCollector {
         self.receiver.local_addrs().iter().map(ToString::to_string).collect()
     }
 
-    /// Receive for up to `max_wait_s`, or until `max_rows` rows wait, then return the batch:
+    /// Receive for up to `max_wait_s` (0: what is queued now, without waiting), or until
+    /// `max_rows` rows wait, then return the batch:
     /// `{"reports": {col: array}, "queue": {col: array}, "flows": [str], "versions": [str],
-    /// "bursts": [json], "counters": {...}}`. Ctrl-C raises `KeyboardInterrupt`; the rows
+    /// "bursts": [json], "counters": {...}, "received": datagrams received in this call}`. Ctrl-C raises `KeyboardInterrupt`; the rows
     /// received before it stay for [`PyCollector::finish`].
     fn poll<'py>(
         &mut self,
@@ -92,20 +93,25 @@ impl PyCollector {
         let deadline = Instant::now() + Duration::from_secs_f64(max_wait_s.max(0.0));
         let (receiver, collector) = (&mut self.receiver, &mut self.collector);
         let mut reattach = Reattach::new();
+        let mut received = 0usize;
         let result = py.detach(|| {
+            // Once at least, without waiting when `max_wait_s` is 0: a final drain.
             loop {
-                let now = Instant::now();
-                if now >= deadline || collector.pending_rows() >= max_rows {
-                    return Ok(());
-                }
-                let wait = (deadline - now).min(Duration::from_millis(20));
-                receiver.recv(wait.as_millis().max(1) as i32, max_rows, |p, port, t, cut| {
+                let wait = deadline.saturating_duration_since(Instant::now());
+                let wait = wait.min(Duration::from_millis(20));
+                let room = max_rows.saturating_sub(collector.pending_rows());
+                let got = receiver.recv(wait.as_millis() as i32, room, |p, port, t, cut| {
                     if cut {
                         collector.truncated(p.len());
                     } else {
                         collector.ingest(p, port, t);
                     }
                 })?;
+                received += got;
+                let full = collector.pending_rows() >= max_rows;
+                if full || Instant::now() >= deadline || (got == 0 && wait.is_zero()) {
+                    return Ok(());
+                }
                 if reattach.every(|_| Ok(())) == ControlFlow::Break(()) {
                     return Ok(());
                 }
@@ -118,7 +124,9 @@ impl PyCollector {
             return Err(reattach.stopped("collect"));
         }
         let batch = self.collector.take_batch();
-        self.batch(py, batch)
+        let out = self.batch(py, batch)?;
+        out.set_item("received", received)?;
+        Ok(out)
     }
 
     /// Close the bursts still open (as `detect` does at the end of a capture) and return the

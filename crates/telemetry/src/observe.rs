@@ -47,6 +47,10 @@ pub struct Observer {
     last: Option<(u32, Unwrap32)>,
     /// Reports with no hop that says how full a queue was.
     pub without_occupancy: u64,
+    /// Each queue's last occupancy, for drop reports that carry none; the last queue's kept out
+    /// of the map, as the clocks are.
+    occupancy: FxHashMap<QueueKey, u64>,
+    last_occupancy: Option<(QueueKey, u64)>,
 }
 
 impl Observer {
@@ -76,13 +80,15 @@ impl Observer {
                 .or(r.ingress_ts);
             let Some(raw) = raw else { continue };
             let t_ns = if wide { raw } else { self.clock(switch_id).unwrap(raw as u32) };
+            let queue = QueueKey {
+                switch_id,
+                port: hop.egress_port.unwrap_or(0),
+                queue_id: hop.queue_id.unwrap_or(0),
+            };
+            self.note_occupancy(queue, occupancy);
             out.push(Observation {
                 t_ns,
-                queue: QueueKey {
-                    switch_id,
-                    port: hop.egress_port.unwrap_or(0),
-                    queue_id: hop.queue_id.unwrap_or(0),
-                },
+                queue,
                 occupancy_bytes: occupancy,
                 flow: r.flow,
                 packet_bytes: r.packet_bytes.unwrap_or(0),
@@ -94,6 +100,52 @@ impl Observer {
         }
         if out.len() == before {
             self.without_occupancy += 1;
+            if r.flags.dropped {
+                self.push_drop(r, stream, wide, out);
+            }
+        }
+    }
+
+    /// A drop report without an occupancy (a TR v0.5 drop header, TR v1.0/v2.0 drop metadata)
+    /// is still a drop at the reporting switch's queue: one dropped observation at the queue's
+    /// last occupancy (0 before any), so `detect` and `collect` count it (issue 35).
+    fn push_drop(
+        &mut self,
+        r: &Report,
+        stream: ReportStream,
+        wide: bool,
+        out: &mut Vec<Observation>,
+    ) {
+        let hop = r.hops.first().copied().unwrap_or_default();
+        let switch_id = hop.switch_id.or(r.switch_id).unwrap_or(0);
+        let Some(raw) = hop.egress_ts.or(hop.ingress_ts).or(r.ingress_ts) else { return };
+        let t_ns = if wide { raw } else { self.clock(switch_id).unwrap(raw as u32) };
+        let queue = QueueKey {
+            switch_id,
+            port: hop.egress_port.unwrap_or(0),
+            queue_id: hop.queue_id.unwrap_or(0),
+        };
+        let occupancy = match self.last_occupancy {
+            Some((q, occ)) if q == queue => occ,
+            _ => self.occupancy.get(&queue).copied().unwrap_or(0),
+        };
+        out.push(Observation {
+            t_ns,
+            queue,
+            occupancy_bytes: occupancy,
+            flow: r.flow,
+            packet_bytes: r.packet_bytes.unwrap_or(0),
+            hop_latency_ns: None,
+            dropped: true,
+            report: Some((stream, r.seq)),
+        });
+    }
+
+    fn note_occupancy(&mut self, queue: QueueKey, occupancy: u64) {
+        if let Some((q, occ)) = self.last_occupancy.replace((queue, occupancy))
+            && q != queue
+        {
+            self.occupancy.insert(q, occ);
         }
     }
 
@@ -163,6 +215,38 @@ mod tests {
         let mut out = Vec::new();
         Observer::default().push(&r, &mut out);
         assert_eq!(out[0].t_ns, u64::MAX);
+    }
+
+    #[test]
+    fn a_drop_report_without_occupancy_is_a_drop_at_the_queues_last_occupancy() {
+        // A TR v0.5 drop header gives switch, ports, queue and reason, never an occupancy.
+        let at = |occ, ts| Hop {
+            switch_id: Some(3),
+            egress_port: Some(9),
+            queue_id: Some(1),
+            queue_occupancy_bytes: occ,
+            ingress_ts: Some(ts),
+            ..Default::default()
+        };
+        let mut o = Observer::default();
+        let mut out = Vec::new();
+        o.push(&report(vec![at(Some(64_000), 100)], 1), &mut out);
+        let mut drop = report(vec![at(None, 200)], 2);
+        drop.flags.dropped = true;
+        o.push(&drop, &mut out);
+        assert_eq!(out.len(), 2);
+        let d = out[1];
+        assert!(d.dropped);
+        assert_eq!((d.queue, d.occupancy_bytes, d.t_ns), (out[0].queue, 64_000, 200));
+        assert_eq!(d.report, Some((ReportStream { switch_id: 3, hw_id: 0 }, 2)));
+        // A report that is no drop and has no occupancy still gives nothing.
+        o.push(&report(vec![at(None, 300)], 3), &mut out);
+        assert_eq!((out.len(), o.without_occupancy), (2, 2));
+        // A drop on a queue never seen: occupancy 0, still counted.
+        let mut other = report(vec![Hop { egress_port: Some(4), ..at(None, 400) }], 4);
+        other.flags.dropped = true;
+        o.push(&other, &mut out);
+        assert_eq!((out[2].dropped, out[2].occupancy_bytes, out[2].queue.port), (true, 0, 4));
     }
 
     #[test]

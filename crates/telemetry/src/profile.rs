@@ -54,6 +54,18 @@ pub struct DeviceProfile {
     /// own hop when DS Instruction bits are set: the INT domain defines it and the wire does
     /// not say. `None`: a known domain's size, else what whole hops of Hop ML leave over.
     pub source_only_words: Option<u8>,
+    /// Bytes of the level-2 ingress + egress port ids (INT v1.0 / v2.1 bitmap bit 6): 8 as
+    /// specified, 4 on GEANT's INT v1.0 (one word, int-collector `BPFCollector.c`).
+    pub l2_port_bytes: u8,
+    /// TR version nibble 1 announces the TR v0.5 layout, not v1.0: early ONOS and AmLight
+    /// (BPFCollector `INT_gen`) generators send v0.5 headers with `ver = 1`.
+    pub tr_v1_is_v0_5: bool,
+    /// TR v1.0 Length is not trusted; the header's size comes from RepMdBits alone (GEANT's
+    /// int-collector generator sends `len = 1`, and its collector never reads it).
+    pub tr_v1_length_from_bits: bool,
+    /// An embedded stack behind a Type 1 shim is this INT version whatever its MD Ver says
+    /// (GEANT's generator writes MD `ver = 0` over the v1.0 layout: HopML, RemainingHopCnt).
+    pub int_md_version: Option<crate::model::IntVersion>,
 }
 
 impl DeviceProfile {
@@ -69,6 +81,10 @@ impl DeviceProfile {
             int_dscp: INT_DSCP,
             int_before_tcp_options: true,
             source_only_words: None,
+            l2_port_bytes: 8,
+            tr_v1_is_v0_5: false,
+            tr_v1_length_from_bits: false,
+            int_md_version: None,
         }
     }
 
@@ -84,6 +100,29 @@ impl DeviceProfile {
             int_dscp: INT_DSCP,
             int_before_tcp_options: false,
             source_only_words: None,
+            l2_port_bytes: 8,
+            tr_v1_is_v0_5: false,
+            tr_v1_length_from_bits: false,
+            int_md_version: None,
+        }
+    }
+}
+
+impl DeviceProfile {
+    /// GEANT's INT v1.0 platforms (GEANT-DataPlaneProgramming): 64-bit timestamps in a stack
+    /// labelled v1.0 (int-platforms README, int-telemetry.md §11) and level-2 port ids in one
+    /// 4-byte word (int-collector `BPFCollector.c`: `u32 lv2_in_e_port_ids`); occupancy in
+    /// bytes. The wire does not say any of it, so this is chosen by profile.
+    /// Its generator (int-collector `benchmark/int_package_generator.py`) also writes TR v1.0
+    /// `len = 1` and MD `ver = 0` over v1.0 stacks, which this profile reads as v1.0.
+    pub fn geant() -> Self {
+        DeviceProfile {
+            name: "geant".into(),
+            timestamp_bytes: 8,
+            l2_port_bytes: 4,
+            tr_v1_length_from_bits: true,
+            int_md_version: Some(crate::model::IntVersion::V1_0),
+            ..Self::spec()
         }
     }
 }

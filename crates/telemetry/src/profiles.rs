@@ -17,8 +17,11 @@
 //!
 //! Each table starts from a built-in profile (`base`, default `"spec"`) and overrides `name`,
 //! `cell_bytes` (≥ 1), `timestamp_bytes` (4 or 8), `flag_layout` (`"spec"` or
-//! `"dqf-before-reserved"`) and `source_only_words` (0–255: the INT domain's source-only
-//! metadata size, [`DeviceProfile::source_only_words`]). A file extends [`Profiles::builtin`]: UDP 5900 stays NoviFlow and
+//! `"dqf-before-reserved"`), `source_only_words` (0–255: the INT domain's source-only
+//! metadata size, [`DeviceProfile::source_only_words`]), `l2_port_bytes` (4 or 8) and
+//! `report_version_1` (`"1.0"`, or `"0.5"` for generators that send the TR v0.5 layout with
+//! version nibble 1), `int_md_version` (`"0.5"` or `"1.0"`: what a Type 1 shim's stack is,
+//! whatever its MD Ver says). Bases: `"spec"`, `"noviflow"`, `"fabric-tna"`, `"geant"`. A file extends [`Profiles::builtin`]: UDP 5900 stays NoviFlow and
 //! 32766 fabric-tna unless the file names those ports.
 
 use crate::profile::{DeviceProfile, FlagLayout, NOVIFLOW_PORT};
@@ -65,6 +68,7 @@ fn builtin_named(name: &str) -> Option<DeviceProfile> {
         "spec" => Some(DeviceProfile::spec()),
         "noviflow" => Some(DeviceProfile::noviflow()),
         FABRIC_TNA_PROFILE => Some(fabric_tna()),
+        "geant" => Some(DeviceProfile::geant()),
         _ => None,
     }
 }
@@ -138,7 +142,11 @@ fn profile(path: &str, value: &Value) -> Result<DeviceProfile, ProfileError> {
     let mut p = match t.get("base") {
         None => DeviceProfile::spec(),
         Some(v) => v.as_str().and_then(builtin_named).ok_or_else(|| {
-            ProfileError::new(format!("{path}.base"), v, "\"spec\", \"noviflow\" or \"fabric-tna\"")
+            ProfileError::new(
+                format!("{path}.base"),
+                v,
+                "\"spec\", \"noviflow\", \"fabric-tna\" or \"geant\"",
+            )
         })?,
     };
     for (k, v) in t {
@@ -175,6 +183,27 @@ fn profile(path: &str, value: &Value) -> Result<DeviceProfile, ProfileError> {
                     }
                 };
             }
+            "l2_port_bytes" => {
+                p.l2_port_bytes = match v.as_integer() {
+                    Some(4) => 4,
+                    Some(8) => 8,
+                    _ => return Err(ProfileError::new(&key, v, "4 or 8")),
+                };
+            }
+            "int_md_version" => {
+                p.int_md_version = match v.as_str() {
+                    Some("0.5") => Some(crate::model::IntVersion::V0_5),
+                    Some("1.0") => Some(crate::model::IntVersion::V1_0),
+                    _ => return Err(ProfileError::new(&key, v, "\"0.5\" or \"1.0\"")),
+                };
+            }
+            "report_version_1" => {
+                p.tr_v1_is_v0_5 = match v.as_str() {
+                    Some("1.0") => false,
+                    Some("0.5") => true,
+                    _ => return Err(ProfileError::new(&key, v, "\"1.0\" or \"0.5\"")),
+                };
+            }
             "source_only_words" => {
                 let words = v.as_integer().and_then(|n| u8::try_from(n).ok());
                 p.source_only_words = Some(words.ok_or_else(|| {
@@ -186,7 +215,7 @@ fn profile(path: &str, value: &Value) -> Result<DeviceProfile, ProfileError> {
                     &key,
                     v,
                     "no such key; known: base, name, cell_bytes, timestamp_bytes, flag_layout, \
-                     source_only_words",
+                     source_only_words, l2_port_bytes, report_version_1, int_md_version",
                 ));
             }
         }

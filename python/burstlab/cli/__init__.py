@@ -41,6 +41,7 @@ VERBS: dict[str, str] = {
     "detect": "burstlab.cli.detect",
     "collect": "burstlab.cli.collect",
     "replay": "burstlab.cli.replay",
+    "explain": "burstlab.cli.explain",
 }
 
 #: What the root and every verb share: Markdown help (prose reflows to the terminal;

@@ -44,8 +44,8 @@ def command(
     **Storage** (--out DIR): DIR/reports, DIR/queue and DIR/bursts hold Parquet files, each closed
     after --rotate seconds or --rotate-size and renamed into place, so DuckDB or pandas can read
     them while collection runs. Killed (SIGKILL), the collector loses the files still open: at
-    most --rotate seconds of rows per table, plus one 0.25 s batch and what waits in the socket;
-    never a closed file. Started again on the same DIR it goes on.
+    most --rotate seconds of rows per table plus two 0.25 s batches, and what waits in the
+    socket; never a closed file. Started again on the same DIR it goes on.
 
     **Exports**: --metrics serves Prometheus (queue occupancy per switch/port/queue, reports,
     malformed, lost reports per switch, bursts, burst durations); --influx writes InfluxDB 1.x

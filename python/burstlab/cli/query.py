@@ -17,7 +17,7 @@ from burstlab.cli import status
 
 
 def command(
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A sweep directory (burstlab sweep --out).")],
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A sweep directory (burstlab sweep --out), or a collection's (burstlab collect --out: views reports, queue, bursts).")],
     sql: Annotated[str, typer.Argument(metavar="SQL", help="A DuckDB query over runs, flows, intervals, queue, drops, queries.")],
     json_: Annotated[bool, typer.Option("--json", help="Print the rows as one JSON array of objects.")] = False,
 ) -> None:

@@ -28,6 +28,8 @@ __all__ = ["Collection", "replay", "POLL_S", "DEFAULT_LISTEN"]
 DEFAULT_LISTEN = "127.0.0.1:5900"
 #: Longest a batch waits in Rust before Python stores it.
 POLL_S = 0.25
+#: Longest a stopping collector keeps taking what waits in its sockets.
+DRAIN_S = 2.0
 #: Most rows (reports + queue samples) in one batch.
 BATCH_ROWS = 1 << 18
 
@@ -115,6 +117,10 @@ class Collection:
             return {"counters": self.snapshot.counters, "bursts": []}
         self.closed = True
         try:
+            # What waits in the sockets is taken first (for at most DRAIN_S, should it keep coming).
+            end = time.monotonic() + DRAIN_S
+            while self._drain_once() and time.monotonic() < end:
+                pass
             result = self._handle(self.core.finish())
         finally:
             if self.store is not None:
@@ -122,6 +128,12 @@ class Collection:
             if self.prometheus is not None:
                 self.prometheus.close()
         return result
+
+    def _drain_once(self) -> bool:
+        """Take what is queued now, without waiting; whether anything was."""
+        batch = self.core.poll(0.0, BATCH_ROWS)
+        self._handle(batch)
+        return batch["received"] > 0
 
     def _handle(self, batch: dict[str, Any]) -> dict[str, Any]:
         from burstlab.collect.exports import Snapshot, add_bursts, influx_lines

@@ -7,8 +7,9 @@ rotated by time and size, each written under a temporary name, synced and rename
     DIR/bursts/part-000001.parquet    one row per ended burst, with culprits and victims
 
 Killed (SIGKILL, power loss), a collector loses the files still open: the rows since each
-table's last rotation, at most ``rotate_s`` seconds or ``rotate_bytes`` of Parquet per table,
-and what was in flight (one poll, at most :data:`POLL_S`, and the socket's buffer). A closed
+table's last rotation (a file is closed at the first batch after it is ``rotate_s`` old or
+``rotate_bytes`` large: at most ``rotate_s`` plus one poll, :data:`burstlab.collect.POLL_S`, of
+rows), and what was in flight (one poll, and the socket's buffer). A closed
 file is never lost: it was synced before its rename, and the directory after. Restarted on the
 same directory, the collector removes the unfinished files (``.part-*.tmp``, unreadable: their
 footer was never written) and numbers its files after the last one there.
@@ -27,6 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from burstlab.arrow import dictionary, from_numpy, strings
+
 #: The tables, in the order their folders are listed.
 TABLES = ("reports", "queue", "bursts")
 
@@ -34,13 +37,21 @@ _PART = re.compile(r"^part-(\d{6,})\.parquet$")
 _TMP = re.compile(r"^\.part-(\d{6,})\.parquet\.tmp$")
 
 
+def _masked(values: np.ndarray, missing: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
+    """``values`` as ``arrow_type`` with nulls where ``missing``, from the buffers (see
+    burstlab.arrow: ``pyarrow.array()`` would import pandas in the collector, 1.5 s of CPU)."""
+    values = np.ascontiguousarray(values)
+    nulls = int(missing.sum())
+    validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if nulls else None
+    return pa.Array.from_buffers(arrow_type, len(values), [validity, pa.py_buffer(values)], null_count=nulls)
+
+
 def _flows(codes: np.ndarray, flows: list[str]) -> pa.Array:
-    return pa.DictionaryArray.from_arrays(pa.array(codes, type=pa.int32(), mask=codes < 0),
-                                          pa.array(flows, type=pa.string()))
+    return pa.DictionaryArray.from_arrays(_masked(codes.astype(np.int32), codes < 0, pa.int32()), strings(flows))
 
 
 def _time(ns: np.ndarray) -> pa.Array:
-    return pa.array(ns.view(np.int64), type=pa.timestamp("ns", tz="UTC"))
+    return from_numpy(ns.view(np.int64)).view(pa.timestamp("ns", tz="UTC"))
 
 
 def reports_table(batch: dict[str, Any]) -> pa.Table:
@@ -49,17 +60,16 @@ def reports_table(batch: dict[str, Any]) -> pa.Table:
     reason = r["drop_reason"]
     return pa.table({
         "recv_time": _time(r["recv_ns"]),
-        "switch_id": pa.array(r["switch_id"], type=pa.uint32()),
-        "hw_id": pa.array(r["hw_id"], type=pa.uint8()),
-        "seq": pa.array(r["seq"], type=pa.uint32()),
-        "report_version": pa.DictionaryArray.from_arrays(pa.array(r["version"].astype(np.int8)),
-                                                         pa.array(batch["versions"])),
-        "dropped": pa.array(r["dropped"]), "congested": pa.array(r["congested"]),
-        "tracked": pa.array(r["tracked"]),
-        "drop_reason": pa.array(reason.astype(np.uint8), type=pa.uint8(), mask=reason < 0),
+        "switch_id": from_numpy(r["switch_id"]),
+        "hw_id": from_numpy(r["hw_id"]),
+        "seq": from_numpy(r["seq"]),
+        "report_version": dictionary(r["version"], batch["versions"]),
+        "dropped": from_numpy(r["dropped"]), "congested": from_numpy(r["congested"]),
+        "tracked": from_numpy(r["tracked"]),
+        "drop_reason": _masked(reason.astype(np.uint8), reason < 0, pa.uint8()),
         "flow": _flows(r["flow"], batch["flows"]),
-        "packet_bytes": pa.array(r["packet_bytes"], type=pa.uint32()),
-        "hops": pa.array(r["hops"], type=pa.uint8()),
+        "packet_bytes": from_numpy(r["packet_bytes"]),
+        "hops": from_numpy(r["hops"]),
     })
 
 
@@ -69,16 +79,16 @@ def queue_table(batch: dict[str, Any]) -> pa.Table:
     q = batch["queue"]
     latency = q["hop_latency_ns"]
     return pa.table({
-        "t_ns": pa.array(q["t_ns"], type=pa.uint64()),
+        "t_ns": from_numpy(q["t_ns"]),
         "recv_time": _time(q["recv_ns"]),
-        "switch_id": pa.array(q["switch_id"], type=pa.uint32()),
-        "port": pa.array(q["port"], type=pa.uint32()),
-        "queue_id": pa.array(q["queue_id"], type=pa.uint8()),
-        "occupancy_bytes": pa.array(q["occupancy_bytes"], type=pa.uint64()),
-        "hop_latency_ns": pa.array(latency, type=pa.int64(), mask=latency < 0),
+        "switch_id": from_numpy(q["switch_id"]),
+        "port": from_numpy(q["port"]),
+        "queue_id": from_numpy(q["queue_id"]),
+        "occupancy_bytes": from_numpy(q["occupancy_bytes"]),
+        "hop_latency_ns": _masked(latency, latency < 0, pa.int64()),
         "flow": _flows(q["flow"], batch["flows"]),
-        "packet_bytes": pa.array(q["packet_bytes"], type=pa.uint32()),
-        "dropped": pa.array(q["dropped"]),
+        "packet_bytes": from_numpy(q["packet_bytes"]),
+        "dropped": from_numpy(q["dropped"]),
     })
 
 
@@ -92,21 +102,38 @@ BURST_SCHEMA = pa.schema([
 ])
 
 
+_NUMPY = {pa.uint8(): np.uint8, pa.uint32(): np.uint32, pa.uint64(): np.uint64, pa.float64(): np.float64}
+
+
 def bursts_table(bursts: list[dict[str, Any]], detected_ns: int) -> pa.Table:
     """Ended bursts (``burstlab detect --json``'s burst objects); culprits, victims and the
     definition as JSON text, the top culprit's flow apart for queries."""
-    cols: dict[str, list[Any]] = {name: [] for name in BURST_SCHEMA.names}
-    for b in bursts:
-        for name in BURST_SCHEMA.names:
-            if name in ("culprits", "victims", "definition"):
-                cols[name].append(json.dumps(b[name]))
-            elif name == "top_culprit":
-                cols[name].append(b["culprits"][0]["flow"] if b["culprits"] else None)
-            elif name == "detected_time":
-                cols[name].append(detected_ns)
-            else:
-                cols[name].append(b[name])
-    return pa.table(cols, schema=BURST_SCHEMA)
+    columns = []
+    for field in BURST_SCHEMA:
+        name, kind = field.name, field.type
+        if name in ("culprits", "victims", "definition"):
+            columns.append(strings([json.dumps(b[name]) for b in bursts]))
+        elif name == "top_culprit":
+            columns.append(strings([b["culprits"][0]["flow"] if b["culprits"] else None for b in bursts]))
+        elif name == "detected_time":
+            columns.append(_time(np.full(len(bursts), detected_ns, dtype=np.int64)))
+        else:
+            columns.append(from_numpy(np.array([b[name] for b in bursts], dtype=_NUMPY[kind])))
+    return pa.Table.from_arrays(columns, schema=BURST_SCHEMA)
+
+
+def is_collect_dir(out: Path) -> bool:
+    """Whether ``out`` is a ``burstlab collect --out`` directory (one of its table folders)."""
+    return any((out / name).is_dir() for name in TABLES)
+
+
+def create_views(con: Any, out: Path) -> None:
+    """DuckDB views ``reports``, ``queue``, ``bursts`` over the closed files of ``out`` (the
+    open ones are hidden: their names start with a dot)."""
+    for name in TABLES:
+        if any((out / name).glob("part-*.parquet")):
+            pattern = "'" + str(out / name / "part-*.parquet").replace("'", "''") + "'"
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({pattern}, union_by_name = true)")
 
 
 class _Rotating:

@@ -23,6 +23,12 @@ def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the sweep's tables as views. A record table no run
     produced (every run failed) has no view."""
     out = Path(out)
+    from burstlab.collect.store import create_views, is_collect_dir
+
+    if not (out / DEFINITION_FILE).is_file() and is_collect_dir(out):
+        con = duckdb.connect(":memory:")  # a `burstlab collect --out` directory
+        create_views(con, out)
+        return con
     if not (out / DEFINITION_FILE).is_file() or not (out / RUNS_FILE).is_file():
         raise SweepError(f"{out}: not a sweep directory (no {DEFINITION_FILE} or {RUNS_FILE})")
     con = duckdb.connect(":memory:")

@@ -27,6 +27,22 @@ pub enum ScenarioError {
     /// A `--set path=value` argument that cannot be applied.
     #[error("--set {arg}: {message}")]
     Override { arg: String, message: String },
+    /// The run would hold more memory than its budget (`budget.rs`): the field that drives
+    /// the estimate, its value, what it makes the run hold, the estimate and the budget.
+    #[error(
+        "{path} = {value}: the run would hold about {} ({what}), over the memory budget of {} \
+         ({whence}); expected a smaller value, or a memory_budget above the estimate",
+        super::budget::human(*.estimate),
+        super::budget::human(*.budget)
+    )]
+    OverBudget {
+        path: String,
+        value: String,
+        what: String,
+        estimate: u64,
+        budget: u64,
+        whence: String,
+    },
 }
 
 impl ScenarioError {
@@ -38,6 +54,7 @@ impl ScenarioError {
             ScenarioError::Field { .. } => "field",
             ScenarioError::UnknownKey { .. } => "unknown_key",
             ScenarioError::Override { .. } => "override",
+            ScenarioError::OverBudget { .. } => "memory_budget",
         }
     }
 

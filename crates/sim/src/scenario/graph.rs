@@ -29,6 +29,7 @@
 
 use toml::Value;
 
+use super::budget;
 use super::defaults::*;
 use super::error::ScenarioError;
 use super::fields::{Fields, RATE_EXPECTED};
@@ -134,6 +135,9 @@ pub(crate) fn topology(
                     ));
                 }
             }
+            let (nodes, links) = (root.tables("node").len(), root.tables("link").len());
+            let value = format!("{links} entries");
+            budget::check_graph(root, root, "link", value, nodes as u64, links as u64)?;
             explicit(root, mtu, clock_ppm, veth, buffer, flow_count, &host_qdisc)?
         }
         Preset::LeafSpine => {
@@ -159,6 +163,10 @@ pub(crate) fn topology(
                 host_rate,
                 fabric_rate,
             };
+            let (leaves, hosts) = (u64::from(p.leaves), u64::from(p.hosts_per_leaf));
+            let nodes = u64::from(spines) + leaves * (1 + hosts);
+            let links = leaves * (u64::from(spines) + hosts);
+            budget::check_graph(root, t, "hosts_per_leaf", hosts.to_string(), nodes, links)?;
             presets::leaf_spine::graph(&p, &common)
         }
         Preset::Racks => {
@@ -170,6 +178,9 @@ pub(crate) fn topology(
                 host_rate,
                 uplink_rate: t.rate("uplink_rate")?.unwrap_or(host_rate),
             };
+            let (racks, hosts) = (u64::from(p.racks), u64::from(p.hosts_per_rack));
+            let (nodes, links) = (1 + racks * (1 + hosts), racks * (1 + hosts));
+            budget::check_graph(root, t, "hosts_per_rack", hosts.to_string(), nodes, links)?;
             presets::racks::graph(&p, &common)
         }
         Preset::ParkingLot => {
@@ -180,6 +191,9 @@ pub(crate) fn topology(
                 rate,
                 host_rate: host_rate.unwrap_or(rate),
             };
+            let (switches, hosts) = (u64::from(p.hops) + 1, u64::from(p.hosts_per_switch));
+            let (nodes, links) = (switches * (1 + hosts), switches - 1 + switches * hosts);
+            budget::check_graph(root, t, "hosts_per_switch", hosts.to_string(), nodes, links)?;
             presets::parking_lot::graph(&p, &common)
         }
         Preset::Dumbbell => unreachable!("the dumbbell has its own keys"),

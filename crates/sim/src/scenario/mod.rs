@@ -5,6 +5,7 @@
 //! key against the schema (`schema.rs`), then read typed values (`parse.rs`, `traffic.rs`)
 //! into the engine's [`model`]. The first problem found is the error.
 
+pub mod budget;
 pub mod defaults;
 mod error;
 mod fields;
@@ -30,7 +31,10 @@ pub fn load(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError>
     for arg in overrides {
         overrides::apply(&mut root, arg)?;
     }
-    parse::scenario(&root)
+    let scn = parse::scenario(&root)?;
+    // Last: a run that would not fit in memory is refused before anything is built.
+    budget::check(&scn, &fields::Fields::new(&root, "scenario"))?;
+    Ok(scn)
 }
 
 /// Reads and parses the scenario file at `path`; see [`load`].

@@ -157,6 +157,7 @@ pub(crate) const ROOT: &[(&str, Node)] = &[
     ("seed", Leaf),
     ("stop", Leaf),
     ("interval", Leaf),
+    ("memory_budget", Leaf),
     ("topology", Node::Table(TOPOLOGY)),
     ("flow", Node::Tables(FLOW)),
     ("incast", Node::Tables(INCAST)),

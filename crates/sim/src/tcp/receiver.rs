@@ -13,6 +13,9 @@ use crate::tcp::sender::TCP_FASTRETRANS_THRESH;
 use crate::tcp::{MAX_SKB_FRAGS, SYN_BYTES, TCP_TS_TICK, ack_bytes, mss_from_mtu, timer_wheel};
 use crate::time::Time;
 
+mod ofo;
+use ofo::OfoQueue;
+
 /// `TCP_ATO_MIN` = `TCP_DELACK_MIN` = HZ/25 = 40 ms (`include/net/tcp.h`): the delayed-ACK timeout.
 pub const TCP_DELACK_MIN: Time = Time::from_ms(40);
 /// `TCP_DELACK_MAX` = HZ/5 = 200 ms (`include/net/tcp.h`).
@@ -60,12 +63,8 @@ pub struct TcpReceiver {
     pub peer: NodeId,
     established: bool,
     pub rcv_nxt: u64,
-    /// Out-of-order ranges above `rcv_nxt`, sorted, disjoint, not adjacent.
-    ofo: Vec<SeqRange>,
-    /// Starts of `ofo` ranges, most recently changed first (RFC 2018 §4 block order).
-    recent: Vec<u64>,
-    /// Payload bytes in `ofo`.
-    ofo_bytes: u64,
+    /// Out-of-order ranges above `rcv_nxt`, and their SACK blocks' order (RFC 2018 §4).
+    ofo: OfoQueue,
     win: RcvWindow,
     rcv_mss: u32,
     /// `rcv_nxt` when the last ACK was sent (`rcv_wup`).
@@ -141,9 +140,7 @@ impl TcpReceiver {
             peer,
             established: false,
             rcv_nxt: 0,
-            ofo: Vec::new(),
-            recent: Vec::new(),
-            ofo_bytes: 0,
+            ofo: OfoQueue::default(),
             win: RcvWindow::new(&cfg),
             rcv_mss: advmss,
             rcv_wup: 0,
@@ -283,8 +280,8 @@ impl TcpReceiver {
             if self.compressed_ack > 0 && self.sack_block_index(start, end).is_none_or(|i| i >= 2) {
                 self.send_ack(now, out);
             }
-            self.insert_ofo(start, end);
-            let ofo_span = self.ofo.last().map_or(0, |r| r.end - self.rcv_nxt);
+            self.ofo.insert(start, end);
+            let ofo_span = self.ofo.last_end().map_or(0, |e| e - self.rcv_nxt);
             if self.win.on_ofo_data(p.payload, self.held_bytes(), ofo_span) {
                 self.quick = self.quick.max(1);
             }
@@ -520,17 +517,8 @@ impl TcpReceiver {
     }
 
     fn advance(&mut self, end: u64) {
-        self.rcv_nxt = self.rcv_nxt.max(end);
         // Pull in out-of-order ranges that are now contiguous.
-        while let Some(r) = self.ofo.first().copied() {
-            if r.start > self.rcv_nxt {
-                break;
-            }
-            self.rcv_nxt = self.rcv_nxt.max(r.end);
-            self.ofo_bytes -= r.end - r.start;
-            self.ofo.remove(0);
-            self.recent.retain(|s| *s != r.start);
-        }
+        self.rcv_nxt = self.ofo.advance(self.rcv_nxt.max(end));
         if !self.slow_reader {
             self.stats.delivered = self.stats.delivered.max(self.rcv_nxt);
         }
@@ -561,7 +549,7 @@ impl TcpReceiver {
             RcvBufTuning::Linux6_18 => copied.min(MAX_SKB_FRAGS as u64 * self.win.rcv_mss()),
             RcvBufTuning::Linux6_6 => copied,
         };
-        let ofo_span = self.ofo.last().map_or(0, |r| r.end - self.rcv_nxt);
+        let ofo_span = self.ofo.last_end().map_or(0, |e| e - self.rcv_nxt);
         self.win.on_app_read(
             now,
             self.stats.delivered + first,
@@ -599,10 +587,8 @@ impl TcpReceiver {
     /// starts a block of its own, or if no block is remembered yet (Linux then goes no
     /// further: a first block flushes nothing).
     fn sack_block_index(&self, start: u64, end: u64) -> Option<usize> {
-        let blocks =
-            self.recent.iter().take(4).filter_map(|s| self.ofo.iter().find(|r| r.start == *s));
         let mut n = 0;
-        for (i, r) in blocks.enumerate() {
+        for (i, r) in self.ofo.recent_blocks().take(4).enumerate() {
             if r.start <= end && start <= r.end {
                 return Some(i);
             }
@@ -611,28 +597,9 @@ impl TcpReceiver {
         (n < 2).then_some(0)
     }
 
-    fn insert_ofo(&mut self, start: u64, end: u64) {
-        let i = self.ofo.partition_point(|r| r.end < start);
-        let mut new = SeqRange { start, end };
-        let mut j = i;
-        while j < self.ofo.len() && self.ofo[j].start <= end {
-            new.start = new.start.min(self.ofo[j].start);
-            new.end = new.end.max(self.ofo[j].end);
-            j += 1;
-        }
-        let old_bytes: u64 = self.ofo[i..j].iter().map(|r| r.end - r.start).sum();
-        self.ofo_bytes = self.ofo_bytes - old_bytes + (new.end - new.start);
-        let (lo, hi) = (new.start, new.end);
-        self.ofo.splice(i..j, std::iter::once(new));
-        // Ranges merged into `new` start inside it.
-        self.recent.retain(|s| *s < lo || *s >= hi);
-        self.recent.insert(0, new.start);
-    }
-
     /// Payload bytes held for the application but not readable yet (out of order).
     fn held_bytes(&self) -> u64 {
-        debug_assert_eq!(self.ofo_bytes, self.ofo.iter().map(|r| r.end - r.start).sum::<u64>());
-        self.ofo_bytes + self.unread()
+        self.ofo.bytes() + self.unread()
     }
 
     fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -651,11 +618,9 @@ impl TcpReceiver {
             a.sack[0] = d;
             n = 1;
         }
-        for s in self.recent.iter().take(MAX_SACK_BLOCKS - n) {
-            if let Some(r) = self.ofo.iter().find(|r| r.start == *s) {
-                a.sack[n] = *r;
-                n += 1;
-            }
+        for r in self.ofo.recent_blocks().take(MAX_SACK_BLOCKS - n) {
+            a.sack[n] = r;
+            n += 1;
         }
         a.sack_len = n as u8;
         a.ip_bytes = ack_bytes(n as u32);

@@ -94,8 +94,10 @@ impl Sender {
         self.stats
     }
 
-    /// Send the report datagrams of one capture; `progress` ticks now and then with the
-    /// datagrams sent so far and may stop the pass.
+    /// Send the report datagrams of one capture; `progress` ticks after every batch sent (and
+    /// during long waits) with the datagrams sent so far, and may stop the pass. A caller's
+    /// progress should be cheap: it gates itself on a clock (the bindings take the GIL every
+    /// 50 ms).
     pub fn send_capture<R: Read>(
         &mut self,
         src: R,
@@ -106,7 +108,6 @@ impl Sender {
         // A later pass of the same capture continues the timeline after the last datagram.
         self.offset_ns = self.last_ts;
         let mut pass_first: Option<u64> = None;
-        let mut ticks = 0u32;
         while let Some(frame) = reader.next() {
             let frame = frame?;
             self.stats.frames += 1;
@@ -117,26 +118,45 @@ impl Sender {
             if let Some(due) = self.due(ts)
                 && due > Instant::now()
             {
-                self.flush().map_err(|error| ReplayError::Send { to: self.to, error })?;
-                std::thread::sleep(due - Instant::now());
+                self.send_batch(progress)?;
+                self.wait_until(due, progress)?;
             }
             self.lens.push(payload.len());
             self.buf.extend_from_slice(payload);
             if self.lens.len() == BATCH {
-                self.flush().map_err(|error| ReplayError::Send { to: self.to, error })?;
-                ticks += 1;
-                if ticks.is_multiple_of(16)
-                    && progress.tick(self.stats.sent) == ControlFlow::Break(())
-                {
-                    return Err(ReplayError::Stopped);
-                }
+                self.send_batch(progress)?;
             }
         }
-        self.flush().map_err(|error| ReplayError::Send { to: self.to, error })?;
-        if progress.tick(self.stats.sent) == ControlFlow::Break(()) {
-            return Err(ReplayError::Stopped);
-        }
+        self.send_batch(progress)?;
         Ok(())
+    }
+
+    /// Send what is batched, then tick: `progress` sees the exact count sent so far.
+    fn send_batch(&mut self, progress: &mut impl Progress) -> Result<(), ReplayError> {
+        self.flush().map_err(|error| ReplayError::Send { to: self.to, error })?;
+        match progress.tick(self.stats.sent) {
+            ControlFlow::Continue(()) => Ok(()),
+            ControlFlow::Break(()) => Err(ReplayError::Stopped),
+        }
+    }
+
+    /// Sleep until `due` in slices short enough for `progress` to stop a long wait.
+    fn wait_until(
+        &mut self,
+        due: Instant,
+        progress: &mut impl Progress,
+    ) -> Result<(), ReplayError> {
+        const SLICE: Duration = Duration::from_millis(20);
+        loop {
+            let left = due.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            std::thread::sleep(left.min(SLICE));
+            if left > SLICE && progress.tick(self.stats.sent) == ControlFlow::Break(()) {
+                return Err(ReplayError::Stopped);
+            }
+        }
     }
 
     /// When the datagram at capture time `ts` (from the first) is due; `None`: now.

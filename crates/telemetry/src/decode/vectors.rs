@@ -5,6 +5,7 @@
 use super::*;
 use crate::int::tests::ONOS_INNER;
 use crate::model::{IntVersion, ReportFlags, ReportVersion};
+use crate::profile::DeviceProfile;
 use std::net::{IpAddr, Ipv4Addr};
 
 fn v4(a: [u8; 4]) -> IpAddr {
@@ -342,4 +343,101 @@ fn a_capture_counts_the_frames_it_skips_and_decodes_the_labelled_one() {
         decode_capture(&file[..], &mut d, &DEFAULT_REPORT_PORTS, |_, _| {}, |_| {}).unwrap();
     assert_eq!((stats.frames, stats.reports, stats.malformed), (5, 2, 0));
     assert_eq!((stats.skipped.not_udp, stats.skipped.not_ip, stats.skipped.total()), (1, 2, 3));
+}
+
+// ---- deployed variants only a device profile can tell -------------------------------------
+
+fn decoder_with(port: u16, profile: DeviceProfile) -> Decoder {
+    let mut profiles = Profiles::builtin();
+    profiles.by_port.insert(port, profile);
+    Decoder::new(profiles)
+}
+
+/// Ethernet (scapy `Ether()` defaults) + IPv4 10.0.0.1 → 10.0.0.2 (`tos`) + UDP 5000 → 5000,
+/// then `int` (shim onwards): the reported packet both generators below build.
+fn generator_inner(tos: u8, int: &[u8]) -> Vec<u8> {
+    let mut b = vec![0xff; 6];
+    b.extend_from_slice(&[0; 6]);
+    b.extend_from_slice(&[0x08, 0x00, 0x45, tos]);
+    b.extend_from_slice(&((20 + 8 + int.len()) as u16).to_be_bytes());
+    b.extend_from_slice(&[
+        0, 1, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, 0x13, 0x88, 0x13, 0x88,
+    ]);
+    b.extend_from_slice(&((8 + int.len()) as u16).to_be_bytes());
+    b.extend_from_slice(&[0, 0]);
+    b.extend_from_slice(int);
+    b
+}
+
+/// Three 8-word hops (ins 0xFF00) with switch ids 4, 5, 6 as both generators write them:
+/// `[sw, 2<<16|3, lat, 5<<16|q, in_ts, 1524234560, 5<<16|x, 1]`.
+fn generator_hops(first: [u32; 3]) -> Vec<u8> {
+    let mut b = Vec::new();
+    for (k, sw) in [4u32, 5, 6].into_iter().enumerate() {
+        let (lat, q, ts) = if k == 0 { (first[0], first[1], first[2]) } else { (4, 6, 7) };
+        for w in [sw, 2 << 16 | 3, lat, 5 << 16 | q, ts, 1_524_234_560, 5 << 16 | 10, 1] {
+            b.extend_from_slice(&w.to_be_bytes());
+        }
+    }
+    b
+}
+
+#[test]
+fn tr_v0_5_layout_with_version_nibble_1_needs_its_profile() {
+    // BPFCollector's generator (amlight/int_collector before 2020, `INT_gen/INTReport.py`,
+    // `--test_onos_collector`): class TelemetryReport "INT telemetry report v0.5" with
+    // `BitField("ver", 1, 4)`, nProto 0, F 1, ingressTimestamp 1524138290; inner IP ToS 0x1<<2;
+    // INT v0.5 insCnt 8, totalHopCnt 3, ins 0xFF00, originDSCP 14. scapy writes its unset
+    // shim `length` (None) as 0.
+    let mut int = vec![0x01, 0x00, 0x00, 0x00, 0x00, 0x08, 8, 3, 0xff, 0x00, 0x00, 0x00];
+    int.extend(generator_hops([4, 6, 7]));
+    int.extend_from_slice(&[0, 0, 0, 14]);
+    let mut payload = vec![0x10, 0x20, 0x00, 0x00, 0, 0, 0, 0];
+    payload.extend_from_slice(&1_524_138_290u32.to_be_bytes());
+    payload.extend(generator_inner(0x1 << 2, &int));
+    // Read as the version nibble says, it is a TR v1.0 header of Length 0.
+    let e = Decoder::new(Profiles::builtin()).decode(&payload, 1234).unwrap_err();
+    assert_eq!((e.field, e.value), ("tr_v1_0.length", 0));
+    let p = Profiles::from_toml_str("[port.1234]\nreport_version_1 = \"0.5\"").unwrap();
+    let r = Decoder::new(p).decode(&payload, 1234).unwrap()[0].clone();
+    assert_eq!(r.version, ReportVersion::V0_5);
+    assert_eq!((r.seq, r.ingress_ts, r.flags.tracked), (0, Some(1_524_138_290), true));
+    let flow = r.flow.unwrap();
+    assert_eq!((flow.src, flow.sport, flow.dport, flow.proto), (v4([10, 0, 0, 1]), 5000, 5000, 17));
+    // The generator's shim Length 0 cannot hold its stack: named, not guessed around.
+    let e = r.inner_error.unwrap();
+    assert_eq!((e.field, e.value), ("int.shim.length", 0));
+}
+
+#[test]
+fn geant_int_v1_0_with_4_byte_l2_ids_needs_its_profile() {
+    // GEANT-DataPlaneProgramming/int-collector `benchmark/int_package_generator.py` `p0`
+    // (@ 051adfb): TelemetryReport_v10(len 1, F, swid 1, seqNumber 5, ingressTimestamp
+    // 1524138290) to UDP 8086; INT_v10(length 27, MD ver 0, hopMLen 8, remainHopCnt 3, ins
+    // 0xFF00): 8 words a hop, so bit 6 (level-2 ids) is one 4-byte word and the timestamps
+    // are 4 bytes, as its collector reads them (`BPFCollector.c`: `u32 lv2_in_e_port_ids`).
+    let mut int = vec![0x01, 0x00, 27, 0x00, 0x00, 0x00, 0x08, 0x03, 0xff, 0x00, 0x00, 0x00];
+    int.extend(generator_hops([400, 600, 700]));
+    let mut payload = Vec::new();
+    for w in [0x1100_0040u32, 1, 5, 1_524_138_290] {
+        payload.extend_from_slice(&w.to_be_bytes());
+    }
+    payload.extend(generator_inner(0, &int));
+    let e = Decoder::new(Profiles::builtin()).decode(&payload, 8086).unwrap_err();
+    assert_eq!((e.field, e.value), ("tr_v1_0.length", 1), "the spec's reading");
+    let geant = DeviceProfile { timestamp_bytes: 4, ..DeviceProfile::geant() };
+    let r = decoder_with(8086, geant).decode(&payload, 8086).unwrap()[0].clone();
+    assert_eq!((r.switch_id, r.seq, r.int_version), (Some(1), 5, Some(IntVersion::V1_0)));
+    let ids: Vec<_> = r.hops.iter().map(|h| h.switch_id.unwrap()).collect();
+    assert_eq!(ids, [4, 5, 6]);
+    let h = r.hops[0];
+    assert_eq!((h.ingress_port, h.egress_port, h.hop_latency_ns), (Some(2), Some(3), Some(400)));
+    assert_eq!((h.ingress_ts, h.egress_ts), (Some(700), Some(1_524_234_560)));
+    // The generator puts its queue id at bit 16 (`5 << 16 | 600`); read as the spec lays the
+    // word out, queue 0 holds 0x050258 bytes (GEANT's collector keeps 16 bits and sees 600).
+    assert_eq!((h.queue_id, h.queue_occupancy_bytes), (Some(0), Some(0x05_0258)));
+    // Its level-2 ids alone (bit 6 without bit 1): one word, ingress | egress.
+    let l2 = crate::int::metadata::HopLayout::with_l2(IntVersion::V1_0, 0x0200, 4, 4);
+    let hop = l2.decode(&(5u32 << 16 | 10).to_be_bytes(), 1);
+    assert_eq!((hop.ingress_port, hop.egress_port), (Some(5), Some(10)));
 }

@@ -18,6 +18,8 @@ pub const TPID_QINQ_LEGACY: u16 = 0x9100;
 /// (RFC 8200 §4: hop-by-hop 0, routing 43, fragment 44, destination options 60; RFC 4302 AH 51).
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
+/// GRE (IANA protocol number 47, RFC 2784).
+pub const PROTO_GRE: u8 = 47;
 const EXT_HOP_BY_HOP: u8 = 0;
 const EXT_ROUTING: u8 = 43;
 const EXT_FRAGMENT: u8 = 44;
@@ -46,6 +48,9 @@ pub(crate) struct Headers {
     pub l4_end: Option<usize>,
     /// The TCP or UDP header is cut or malformed: `flow` is `None`, the IP fields stand.
     pub l4_error: Option<DecodeError>,
+    /// Offset of the first byte after the IP header(s): where GRE or L4 starts; `None` for a
+    /// non-first fragment.
+    pub l4_at: Option<usize>,
 }
 
 /// Parse the headers of a packet starting with `kind`.
@@ -154,8 +159,15 @@ fn transport(
     packet_bytes: u32,
     dscp: u8,
 ) -> Result<Headers, DecodeError> {
-    let mut hdr =
-        Headers { flow: None, packet_bytes, dscp, l4_fixed_end: 0, l4_end: None, l4_error: None };
+    let mut hdr = Headers {
+        flow: None,
+        packet_bytes,
+        dscp,
+        l4_fixed_end: 0,
+        l4_end: None,
+        l4_error: None,
+        l4_at: l4,
+    };
     let Some(at) = l4 else { return Ok(hdr) };
     if let Err(e) = l4_header(buf, at, FlowKey { src, dst, sport: 0, dport: 0, proto }, &mut hdr) {
         hdr.l4_error = Some(e);

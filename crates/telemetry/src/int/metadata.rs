@@ -57,6 +57,7 @@ pub(crate) struct HopLayout {
     fields: [(Field, u8); 8],
     n: usize,
     ts_bytes: u8,
+    l2_bytes: u8,
     /// Bytes the defined bits of the bitmap occupy; a hop shorter than this disagrees with
     /// the bitmap.
     pub(crate) defined_bytes: usize,
@@ -64,12 +65,17 @@ pub(crate) struct HopLayout {
 
 /// Size in bytes of bitmap bit `bit` (0 = MSB), or `None` for a reserved bit.
 fn bit_size(version: IntVersion, bit: u32, ts_bytes: u8) -> Option<usize> {
+    bit_size_l2(version, bit, ts_bytes, 8)
+}
+
+/// [`bit_size`] with level-2 port ids of `l2_bytes` in all (8 as specified, 4 on GEANT).
+fn bit_size_l2(version: IntVersion, bit: u32, ts_bytes: u8, l2_bytes: u8) -> Option<usize> {
     let ts = usize::from(ts_bytes);
     match (version, bit) {
         (_, 0..=3) | (_, 7) => Some(4),
         (_, 4 | 5) => Some(ts),
         (IntVersion::V0_5, 6) => Some(4),
-        (_, 6) => Some(8),
+        (_, 6) => Some(usize::from(l2_bytes)),
         (IntVersion::V2_1, 8) => Some(4),
         (IntVersion::V1_0 | IntVersion::V2_1, 15) => Some(4),
         _ => None,
@@ -87,9 +93,28 @@ pub(crate) fn timestamp_bytes(version: IntVersion, profile_bytes: u8) -> u8 {
 }
 
 impl HopLayout {
+    #[cfg(test)]
     pub(crate) fn new(version: IntVersion, instructions: u16, ts_bytes: u8) -> Self {
-        let mut layout =
-            HopLayout { fields: [(Field::SwitchId, 0); 8], n: 0, ts_bytes, defined_bytes: 0 };
+        Self::with_l2(version, instructions, ts_bytes, 8)
+    }
+
+    /// The layout when a device sends level-2 port ids (bit 6, v1.0 / v2.1) in `l2_bytes`:
+    /// 8 as specified (two 32-bit ids), 4 as GEANT's collector reads them (one word,
+    /// `lv2_in_e_port_ids`, GEANT-DataPlaneProgramming/int-collector `BPFCollector.c`).
+    pub(crate) fn with_l2(
+        version: IntVersion,
+        instructions: u16,
+        ts_bytes: u8,
+        l2_bytes: u8,
+    ) -> Self {
+        let l2_bytes = if l2_bytes == 4 { 4 } else { 8 };
+        let mut layout = HopLayout {
+            fields: [(Field::SwitchId, 0); 8],
+            n: 0,
+            ts_bytes,
+            l2_bytes,
+            defined_bytes: 0,
+        };
         let mut at = 0usize;
         for bit in 0..16u32 {
             if instructions & (0x8000 >> bit) == 0 {
@@ -117,7 +142,7 @@ impl HopLayout {
             }
             // Reserved bits have no defined size: nothing we read follows them (bits 0–6
             // precede every reserved bit), and HopML / InsCnt give the hop's true length.
-            at += bit_size(version, bit, ts_bytes).unwrap_or(0);
+            at += bit_size_l2(version, bit, ts_bytes, l2_bytes).unwrap_or(0);
         }
         layout.defined_bytes = at;
         layout
@@ -149,6 +174,12 @@ impl HopLayout {
                 }
                 Field::IngressTs => h.ingress_ts = avail(word(ts), ts as u32 * 8),
                 Field::EgressTs => h.egress_ts = avail(word(ts), ts as u32 * 8),
+                Field::L2Ports if self.l2_bytes == 4 => {
+                    // One word: ingress id (16) | egress id (16), as GEANT pairs its ids.
+                    let w = avail(word(4), 32);
+                    h.ingress_port = w.map(|w| (w >> 16) as u32);
+                    h.egress_port = w.map(|w| (w & 0xFFFF) as u32);
+                }
                 Field::L2Ports => {
                     let w = word(8);
                     h.ingress_port = avail32(w >> 32);

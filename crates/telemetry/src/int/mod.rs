@@ -16,12 +16,13 @@ pub mod encode;
 pub mod inner;
 pub mod metadata;
 pub mod stack;
+pub mod tunnel;
 
 pub use encode::{IntStackSpec, encode_inner};
 pub use metadata::NOVIFLOW_INSTRUCTIONS;
 
 use crate::error::DecodeError;
-use crate::model::{InnerKind, InnerPacket};
+use crate::model::{InnerKind, InnerPacket, IntVersion};
 use crate::profile::{DeviceProfile, IntDetect};
 use inner::{PROTO_TCP, PROTO_UDP};
 
@@ -56,6 +57,9 @@ pub fn parse_inner_into(
     if let Some(e) = h.l4_error {
         return Err(e);
     }
+    if let Some(t) = tunnel::find(bytes, &h)? {
+        return tunnelled(bytes, &t, profile, packet);
+    }
     let Some(l4_end) = h.l4_end else { return Ok(()) };
     let Some(flow) = packet.flow.as_mut() else { return Ok(()) };
     let at = match flow.proto {
@@ -86,6 +90,14 @@ pub fn parse_inner_into(
         }
         IntDetect::Dscp { .. } => return Ok(()),
     };
+    // A profile may name the version a Type 1 shim's stack really is (GEANT: MD Ver 0).
+    let version = match (version, profile.int_md_version) {
+        (
+            IntVersion::V0_5 | IntVersion::V1_0,
+            Some(forced @ (IntVersion::V0_5 | IntVersion::V1_0)),
+        ) => forced,
+        (v, _) => v,
+    };
     let s = stack::parse(bytes, at, version, profile, &mut packet.hops)?;
     packet.int_version = Some(s.version);
     packet.source_only = s.source_only;
@@ -109,6 +121,28 @@ pub fn parse_inner_into(
             }
         }
     }
+    Ok(())
+}
+
+/// INT inside a GRE, VXLAN-GPE or Geneve tunnel: the stack, then the tunnelled packet's flow
+/// key, which is the one the report is about (the tunnel's own is left out).
+fn tunnelled(
+    bytes: &[u8],
+    t: &tunnel::Tunnel,
+    profile: &DeviceProfile,
+    packet: &mut InnerPacket,
+) -> Result<(), DecodeError> {
+    let body = (t.md, (t.length_at, t.length));
+    let ts = metadata::timestamp_bytes(IntVersion::V2_1, profile.timestamp_bytes);
+    packet.source_only = stack::v2_body(bytes, body, t.md_type, ts, profile, &mut packet.hops)?;
+    packet.int_version = Some(IntVersion::V2_1);
+    let Some((kind, at)) = t.payload else { return Ok(()) };
+    packet.flow = None;
+    let h = inner::parse(bytes.get(at..).unwrap_or_default(), kind).map_err(|e| e.shifted(at))?;
+    if let Some(e) = h.l4_error {
+        return Err(e.shifted(at));
+    }
+    packet.flow = h.flow;
     Ok(())
 }
 

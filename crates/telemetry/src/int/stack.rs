@@ -78,7 +78,8 @@ pub(crate) fn parse(
             let length = usize::from(u8_at(buf, at + 2, "int.shim.length")?);
             let md = at + SHIM_BYTES;
             let per_hop = if version == IntVersion::V0_5 { V0_5_INS_CNT } else { V1_HOP_ML };
-            let hop = md_hops(buf, md, (at + 2, length), version, ts, per_hop)?;
+            let widths = (ts, profile.l2_port_bytes);
+            let hop = md_hops(buf, md, (at + 2, length), version, widths, per_hop)?;
             take(buf, at, length * 4, "int.stack")?;
             push_hops(buf, md + MD_BYTES_V1, hop, profile, hops);
             let (end, restore) = (at + length * 4, Restore::default());
@@ -133,32 +134,55 @@ fn parse_v2(
     let b0 = u8_at(buf, at, "int.shim.type")?;
     let length = usize::from(u8_at(buf, at + 1, "int.shim.length")?);
     let md = at + SHIM_BYTES;
-    let mut source_only = None;
-    if b0 >> 4 == SHIM_TYPE_V2_MD {
-        let so = source_only_words(buf, md, length, profile);
-        let hop = md_hops(buf, md, (at + 1, length - so), IntVersion::V2_1, ts, V2_HOP_ML)?;
-        take(buf, md, length * 4, "int.stack")?;
-        push_hops(buf, md + MD_BYTES_V2, hop, profile, hops);
-        if so > 0 {
-            let end = md + length * 4;
-            source_only = Some(SourceOnly {
-                domain_id: u16_at(buf, md + 6, "int.md.domain_id")?,
-                ds_instruction: u16_at(buf, md + 8, "int.md.ds_instruction")?,
-                ds_flags: u16_at(buf, md + 10, "int.md.ds_flags")?,
-                bytes: take(buf, end - so * 4, so * 4, "int.source_only")?.to_vec(),
-            });
-        }
-    } else if length < V2_OVERHEAD_WORDS {
-        return Err(DecodeError::new(at + 1, "int.shim.length", length as u64, V2_HOP_ML.overhead));
-    } else {
-        take(buf, md, length * 4, "int.mx")?;
-    }
+    let body = (md, (at + 1, length));
+    let source_only = v2_body(buf, body, b0 >> 4 == SHIM_TYPE_V2_MD, ts, profile, hops)?;
     let restore = match (b0 >> 2) & 0b11 {
         1 => Restore { dport: Some(u16_at(buf, at + 2, "int.shim.udp_dport")?), proto: None },
         2 => Restore { dport: None, proto: Some(u8_at(buf, at + 3, "int.shim.ip_proto")?) },
         _ => Restore::default(),
     };
     Ok(Stack { version: IntVersion::V2_1, end: md + length * 4, restore, source_only })
+}
+
+/// The INT-MD (`md_type`) or INT-MX header at `md` and the `length` words (read at byte
+/// `length_at`) of header and stack that follow it, whatever carries them (the TCP/UDP shim,
+/// or a GRE, VXLAN-GPE or Geneve tunnel's): hops onto `hops`, source-only metadata returned.
+pub(crate) fn v2_body(
+    buf: &[u8],
+    (md, (length_at, length)): (usize, (usize, usize)),
+    md_type: bool,
+    ts: u8,
+    profile: &DeviceProfile,
+    hops: &mut Vec<Hop>,
+) -> Result<Option<SourceOnly>, DecodeError> {
+    take(buf, md, MD_BYTES_V2, "int.md")?;
+    if !md_type {
+        if length < V2_OVERHEAD_WORDS {
+            return Err(DecodeError::new(
+                length_at,
+                "int.shim.length",
+                length as u64,
+                V2_HOP_ML.overhead,
+            ));
+        }
+        take(buf, md, length * 4, "int.mx")?;
+        return Ok(None);
+    }
+    let so = source_only_words(buf, md, length, profile);
+    let widths = (ts, profile.l2_port_bytes);
+    let hop = md_hops(buf, md, (length_at, length - so), IntVersion::V2_1, widths, V2_HOP_ML)?;
+    take(buf, md, length * 4, "int.stack")?;
+    push_hops(buf, md + MD_BYTES_V2, hop, profile, hops);
+    if so == 0 {
+        return Ok(None);
+    }
+    let end = md + length * 4;
+    Ok(Some(SourceOnly {
+        domain_id: u16_at(buf, md + 6, "int.md.domain_id")?,
+        ds_instruction: u16_at(buf, md + 8, "int.md.ds_instruction")?,
+        ds_flags: u16_at(buf, md + 10, "int.md.ds_flags")?,
+        bytes: take(buf, end - so * 4, so * 4, "int.source_only")?.to_vec(),
+    }))
 }
 
 /// Domains whose source-only metadata size is published: (Domain Specific ID, DS Instruction
@@ -212,12 +236,12 @@ fn md_hops(
     md: usize,
     (length_at, length): (usize, usize),
     version: IntVersion,
-    ts: u8,
+    (ts, l2): (u8, u8),
     per_hop: PerHop,
 ) -> Result<Hops, DecodeError> {
     let words = usize::from(u8_at(buf, md + per_hop.at, per_hop.field)? & 0x1F);
     let ins = u16_at(buf, md + 4, "int.md.instructions")?;
-    let layout = HopLayout::new(version, ins, ts);
+    let layout = HopLayout::with_l2(version, ins, ts, l2);
     if words * 4 < layout.defined_bytes {
         return Err(DecodeError::new(
             md + per_hop.at,

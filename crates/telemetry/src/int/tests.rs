@@ -720,3 +720,164 @@ fn v2_1_source_only_of_an_unknown_domain_is_what_whole_hops_leave() {
         parse_inner(&v2_udp_with(md, &[2, 1, 7]), InnerKind::Ipv4, &DeviceProfile::spec()).unwrap();
     assert_eq!((p.hops.len(), p.source_only), (3, None));
 }
+
+// ---- INT-MD in GRE, VXLAN-GPE and Geneve tunnels -----------------------------------------
+
+/// secdev/scapy `test/contrib/int.uts` (@ b9cdba3), "Build & Dissect, INT MD Over IPv4
+/// GRE / VXLAN / GENEVE": `int_md` = Ver 2, hop_left 7, instr_bitmap 0xfe00 (HopML 10), ds_id
+/// 0x7777, ds_instr 0x8888, ds_flags 0x9999; hops node 0xb22 (L1 20 → 21, L2 5 → 6) and node
+/// 0xa11 (L1 10 → 11, L2 1 → 2), other fields 0; its shim/option Length 23.
+fn scapy_int_md() -> Vec<u8> {
+    let mut b = vec![0x20, 0x00, 0x0a, 0x07, 0xfe, 0x00, 0x77, 0x77, 0x88, 0x88, 0x99, 0x99];
+    for (node, l1, l2) in [(0xb22u32, (20u16, 21u16), (5u32, 6u32)), (0xa11, (10, 11), (1, 2))] {
+        b.extend_from_slice(&node.to_be_bytes());
+        b.extend_from_slice(&l1.0.to_be_bytes());
+        b.extend_from_slice(&l1.1.to_be_bytes());
+        b.extend_from_slice(&[0; 4 + 4 + 8 + 8]); // latency, queue, ingress and egress ts
+        b.extend_from_slice(&l2.0.to_be_bytes());
+        b.extend_from_slice(&l2.1.to_be_bytes());
+    }
+    assert_eq!(b.len(), 23 * 4);
+    b
+}
+
+/// The tunnelled frame of those tests: Ether b6:18:00:99:99:00 → b6:18:00:88:88:00,
+/// IP 192.168.1.5 → 192.168.6.9 TTL 128, TCP 6677 → 8899, 64 × 'a' (scapy's defaults: IP id
+/// 1, TCP seq 0, flags S, window 8192; checksums left 0, which the decoder does not read).
+fn scapy_inner_frame() -> Vec<u8> {
+    let mut b = vec![0xb6, 0x18, 0, 0x88, 0x88, 0, 0xb6, 0x18, 0, 0x99, 0x99, 0, 0x08, 0x00];
+    inner::emit_ipv4(
+        Ipv4Addr::new(192, 168, 1, 5),
+        Ipv4Addr::new(192, 168, 6, 9),
+        6,
+        0,
+        20 + 64,
+        &mut b,
+    );
+    b[14 + 4..14 + 6].copy_from_slice(&[0, 1]);
+    b[14 + 8] = 128;
+    b.extend_from_slice(&[
+        0x1a, 0x15, 0x22, 0xc3, 0, 0, 0, 0, 0, 0, 0, 0, 0x50, 0x02, 0x20, 0x00, 0, 0, 0, 0,
+    ]);
+    b.extend_from_slice(&[b'a'; 64]);
+    b
+}
+
+/// Ether b6:18:00:11:11:00 → b6:18:00:22:22:00 / IPv4 198.1.1.17 → 198.1.2.18 TTL 63 (id 1)
+/// carrying `proto` and `body`; scapy's test asserts the IPv4 checksum, checked here so the
+/// rebuilt bytes are the test's.
+fn scapy_outer(proto: u8, body: &[u8], checksum: u16) -> Vec<u8> {
+    let mut b = vec![0xb6, 0x18, 0, 0x22, 0x22, 0, 0xb6, 0x18, 0, 0x11, 0x11, 0, 0x08, 0x00];
+    let mut ip = Vec::new();
+    inner::emit_ipv4(
+        Ipv4Addr::new(198, 1, 1, 17),
+        Ipv4Addr::new(198, 1, 2, 18),
+        proto,
+        0,
+        body.len(),
+        &mut ip,
+    );
+    ip[4..6].copy_from_slice(&[0, 1]);
+    ip[6] = 0; // scapy sets no DF
+    ip[8] = 63;
+    ip[10..12].copy_from_slice(&[0, 0]);
+    let sum: u32 = ip.chunks_exact(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
+    let f = (sum & 0xffff) + (sum >> 16);
+    let c = !((f & 0xffff) + (f >> 16)) as u16;
+    assert_eq!(c, checksum, "the IPv4 checksum scapy's test asserts");
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    b.extend_from_slice(&ip);
+    b.extend_from_slice(body);
+    b
+}
+
+fn scapy_udp(dport: u16, after: &[u8]) -> Vec<u8> {
+    let mut u = vec![0x10, 0x64];
+    u.extend_from_slice(&dport.to_be_bytes());
+    u.extend_from_slice(&((8 + after.len()) as u16).to_be_bytes());
+    u.extend_from_slice(&[0, 0]);
+    u.extend_from_slice(after);
+    u
+}
+
+fn assert_scapy_tunnel_decodes(frame: &[u8]) {
+    let p = parse_inner(frame, InnerKind::Ethernet, &DeviceProfile::spec()).unwrap();
+    assert_eq!(p.int_version, Some(IntVersion::V2_1));
+    let hop = |node, (ig, eg)| Hop {
+        switch_id: Some(node),
+        ingress_port: Some(ig),
+        egress_port: Some(eg),
+        hop_latency_ns: Some(0),
+        queue_id: Some(0),
+        queue_occupancy_bytes: Some(0),
+        ingress_ts: Some(0),
+        egress_ts: Some(0),
+    };
+    assert_eq!(p.hops, vec![hop(0xb22, (20, 21)), hop(0xa11, (10, 11))]);
+    assert_eq!(p.source_only, None, "20 stack words are two whole hops of 10");
+    let flow = p.flow.unwrap();
+    assert_eq!((flow.src, flow.dst), (v4([192, 168, 1, 5]), v4([192, 168, 6, 9])));
+    assert_eq!((flow.sport, flow.dport, flow.proto), (6677, 8899, 6));
+}
+
+#[test]
+fn int_md_over_gre_gives_the_tunnelled_flow() {
+    // GRE(proto=INT_GRE_PROTOCOL 0x4569) / INTShimGre(type=1, gre=0, gre_proto=0x6558)
+    let mut body = vec![0x00, 0x00, 0x45, 0x69, 0x10, 23, 0x65, 0x58];
+    body.extend(scapy_int_md());
+    body.extend(scapy_inner_frame());
+    assert_scapy_tunnel_decodes(&scapy_outer(47, &body, 0xebba));
+}
+
+#[test]
+fn int_md_over_vxlan_gpe_gives_the_tunnelled_flow() {
+    // UDP 4196 → 4790 / VXLAN(flags='NextProtocol', NextProtocol=0x82, vni=5000) /
+    // INTShimVxlan(type=1, gpe=0, vxlan_proto=3)
+    let mut gpe = vec![0x04, 0, 0, 0x82, 0x00, 0x13, 0x88, 0x00, 0x10, 23, 0x00, 0x03];
+    gpe.extend(scapy_int_md());
+    gpe.extend(scapy_inner_frame());
+    assert_scapy_tunnel_decodes(&scapy_outer(17, &scapy_udp(4790, &gpe), 0xebcc));
+}
+
+#[test]
+fn int_md_over_geneve_gives_the_tunnelled_flow() {
+    // UDP 4196 → 6081 / GENEVE(proto=0x6558, vni=5000, options=GeneveOptINT(classid=0x0103,
+    // type=1)): option length 23 words; the header's OptLen counts the option header too (24).
+    let mut g = vec![24, 0x00, 0x65, 0x58, 0x00, 0x13, 0x88, 0x00, 0x01, 0x03, 0x01, 23];
+    g.extend(scapy_int_md());
+    g.extend(scapy_inner_frame());
+    assert_scapy_tunnel_decodes(&scapy_outer(17, &scapy_udp(6081, &g), 0xebcc));
+}
+
+#[test]
+fn tunnels_without_int_keep_the_outer_flow_and_a_cut_tunnel_is_an_error() {
+    // GRE with another protocol type: no INT, the GRE packet's own flow.
+    let mut body = vec![0x00, 0x00, 0x08, 0x00];
+    body.extend(scapy_inner_frame().split_off(14));
+    let mut ip = Vec::new();
+    inner::emit_ipv4(
+        Ipv4Addr::new(198, 1, 1, 17),
+        Ipv4Addr::new(198, 1, 2, 18),
+        47,
+        0,
+        body.len(),
+        &mut ip,
+    );
+    ip.extend(&body);
+    let p = parse_inner(&ip, InnerKind::Ipv4, &DeviceProfile::spec()).unwrap();
+    assert_eq!((p.int_version, p.flow.unwrap().proto), (None, 47));
+    // The INT GRE shim cut short.
+    let mut body = vec![0x00, 0x00, 0x45, 0x69, 0x10, 23];
+    let mut ip = Vec::new();
+    inner::emit_ipv4(
+        Ipv4Addr::new(1, 1, 1, 1),
+        Ipv4Addr::new(2, 2, 2, 2),
+        47,
+        0,
+        body.len(),
+        &mut ip,
+    );
+    ip.append(&mut body);
+    let e = parse_inner(&ip, InnerKind::Ipv4, &DeviceProfile::spec()).unwrap_err();
+    assert_eq!((e.offset, e.field), (24, "int.gre_shim"));
+}

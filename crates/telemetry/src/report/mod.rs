@@ -80,6 +80,11 @@ pub fn parse_reports_into(
     };
     match first >> 4 {
         VERSION_V0_5 => out.push(v0_5::parse(payload, profile, V05Layout::for_profile(profile))?),
+        // Early ONOS and AmLight generators send the TR v0.5 layout with Ver = 1; only the
+        // device profile can tell (`tr_v1_is_v0_5`).
+        VERSION_V1_0 if profile.tr_v1_is_v0_5 => {
+            out.push(v0_5::parse(payload, profile, V05Layout::for_profile(profile))?)
+        }
         VERSION_V1_0 => out.push(v1_0::parse(payload, profile)?),
         VERSION_V2_0 => v2_0::parse(payload, profile, out)?,
         nibble => {

@@ -54,11 +54,11 @@ pub fn parse(payload: &[u8], profile: &DeviceProfile) -> Result<ReportHeader, De
     let switch_id = r.u32("tr_v1_0.switch_id")?;
     let seq = r.u32("tr_v1_0.seq")?;
     let ingress_ts = u64::from(r.u32("tr_v1_0.ingress_ts")?);
-    let length = ((w0 >> 24) & 0xF) as u8;
     let nprot = ((w0 >> 21) & 0x7) as u8;
     let md_bits = ((w0 >> 15) & 0x3F) as u8;
-
     let needed = FIXED_WORDS + md_bits.count_ones() as u8;
+    let length = if profile.tr_v1_length_from_bits { needed } else { ((w0 >> 24) & 0xF) as u8 };
+
     if length < needed {
         return Err(DecodeError::new(
             0,

@@ -5,6 +5,8 @@ pub mod leaf_spine;
 pub mod parking_lot;
 pub mod racks;
 
+use rustc_hash::FxHashSet;
+
 use crate::net::graph::{DirSpec, Graph, LinkSpec, NodeKind, NodeSpec};
 use crate::net::queue::PortSpec;
 use crate::time::Time;
@@ -27,6 +29,9 @@ pub struct Common {
 struct Builder<'c> {
     c: &'c Common,
     g: Graph,
+    /// The switches' names, so a link finds its ends' kinds without a scan of every node
+    /// (quadratic in a preset of thousands of hosts).
+    switches: FxHashSet<String>,
 }
 
 impl<'c> Builder<'c> {
@@ -38,17 +43,20 @@ impl<'c> Builder<'c> {
             clock_ppm: c.clock_ppm,
             veth: c.veth,
         };
-        Builder { c, g }
+        Builder { c, g, switches: FxHashSet::default() }
     }
 
     fn node(&mut self, name: String, kind: NodeKind) -> String {
         let fq = if kind == NodeKind::Host { self.c.host_fq.clone() } else { None };
+        if kind == NodeKind::Switch {
+            self.switches.insert(name.clone());
+        }
         self.g.nodes.push(NodeSpec { name: name.clone(), kind, fq });
         name
     }
 
     fn dir(&self, from: &str) -> DirSpec {
-        let switch = self.g.nodes.iter().any(|n| n.name == from && n.kind == NodeKind::Switch);
+        let switch = self.switches.contains(from);
         DirSpec {
             port: self.c.switch_port.clone(),
             clock_ppm: None,

@@ -1,0 +1,108 @@
+"""Advice from evidence: `explain_iperf3` reads a real iperf3 run, says what limited it phase by
+phase, and replays its simulated twin (docs/advice.md)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+#: The twin matches the real run when its throughput is within this share of the real one.
+TWIN_TOLERANCE = 0.10
+
+
+def explain_iperf3(
+    path: str | os.PathLike[str],
+    *,
+    rtt: str | None = None,
+    rate: str | None = None,
+    mtu: int | None = None,
+    buffer: str | None = None,
+    tbf: bool = False,
+    tcp_rmem: str | None = None,
+    tcp_wmem: str | None = None,
+    maxrate: str | None = None,
+    what_if: list[str] | None = None,
+    twin: bool = True,
+    ss: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Explain the iperf3 `-J` result at `path` and replay its twin.
+
+    `rtt`, `rate`, `buffer`, `maxrate` take units ("20ms", "10Gbps", "16KiB"); `tcp_rmem` and
+    `tcp_wmem` the sysctl's three numbers; `tbf` says the bottleneck is a Linux tbf (then
+    `buffer` is its limit). Each `what_if` is "KEY=VALUE" (a flow key such as tcp_rmem, or a
+    path key: rtt, rate, buffer, mtu). Returns a dict (the CLI's `--json`): the run, its
+    `limit`, `summary`, `phases`, `losses`, `notes`, and with `twin` the `scenario` (TOML),
+    `twin` (throughput, FCT, retransmits), `match` and `what_if` results. `ss` is a file of
+    `ss -tin` snapshots taken on the sender during the run: Linux's own account of how long the
+    receiver's window and the send buffer held the connection (`kernel`), set beside the limit.
+
+    Raises burstlab.advise.iperf3.Iperf3InputError for input that is not a completed iperf3
+    TCP test, and burstlab.BurstlabError subclasses for bad flags.
+    """
+    from burstlab.advise import explain as ex
+    from burstlab.advise import iperf3, units
+    from burstlab.advise import twin as tw
+
+    run = iperf3.load(path)
+    rmem = units.triple("--tcp-rmem", tcp_rmem) if tcp_rmem else None
+    wmem = units.triple("--tcp-wmem", tcp_wmem) if tcp_wmem else None
+    rate_bps = units.rate_bps("--rate", rate) if rate else None
+    settings = ex.Settings(rate_bps=rate_bps, tcp_rmem=rmem, tcp_wmem=wmem,
+                           maxrate_bps=units.rate_bps("--maxrate", maxrate) if maxrate else None)
+    explained = ex.explain(run, settings)
+    limits = ex.classify(run, settings)
+    out: dict[str, Any] = {
+        "input": str(path),
+        "version": run.version,
+        "streams": run.num_streams,
+        "reverse": run.reverse,
+        "cca": run.cca,
+        "throughput_bps": run.throughput_bps,
+        "seconds": run.seconds,
+        "retransmits": run.retransmits,
+        **explained.as_json(),
+        "intervals": [{"start_s": iv.start_s, "end_s": iv.end_s, "bits_per_second": iv.bits_per_second,
+                       "retransmits": iv.retransmits, "cwnd_bytes": iv.cwnd_bytes, "snd_wnd_bytes": iv.snd_wnd_bytes,
+                       "rtt_us": iv.rtt_us, "limit": limit} for iv, limit in zip(run.intervals, limits)],
+    }
+    if ss is not None:
+        out["kernel"] = _kernel_account(ss, explained.limit)
+        out["notes"] = [*out["notes"], out["kernel"]["note"]]
+    if not twin:
+        return out
+    overrides = [tw.what_if_overrides(expr, max(1, run.num_streams), tbf=tbf) for expr in what_if or []]
+    path_, notes = tw.path_from(run, rtt_s=units.seconds("--rtt", rtt) if rtt else None, rate_bps=rate_bps,
+                                mtu=mtu, buffer_bytes=units.size_bytes("--buffer", buffer) if buffer else None,
+                                tbf=tbf)
+    toml = tw.scenario_toml(run, path_, tw.Hosts(tcp_rmem=rmem, tcp_wmem=wmem, rmem_max=rmem[2] if rmem else None))
+    base = tw.replay(toml)
+    error = (base.throughput_bps - run.throughput_bps) / run.throughput_bps if run.throughput_bps else None
+    out["notes"] = [*out["notes"], *notes]
+    out["scenario"] = toml
+    out["twin"] = base.as_json()
+    out["match"] = {"throughput_rel_error": error, "tolerance": TWIN_TOLERANCE,
+                    "within": error is not None and abs(error) <= TWIN_TOLERANCE}
+    out["what_if"] = [{"change": expr, "set": sets, "before": base.as_json(), "after": tw.replay(toml, sets).as_json()}
+                      for expr, sets in zip(what_if or [], overrides)]
+    return out
+
+
+#: A share of the busy time this large makes Linux's chronograph name a limit.
+CHRONO_SHARE = 0.5
+
+
+def _kernel_account(path: str | os.PathLike[str], limit: str) -> dict[str, Any]:
+    """What `ss -tin`'s chronograph says limited the data connection, and whether it agrees."""
+    from burstlab.advise import explain as ex
+    from burstlab.advise import ss as ss_
+
+    c = ss_.load(path)
+    says = ex.RECEIVE_WINDOW if c.rwnd_share >= CHRONO_SHARE else ex.SEND_BUFFER if c.sndbuf_share >= CHRONO_SHARE else None
+    agrees = None if says is None else says == limit
+    verdict = ("names no window limit" if says is None else
+               f"names the {says}: {'agrees' if agrees else 'DISAGREES'}")
+    note = (f"Linux's chronograph (ss -tin, {c.local} > {c.peer}): busy {c.busy_ms} ms, receiver's window "
+            f"{c.rwnd_share:.1%}, send buffer {c.sndbuf_share:.1%}{', app-limited' if c.app_limited else ''}; "
+            f"{verdict}")
+    return {"busy_ms": c.busy_ms, "rwnd_limited_share": c.rwnd_share, "sndbuf_limited_share": c.sndbuf_share,
+            "app_limited": c.app_limited, "says": says, "agrees": agrees, "note": note}

@@ -1,0 +1,171 @@
+"""The simulated twin of an iperf3 run: a dumbbell with the path the user gives (`rtt`, `rate`,
+`mtu`, `buffer`, or a Linux `tbf` bottleneck) and a flow per iperf3 stream that carries what
+the run sent, with the congestion control, segment size and socket buffers the JSON reports or
+the flags set. Replayed with :func:`burstlab.run`; what-ifs rerun it with one change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from burstlab.advise.iperf3 import Iperf3Run
+from burstlab.errors import BurstlabError
+
+#: IP and TCP headers with timestamps: the MTU a segment size implies (`tcp_mtu_to_mss()`
+#: less TCPOLEN_TSTAMP_ALIGNED, as validate.compare.TCP_IP_OVERHEAD).
+TCP_IP_OVERHEAD = 52
+#: Hosts' links in the twin, relative to the bottleneck: fast enough never to be the limit.
+HOST_RATE_FACTOR = 10
+#: Flow keys a what-if may name without a path (they apply to every flow of the twin).
+FLOW_KEYS = frozenset({
+    "cca", "tcp_rmem", "tcp_wmem", "rmem_max", "tcp_adv_win_scale", "initcwnd", "initrwnd", "rto_min",
+    "quickack", "max_pacing_rate", "gso_max_size", "qdisc", "fq_maxrate", "read_latency", "ecn",
+})
+#: What-if names for topology keys.
+TOPOLOGY_KEYS = {"rtt": "rtt", "buffer": "buffer", "mtu": "mtu", "rate": "bottleneck_rate",
+                 "tbf_rate": "tbf_rate", "tbf_limit": "tbf_limit", "tbf_burst": "tbf_burst"}
+
+
+class WhatIfError(BurstlabError, ValueError):
+    """A --what-if that is not KEY=VALUE or names no key of the twin."""
+
+
+@dataclass(frozen=True)
+class Path:
+    """The path the twin runs on. With `tbf` the bottleneck is a Linux `tbf` (rate, bucket,
+    byte limit) between namespaces joined by veth pairs, as `burstlab validate` builds it;
+    otherwise a switch queue of `buffer` bytes at `rate_bps`."""
+
+    rate_bps: float
+    rtt_s: float
+    mtu: int
+    buffer_bytes: int | None = None
+    tbf: bool = False
+    tbf_burst_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Hosts:
+    """Host settings the twin's flows get (None: the simulator's defaults)."""
+
+    cca: str | None = None
+    tcp_rmem: tuple[int, int, int] | None = None
+    tcp_wmem: tuple[int, int, int] | None = None
+    rmem_max: int | None = None
+
+
+@dataclass(frozen=True)
+class Replay:
+    throughput_bps: float
+    fct_s: float
+    retransmits: int
+    drops: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"throughput_bps": self.throughput_bps, "fct_s": self.fct_s,
+                "retransmits": self.retransmits, "drops": self.drops}
+
+
+def path_from(run: Iperf3Run, *, rtt_s: float | None, rate_bps: float | None, mtu: int | None,
+              buffer_bytes: int | None = None, tbf: bool = False) -> tuple[Path, list[str]]:
+    """The twin's path: the flags where given, else what the JSON tells (the least RTT the
+    sender measured, the path MTU, the fastest interval's rate), each such guess noted."""
+    notes = []
+    if rtt_s is None:
+        if not run.min_rtt_us:
+            raise BurstlabError(f"{run.path}: the JSON has no min_rtt (iperf3 < 3.1 or a receiver's "
+                                "view): give the path's round-trip time with --rtt, e.g. --rtt 20ms")
+        rtt_s = run.min_rtt_us / 1e6
+        notes.append(f"RTT {run.min_rtt_us:.0f} µs: the least the sender measured (end.streams[].sender.min_rtt)")
+    if mtu is None:
+        mtu = run.pmtu or (run.mss + TCP_IP_OVERHEAD if run.mss else 1500)
+        notes.append(f"MTU {mtu} bytes: from the JSON ({'pmtu' if run.pmtu else 'tcp_mss_default + 52'})")
+    if rate_bps is None:
+        rate_bps = max(iv.bits_per_second for iv in run.intervals)
+        notes.append(f"rate {rate_bps / 1e6:.4g} Mbit/s: the fastest interval (give --rate for the path's own)")
+    return Path(rate_bps, rtt_s, mtu, buffer_bytes, tbf), notes
+
+
+def scenario_toml(run: Iperf3Run, path: Path, hosts: Hosts) -> str:
+    """The twin as scenario TOML (docs/scenarios.md)."""
+    name = f"twin of {run.path}".replace("\\", "/").replace('"', "'")
+    rate_mbps = path.rate_bps / 1e6
+    lines = [f'name = "{name}"', f'stop = "{max(60.0, 20 * run.seconds):.0f}s"', "", "[topology]"]
+    if path.tbf:
+        host = f"{rate_mbps * HOST_RATE_FACTOR:.6g}Mbps"
+        lines += [f'bottleneck_rate = "{host}"', f'host_rate = "{host}"', "veth = true",
+                  f'tbf_rate = "{rate_mbps:.6g}Mbps"', f'tbf_burst = "{_tbf_burst(path)}B"']
+        if path.buffer_bytes is not None:
+            lines.append(f'tbf_limit = "{path.buffer_bytes}B"')
+    else:
+        lines += [f'bottleneck_rate = "{rate_mbps:.6g}Mbps"',
+                  f'host_rate = "{rate_mbps * HOST_RATE_FACTOR:.6g}Mbps"']
+        if path.buffer_bytes is not None:
+            lines.append(f'buffer = "{path.buffer_bytes}B"')
+    lines += [f'rtt = "{path.rtt_s * 1e6:.6g}us"', f"mtu = {path.mtu}"]
+    from burstlab.validate.compare import rcvbuf_tuning
+
+    # The receiver's window grows as its kernel's auto-tuning grows it (6.18 differs).
+    tuning = rcvbuf_tuning(run.receiver_kernel)
+    streams = max(1, run.num_streams)
+    each = max(1, run.sent_bytes // streams)
+    for _ in range(streams):
+        lines += ["", "[[flow]]", f'cca = "{hosts.cca or run.cca or "cubic"}"', f'size = "{each}B"']
+        if hosts.tcp_rmem:
+            lines.append(f'tcp_rmem = "{" ".join(map(str, hosts.tcp_rmem))}"')
+        if hosts.tcp_wmem:
+            lines.append(f'tcp_wmem = "{" ".join(map(str, hosts.tcp_wmem))}"')
+        if hosts.rmem_max:
+            lines.append(f"rmem_max = {hosts.rmem_max}")
+        if tuning:
+            lines.append(f'rcvbuf_tuning = "{tuning}"')
+    return "\n".join(lines) + "\n"
+
+
+def _tbf_burst(path: Path) -> int:
+    from burstlab.validate.compare import kernel_tbf_burst
+    from burstlab.validate.topology import default_burst_bytes
+
+    burst = path.tbf_burst_bytes or default_burst_bytes(path.mtu)
+    return kernel_tbf_burst(burst, int(path.rate_bps))
+
+
+def replay(toml: str, overrides: dict[str, str] | None = None) -> Replay:
+    """Run the twin (with `overrides` as `--set` paths) and sum its flows."""
+    import burstlab
+
+    summary = burstlab.run(toml, set=overrides or None).summary
+    flows = summary["flows"]
+    if any(f.get("fct_s") is None for f in flows):
+        done = sum(f["delivered_bytes"] for f in flows)
+        total = sum(f.get("size_bytes") or 0 for f in flows)
+        raise BurstlabError(f"the twin did not finish in its stop time ({done:,} of {total:,} bytes delivered"
+                            f"{' with ' + ', '.join(f'{k}={v}' for k, v in overrides.items()) if overrides else ''}): "
+                            "the path given is far slower than the run; check --rate and --rtt")
+    fct = max(f["fct_s"] for f in flows)
+    delivered = sum(f["delivered_bytes"] for f in flows)
+    drops = sum(p.get("drops", 0) + p.get("tbf_drops", 0) for p in summary.get("ports", []))
+    return Replay(delivered * 8 / fct if fct else 0.0, fct, sum(f["retransmits"] for f in flows), drops)
+
+
+def what_if_overrides(expr: str, flows: int, *, tbf: bool = False) -> dict[str, str]:
+    """`KEY=VALUE` as `--set` overrides: a flow key for every flow, a path key on the topology
+    (`rate` on the tbf of a tbf twin is `tbf_rate`), or any full `--set` path."""
+    key, sep, value = expr.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key or not value:
+        raise WhatIfError(f"--what-if {expr!r}: expected KEY=VALUE, e.g. 'tcp_rmem=4096 131072 33554432'")
+    if "." in key or "[" in key:
+        return {key: value}
+    if key in FLOW_KEYS:
+        return {f"flow[{i}].{key}": value for i in range(flows)}
+    if key == "rate" and tbf:
+        return {"topology.tbf_rate": value}
+    if key == "buffer" and tbf:
+        return {"topology.tbf_limit": value}
+    if key in TOPOLOGY_KEYS:
+        return {f"topology.{TOPOLOGY_KEYS[key]}": value}
+    known = ", ".join(sorted([*FLOW_KEYS, *TOPOLOGY_KEYS]))
+    raise WhatIfError(f"--what-if {expr!r}: unknown key {key!r}: expected one of {known}, or a --set path "
+                      "such as flow[0].initcwnd")
