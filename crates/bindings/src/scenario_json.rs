@@ -11,14 +11,14 @@ use burstlab_sim::scenario::{
 };
 
 pub fn to_json(s: &Scenario) -> Value {
-    let t = &s.topology;
+    let t = &s.topology.dumbbell;
     json!({
         "name": s.name,
         "seed": s.seed,
         "stop_s": s.stop.as_secs_f64(),
         "interval_s": s.interval.as_secs_f64(),
         "topology": {
-            "preset": preset(t.preset),
+            "preset": preset(s.topology.preset),
             "bottleneck_rate_bps": t.bottleneck_rate.bps(),
             "host_rate_bps": t.host_rate.bps(),
             "burst_link_rate_bps": t.burst_link_rate.bps(),
@@ -132,6 +132,7 @@ fn flow(f: &FlowSpec) -> Value {
         "dscp": f.dscp,
         "max_pacing_rate_bps": f.max_pacing_rate.map(|r| r.bps()),
         "gso_max_size_bytes": f.gso_max_size,
+        "nic_rate_bps": f.nic_rate.map(|r| r.bps()),
         "qdisc": match &f.qdisc {
             HostQdisc::PfifoFast => json!({ "kind": "pfifo_fast" }),
             HostQdisc::Fq(p) => json!({
@@ -169,7 +170,7 @@ fn burst(b: &BurstSpec) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use burstlab_sim::scenario::{EcnSpec, Topology};
+    use burstlab_sim::scenario::{Dumbbell, EcnSpec, Topology};
     use burstlab_sim::{Rate, Time};
 
     fn scenario() -> Scenario {
@@ -180,24 +181,26 @@ mod tests {
             interval: Time::from_ms(100),
             topology: Topology {
                 preset: Preset::Dumbbell,
-                bottleneck_rate: Rate::from_gbps(100),
-                host_rate: Rate::from_gbps(100),
-                burst_link_rate: Rate::from_gbps(25),
-                rtt: Time::from_ms(209),
-                mtu: 9000,
-                clock_ppm: 20.0,
-                veth: false,
-                bottleneck: PortSpec {
-                    scheduler: Scheduler::Drr,
-                    queues: vec![QueueSpec {
-                        buffer_bytes: 1 << 20,
-                        quantum_bytes: 9000,
-                        dscp: vec![46],
-                        flows: vec![0],
-                        ecn: Some(EcnSpec { threshold_bytes: 65_000, mode: EcnMode::Dequeue }),
-                    }],
-                    shaper: None,
-                    pauses: vec![],
+                dumbbell: Dumbbell {
+                    bottleneck_rate: Rate::from_gbps(100),
+                    host_rate: Rate::from_gbps(100),
+                    burst_link_rate: Rate::from_gbps(25),
+                    rtt: Time::from_ms(209),
+                    mtu: 9000,
+                    clock_ppm: 20.0,
+                    veth: false,
+                    bottleneck: PortSpec {
+                        scheduler: Scheduler::Drr,
+                        queues: vec![QueueSpec {
+                            buffer_bytes: 1 << 20,
+                            quantum_bytes: 9000,
+                            dscp: vec![46],
+                            flows: vec![0],
+                            ecn: Some(EcnSpec { threshold_bytes: 65_000, mode: EcnMode::Dequeue }),
+                        }],
+                        shaper: None,
+                        pauses: vec![],
+                    },
                 },
                 graph: None,
             },
@@ -260,7 +263,7 @@ mod tests {
     fn unbounded_flow_size_is_null() {
         let mut s = scenario();
         s.flows[0].size_bytes = None;
-        s.topology.bottleneck.queues[0].ecn = None;
+        s.topology.dumbbell.bottleneck.queues[0].ecn = None;
         let v = to_json(&s);
         assert!(v["flows"][0]["size_bytes"].is_null());
         assert!(v["topology"]["bottleneck"]["queues"][0]["ecn"].is_null());

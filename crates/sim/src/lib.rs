@@ -10,11 +10,13 @@
 //! - [`net`]: egress ports and their queues, links, switches, hosts, topology presets;
 //! - [`tcp`]: the TCP endpoints (SACK, RACK-TLP, PRR, RTO, delayed ACK, receive window) and
 //!   [`tcp::cc`], congestion control behind one trait;
-//! - [`host`]: what a host does with its sockets' packets (its reading application);
-//! - [`app`]: traffic (bulk transfers, constant-rate UDP bursts);
-//! - [`record`]: the columnar output tables;
+//! - [`host`]: a host and the sockets it owns (each sender with its timers, each receiver
+//!   with the application that reads it);
+//! - [`app`]: traffic (constant-rate UDP bursts, the incast query application);
+//! - [`record`]: the columnar output tables, one builder each;
 //! - [`scenario`]: TOML scenarios with human units;
-//! - [`sim`]: the world and its event loop; [`observe`]: watching a run as it proceeds.
+//! - [`sim`]: the world and its event loop, handing each event to its port, host or app;
+//!   [`observe`]: watching a run as it proceeds.
 
 pub mod latency;
 pub mod net;

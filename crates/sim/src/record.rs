@@ -5,8 +5,14 @@
 
 use serde::Serialize;
 
+pub mod drops;
 pub mod flow_key;
+pub mod flows;
 pub(crate) mod int;
+pub mod intervals;
+pub mod queries;
+pub mod queue;
+pub mod summary;
 pub(crate) mod time_weighted;
 
 /// One column of a table.

@@ -1,92 +1,48 @@
-//! The world and its event loop: one `match` over [`Event`], each arm a small function.
+//! The world and its event loop: pop an event and hand it to its port (`ports.rs`), host
+//! (`hosts.rs`) or app; build the tables from their recorders (`record/`) at the end.
+
+mod hosts;
+mod ports;
 
 use std::ops::ControlFlow;
 use std::time::Instant;
 
 use crate::app::burst::BurstSource;
-use crate::app::incast::IncastApp;
+use crate::app::incast::{Conns, IncastApp};
 use crate::event::{Event, EventQueue};
-use crate::host::rx::{Arrival, Reader};
-use crate::latency::Latency;
-use crate::net::port::{Offer, Port, PortId, Start};
-use crate::net::topology::{Network, NodeKind};
-use crate::observe::{Cancelled, IntervalRow, OBSERVE_EVERY, Observer};
-use crate::packet::{Kind, NodeId, Packet, PacketId, PacketPool};
-use crate::record::flow_key::{FiveTuple, format_ipv4};
-use crate::record::int::{Hop, IntRecorder};
-use crate::record::time_weighted::TimeWeighted;
-use crate::record::{
-    Column, DictBuilder, DropReason, EngineSummary, FlowSummary, Output, PortSummary, Summary,
-    Table,
-};
-use crate::rng;
+use crate::host::rx::Reader;
+use crate::host::socket::{ReceiverSocket, SenderSocket};
+use crate::host::{Host, SocketRef};
+use crate::net::graph::NodeKind;
+use crate::net::topology::Network;
+use crate::observe::{Cancelled, OBSERVE_EVERY, Observer};
+use crate::packet::{Packet, PacketPool};
+use crate::record::drops::Drops;
+use crate::record::int::IntRecorder;
+use crate::record::intervals::{FlowInterval, Intervals};
+use crate::record::queries::Queries;
+use crate::record::queue::QueueRecorder;
+use crate::record::{self, Output, Summary};
 use crate::scenario::Scenario;
-use crate::tcp::cc::CongestionOps;
 use crate::tcp::config::FlowSpec;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{State, TcpSender};
 use crate::time::Time;
 
-/// The `queue` table resolves a deep buffer into this many levels.
-const QUEUE_RECORD_LEVELS: u64 = 1024;
-
-/// One TCP flow: both endpoints and its reporting state.
+/// One TCP flow: its two sockets, on two hosts, and its row of the tables.
 struct Flow {
-    snd: TcpSender,
-    rcv: TcpReceiver,
+    snd: SocketRef,
+    rcv: SocketRef,
     start: Time,
     size: Option<u64>,
     /// The incast app this connection serves, if any.
     app: Option<usize>,
-    /// Pending timer events (earliest known), for lazy re-arming.
-    snd_timer_at: Option<Time>,
-    pace_at: Option<Time>,
-    delack_at: Option<Time>,
-    /// How late the pacing timer runs the sender (`pacing_latency`), its draws, and the
-    /// sender's departure time with when its timer runs.
-    pacing_latency: Latency,
-    pacing_rng: rng::Stream,
-    pace_runs: Option<(Time, Time)>,
-    /// The receiving host's side of the socket: its reader, backlog, batching, handshake.
-    reader: Reader,
-    /// Interval reporting: start of the current interval and counters at its start.
-    iv_start: Time,
-    iv_acked: u64,
-    iv_retrans: u64,
-    iv_open: bool,
+    /// Its open `intervals` row.
+    iv: FlowInterval,
 }
 
-/// Column builders of the `intervals`, `queue`, `drops` and `queries` tables.
-#[derive(Default)]
-struct Recorder {
-    iv_flow: Vec<u64>,
-    iv_t0: Vec<f64>,
-    iv_t1: Vec<f64>,
-    iv_bytes: Vec<u64>,
-    iv_bps: Vec<f64>,
-    iv_retrans: Vec<u64>,
-    iv_cwnd: Vec<u64>,
-    iv_srtt: Vec<u64>,
-    iv_pacing: Vec<u64>,
-    q_t: Vec<f64>,
-    q_node: DictBuilder,
-    q_port: DictBuilder,
-    q_queue: Vec<u64>,
-    q_bytes: Vec<u64>,
-    d_t: Vec<f64>,
-    d_node: DictBuilder,
-    d_port: DictBuilder,
-    d_queue: Vec<u64>,
-    d_flow: Vec<u64>,
-    d_bytes: Vec<u64>,
-    d_reason: DictBuilder,
-    qy_app: Vec<u64>,
-    qy_index: Vec<u64>,
-    qy_start: Vec<f64>,
-    qy_end: Vec<f64>,
-    qy_qct: Vec<f64>,
-    qy_srtt: Vec<f64>,
-}
+/// `World::host_of` of a switch.
+const NO_HOST: u32 = u32::MAX;
 
 pub struct World<'s> {
     scn: &'s Scenario,
@@ -94,34 +50,27 @@ pub struct World<'s> {
     events: EventQueue,
     pool: PacketPool,
     net: Network,
+    hosts: Vec<Host>,
+    /// Per node: its index in `hosts`, or [`NO_HOST`] for a switch.
+    host_of: Vec<u32>,
     flows: Vec<Flow>,
     incasts: Vec<IncastApp>,
     bursts: Vec<BurstSource>,
     /// Flows and burst sources not finished yet; the run ends when both are zero and the last
     /// packet has left the network (or at `stop`).
     active: usize,
-    rec: Recorder,
-    /// Per recorded port and queue: last occupancy written to the `queue` table.
-    q_last: Vec<Vec<u64>>,
-    /// Per port: its occupancy over time, for the summary's mean queue (recorded ports only:
-    /// they are updated where their `queue` rows are, at no cost to the others).
-    q_mean: Vec<TimeWeighted>,
+    intervals: Intervals,
     /// `intervals` rows already handed to the observer.
     iv_observed: usize,
-    q_step: u64,
-    port_codes: Vec<(u32, u32)>,
+    queue: QueueRecorder,
+    drops: Drops,
+    queries: Queries,
     /// The `int` table's recorder; `None` (one predictable branch per hook) when INT is off.
     int: Option<Box<IntRecorder>>,
     out: Vec<Packet>,
     /// Sender-timer events superseded by an earlier deadline since the last sweep.
     stale_sender_timers: usize,
 }
-
-/// Superseded sender-timer events are swept out of the event heap once they are more than this
-/// share of it (amortised O(1) per event). Linux's loss probe, re-armed after new data within
-/// what is left of the head's RTO, moves a few µs earlier on many ACKs as the SRTT falls; each
-/// move leaves one behind, and every event pays for a deeper heap.
-const STALE_SENDER_TIMER_SHARE: usize = 8;
 
 /// Run a scenario to its end and return its records.
 pub fn run(scn: &Scenario) -> Output {
@@ -145,9 +94,9 @@ pub fn run_observed(scn: &Scenario, obs: &mut dyn Observer) -> Result<Output, Ca
 }
 
 impl<'s> World<'s> {
+    #[inline(never)]
     pub fn new(scn: &'s Scenario) -> World<'s> {
         let net = scn.network();
-        let mtu = scn.topology.mtu;
         // [[flow]] transfers first, then every incast's senders: connections that open empty
         // (size 0) and carry each query's response when the app writes it.
         let mut specs: Vec<(FlowSpec, Option<usize>)> =
@@ -161,39 +110,17 @@ impl<'s> World<'s> {
                 spec.start = inc.start;
                 specs.push((spec, Some(k)));
             }
-            incasts.push(IncastApp::new(inc, first..specs.len(), scn.seed, k));
+            // The RTT the app plans with: the dumbbell's, or its connections' longest
+            // propagation RTT in a graph.
+            let rtt = match scn.topology.graph {
+                None => scn.topology.dumbbell.rtt,
+                Some(_) => {
+                    (first..specs.len()).map(|f| net.propagation_rtt[f]).max().unwrap_or(Time::ZERO)
+                }
+            };
+            incasts.push(IncastApp::new(inc, first..specs.len(), scn.seed, k, rtt));
         }
-        let flows: Vec<Flow> = specs
-            .iter()
-            .enumerate()
-            .map(|(i, (spec, app))| {
-                let (s, r) = net.flow_hosts[i];
-                let mut snd = TcpSender::new(i as u32, s, r, spec, mtu);
-                snd.enable_tsq();
-                let mut rcv_spec = spec.clone();
-                if app.is_some() {
-                    rcv_spec.size_bytes = None;
-                }
-                Flow {
-                    snd,
-                    rcv: TcpReceiver::new(i as u32, r, s, &rcv_spec, mtu),
-                    start: spec.start,
-                    size: if app.is_some() { None } else { spec.size_bytes },
-                    app: *app,
-                    snd_timer_at: None,
-                    pace_at: None,
-                    delack_at: None,
-                    pacing_latency: spec.pacing_latency.clone(),
-                    pacing_rng: rng::stream(scn.seed, "pacing-latency", i as u64),
-                    pace_runs: None,
-                    reader: Reader::new(spec, scn.seed, i as u64),
-                    iv_start: spec.start,
-                    iv_acked: 0,
-                    iv_retrans: 0,
-                    iv_open: app.is_none(),
-                }
-            })
-            .collect();
+        let (hosts, host_of, flows) = open_sockets(&net, &specs, scn.topology.mtu(), scn.seed);
         let bursts: Vec<BurstSource> = scn
             .bursts
             .iter()
@@ -201,33 +128,8 @@ impl<'s> World<'s> {
             .enumerate()
             .map(|(k, b)| BurstSource::new(b, scn.seed, k as u64))
             .collect();
-        let mut rec = Recorder::default();
-        let port_codes = net
-            .ports
-            .iter()
-            .map(|p| {
-                (rec.q_node.intern(&net.nodes[p.node as usize].name), rec.q_port.intern(&p.name))
-            })
-            .collect();
-        for p in &net.ports {
-            rec.d_node.intern(&net.nodes[p.node as usize].name);
-            rec.d_port.intern(&p.name);
-        }
-        for r in [
-            DropReason::QueueFull,
-            DropReason::FqFlowLimit,
-            DropReason::FqLimit,
-            DropReason::FqHorizon,
-        ] {
-            rec.d_reason.intern(r.as_str());
-        }
-        let q_last = net.ports.iter().map(|p| vec![0; p.queues.num_queues()]).collect();
-        // Two MTUs, or 1/1024 of the bottleneck buffer if larger: ≤ ~2k rows per fill and
-        // drain of a deep (64 MiB) buffer. Moves of one or two packets — each packet through
-        // an idle port, a full drop-tail queue refilled after every departure — add no rows:
-        // a 13 GiB transfer hit by a 2 s burst at a 1 MiB buffer wrote 1.7 million of them.
         let deepest = match &scn.topology.graph {
-            None => scn.topology.bottleneck.queues.iter().map(|q| q.buffer_bytes).max(),
+            None => scn.topology.dumbbell.bottleneck.queues.iter().map(|q| q.buffer_bytes).max(),
             Some(g) => g
                 .graph
                 .links
@@ -238,41 +140,35 @@ impl<'s> World<'s> {
                 .max(),
         }
         .unwrap_or(0);
-        let q_step = (2 * scn.topology.mtu as u64).max(deepest / QUEUE_RECORD_LEVELS);
-        let int = IntRecorder::new(&net, &scn.telemetry).map(Box::new);
-        let n_ports = net.ports.len();
         let mut w = World {
             scn,
             now: Time::ZERO,
             events: EventQueue::default(),
             stale_sender_timers: 0,
             pool: PacketPool::default(),
+            queue: QueueRecorder::new(&net, scn.topology.mtu(), deepest),
+            drops: Drops::new(&net),
+            int: IntRecorder::new(&net, &scn.telemetry).map(Box::new),
             net,
             active: scn.flows.len() + incasts.len() + bursts.len(),
+            hosts,
+            host_of,
             incasts,
             flows,
             bursts,
-            rec,
-            q_last,
-            q_mean: vec![TimeWeighted::default(); n_ports],
+            intervals: Intervals::default(),
             iv_observed: 0,
-            q_step,
-            port_codes,
-            int,
+            queries: Queries::default(),
             out: Vec::new(),
         };
         for (i, f) in w.flows.iter().enumerate() {
             w.events.push(f.start, Event::FlowStart { flow: i as u32 });
-            if f.iv_open {
+            if f.iv.open {
                 w.events.push(f.start + scn.interval, Event::Interval { flow: i as u32 });
             }
         }
-        for (k, inc) in scn.incasts.iter().enumerate() {
-            // The first request once the connections are up (a few RTTs after their SYNs, and
-            // the receiving host's slowest answer to a handshake).
-            let settle =
-                (w.incast_rtt(k) * 4).max(Time::from_ms(10)) + inc.tcp.handshake_latency.upper();
-            w.events.push(inc.start + settle, Event::IncastRequest { app: k as u32 });
+        for (k, app) in w.incasts.iter().enumerate() {
+            w.events.push(app.first_request(), Event::IncastRequest { app: k as u32 });
         }
         for (i, b) in w.bursts.iter().enumerate() {
             if let Some(t) = b.next_departure() {
@@ -308,9 +204,11 @@ impl<'s> World<'s> {
                 Event::RxBatch { flow } => self.rx_batch(flow),
                 Event::Interval { flow } => self.interval(flow),
                 Event::BurstEmit { source } => self.burst_emit(source),
-                Event::IncastRequest { app } => self.incast_request(app),
-                Event::IncastWrite { app } => self.incast_write(app),
-                Event::IncastServe { app, sender } => self.incast_serve(app, sender),
+                Event::IncastRequest { app } => self.with_incast(app, |a, w| a.on_request(w)),
+                Event::IncastWrite { app } => self.with_incast(app, |a, w| a.on_write(w)),
+                Event::IncastServe { app, sender } => {
+                    self.with_incast(app, |a, w| a.on_serve(sender, w))
+                }
             }
             until_observed -= 1;
             if until_observed == 0 {
@@ -323,581 +221,37 @@ impl<'s> World<'s> {
     }
 
     /// Hand the `intervals` rows completed since the last call to `obs`.
+    #[inline(never)]
     fn observe_intervals(&mut self, obs: &mut dyn Observer) {
-        let r = &self.rec;
-        for i in self.iv_observed..r.iv_flow.len() {
-            obs.interval(&IntervalRow {
-                flow_id: r.iv_flow[i],
-                t_start_s: r.iv_t0[i],
-                t_end_s: r.iv_t1[i],
-                bytes: r.iv_bytes[i],
-                bits_per_second: r.iv_bps[i],
-                retransmits: r.iv_retrans[i],
-                cwnd_bytes: r.iv_cwnd[i],
-                srtt_us: r.iv_srtt[i],
-                pacing_rate_bps: r.iv_pacing[i],
-            });
+        for i in self.iv_observed..self.intervals.len() {
+            obs.interval(&self.intervals.row(i));
         }
-        self.iv_observed = r.iv_flow.len();
+        self.iv_observed = self.intervals.len();
     }
 
-    // ---- ports and links ----
-
-    fn tx_done(&mut self, pid: PortId) {
-        let now = self.now;
-        let port = &mut self.net.ports[pid as usize];
-        if port.finish_tx(now, &self.pool) {
-            let head = port.pipe.front().unwrap().0;
-            self.events.push(head, Event::Arrival { port: pid });
-        }
-        let (_, sent) = *port.pipe.back().expect("just put on the wire");
-        let (node, skb_end) = (port.node, port.tx_skb_end);
-        let start = port.start_next(now, &mut self.pool);
-        let recorded = port.recorded;
-        self.schedule_start(pid, start);
-        if recorded {
-            self.record_queue(pid);
-        }
-        self.tsq_completion(node, sent, skb_end);
+    /// Hand incast app `k` an event; it acts on its connections through the world.
+    #[inline(never)]
+    fn with_incast<R>(&mut self, k: u32, f: impl FnOnce(&mut IncastApp, &mut Self) -> R) -> R {
+        let mut apps = std::mem::take(&mut self.incasts);
+        let r = f(&mut apps[k as usize], self);
+        self.incasts = apps;
+        r
     }
 
-    /// The flow whose sender on `node` owns data packet `id`, if any.
-    fn sender_of(&self, node: NodeId, id: PacketId) -> Option<usize> {
-        let p = self.pool.get(id);
-        let fi = p.flow as usize;
-        (p.kind == Kind::Data && fi < self.flows.len() && self.flows[fi].snd.src == node)
-            .then_some(fi)
-    }
-
-    /// A sender's segment left its host NIC: once its skb is done, TCP Small Queues may let
-    /// the sender send more.
-    fn tsq_completion(&mut self, node: NodeId, id: PacketId, skb_end: bool) {
-        let Some(fi) = self.sender_of(node, id) else { return };
-        if self.flows[fi].snd.nic_done(self.pool.get(id).ip_bytes, skb_end) {
-            self.tsq_resume(fi as u32);
-        }
-    }
-
-    /// The TSQ tasklet: a throttled sender sends again.
-    fn tsq_resume(&mut self, fi: u32) {
-        self.flow_acts(fi as usize, |f, now, out| {
-            f.snd.tsq_resume(now, out);
-            f.snd.src
-        });
-    }
-
-    fn arrival(&mut self, pid: PortId) {
-        let port = &mut self.net.ports[pid as usize];
-        let (t, id) = port.pipe.pop_front().expect("Arrival with an empty pipe");
-        debug_assert_eq!(t, self.now);
-        let peer = port.peer;
-        if let Some(&(next, _)) = port.pipe.front() {
-            self.events.push(next, Event::Arrival { port: pid });
-        }
-        if let Some(int) = &mut self.int {
-            int.arrived(id, pid);
-        }
-        self.deliver(peer, id);
-    }
-
-    /// A packet reached `node`: forward it (switch) or hand it to its endpoint (host).
-    fn deliver(&mut self, node: NodeId, id: PacketId) {
-        if self.net.nodes[node as usize].kind == NodeKind::Switch {
-            let p = self.pool.get_mut(id);
-            let pid = self.net.next_port(p.flow, p.src, p.hop);
-            p.hop += 1;
-            self.offer(pid, id);
-            return;
-        }
-        let p = *self.pool.get(id);
-        self.pool.free(id);
-        if p.kind == Kind::Udp {
-            self.bursts[p.flow as usize - self.flows.len()].received += 1;
-            return;
-        }
-        let fi = p.flow as usize;
-        let f = &mut self.flows[fi];
-        if p.kind != Kind::Data || node == f.snd.src {
-            self.receive(node, p);
-            return;
-        }
-        match f.reader.data_arrives(self.now, p) {
-            Arrival::Backlogged | Arrival::Batched { goes_up: None } => {}
-            Arrival::Batched { goes_up: Some(at) } => {
-                self.events.push(at, Event::RxBatch { flow: fi as u32 });
-            }
-            Arrival::Now(p) => self.receive(node, p),
-        }
-    }
-
-    /// The reader lets go of the socket (`__release_sock()`): TCP processes the backlog's skbs
-    /// in order, each with its own ACK decision, and sends the ACK they deferred when done
-    /// (`tcp_release_cb()`). The read then takes what was queued before them, and after
-    /// (`tcp_recvmsg()` flushes the backlog when it has copied the queue).
-    fn release_backlog(&mut self, fi: usize) {
-        let Some(held) = self.flows[fi].reader.release() else { return };
-        self.flows[fi].rcv.begin_backlog();
-        let node = self.flows[fi].rcv.node;
-        for p in held {
-            self.receive(node, p);
-        }
-        self.flow_acts(fi, |f, now, out| {
-            f.rcv.release_cb(now, out);
-            f.rcv.node
-        });
-    }
-
-    /// The receiving host hands a batch of data segments to TCP, in the order they arrived.
-    fn rx_batch(&mut self, fi: u32) {
-        let f = &mut self.flows[fi as usize];
-        let node = f.rcv.node;
-        let held = f.reader.take_batch();
-        for p in held {
-            self.receive(node, p);
-        }
-    }
-
-    /// TCP at `node` processes packet `p`.
-    fn receive(&mut self, node: NodeId, p: Packet) {
-        let fi = p.flow as usize;
-        let now = self.now;
-        let mut out = std::mem::take(&mut self.out);
-        let f = &mut self.flows[fi];
-        if node == f.snd.src {
-            let was_done = f.snd.state == State::Done;
-            f.snd.on_packet(now, &p, &mut out);
-            if !was_done && f.snd.state == State::Done {
-                self.flow_done(fi);
-            }
-        } else {
-            if p.kind == Kind::Syn
-                && let Some(answer) = f.reader.hold_syn(now, p)
-            {
-                // The host answers later: the SYN waits until then.
-                if let Some(at) = answer {
-                    self.events.push(at, Event::HandshakeAnswer { flow: fi as u32 });
-                }
-                self.out = out;
-                return;
-            }
-            f.rcv.on_packet(now, &p, &mut out);
-            if p.kind == Kind::Data {
-                if f.reader.reads_at_once() {
-                    f.rcv.app_read(now, &mut out);
-                } else if let Some(at) = f.reader.wake(now, f.rcv.has_unread()) {
-                    // The application sleeps in recv(); data wakes it `read_latency` later.
-                    self.events.push(at, Event::AppRead { flow: fi as u32 });
-                }
-            }
-        }
-        let app = self.flows[fi].app;
-        let read_now = self.flows[fi].reader.reads_at_once();
-        self.send_all(node, &mut out);
-        self.out = out;
-        self.sync_timers(fi);
-        if let (Some(k), Kind::Data, true) = (app, p.kind, read_now) {
-            self.incast_progress(fi, k);
-        }
-    }
-
-    /// The receiving host answers a SYN it held for its handshake latency.
-    fn handshake_answer(&mut self, fi: u32) {
-        self.flow_acts(fi as usize, |f, now, out| {
-            if let Some(syn) = f.reader.take_syn() {
-                f.rcv.on_packet(now, &syn, out);
-            }
-            f.rcv.node
-        });
-    }
-
-    /// A slow reader wakes and reads everything queued in order; the read may send an ACK.
-    fn app_read(&mut self, fi: u32) {
-        let fi = fi as usize;
-        self.release_backlog(fi);
-        self.flow_acts(fi, |f, now, out| {
-            f.reader.read_done();
-            f.rcv.app_read(now, out);
-            f.rcv.node
-        });
-        if let Some(k) = self.flows[fi].app {
-            self.incast_progress(fi, k);
-        }
-        if std::mem::take(&mut self.flows[fi].reader.done_unread) {
-            self.flow_done(fi);
-        }
-    }
-
-    fn offer(&mut self, pid: PortId, id: PacketId) {
-        let now = self.now;
-        let port = &mut self.net.ports[pid as usize];
-        let node = port.node;
-        match port.offer(now, &mut self.pool, id) {
-            Offer::Queued { start, .. } => self.schedule_start(pid, start),
-            Offer::Dropped { queue, reason } => {
-                let p = *self.pool.get(id);
-                if let Some(int) = &mut self.int
-                    && int.enabled(pid)
-                {
-                    let occupancy_bytes = self.net.ports[pid as usize].queues.queue_bytes(queue);
-                    int.record(
-                        id,
-                        &p,
-                        Hop { now, port: pid, queue, occupancy_bytes, arrived: None },
-                    );
-                }
-                // A segment dropped by its own host's qdisc (fq limits) leaves TSQ's count too;
-                // like `tcp_wfree()`, the sender is woken later, never inside this send.
-                if let Some(fi) = self.sender_of(node, id) {
-                    self.flows[fi].snd.nic_done(p.ip_bytes, p.gso_index + 1 >= p.gso_segs);
-                    self.events.push(now, Event::TsqResume { flow: fi as u32 });
-                }
-                self.pool.free(id);
-                let (node_code, port_code) = self.port_codes[pid as usize];
-                let r = &mut self.rec;
-                r.d_t.push(now.as_secs_f64());
-                r.d_node.push_code(node_code);
-                r.d_port.push_code(port_code);
-                r.d_queue.push(queue as u64);
-                r.d_flow.push(p.flow as u64);
-                r.d_bytes.push(p.ip_bytes as u64);
-                let code = r.d_reason.intern(reason.as_str());
-                r.d_reason.push_code(code);
-            }
-        }
-        if self.net.ports[pid as usize].recorded {
-            self.record_queue(pid);
-        }
-    }
-
-    fn schedule_start(&mut self, pid: PortId, start: Start) {
-        match start {
-            Start::Sending(done) => {
-                self.events.push(done, Event::TxDone { port: pid });
-                if let Some(int) = &mut self.int {
-                    int.egress(self.now, pid, &self.net.ports[pid as usize], &self.pool);
-                }
-            }
-            Start::Wait(at) => self.events.push(at, Event::PortWake { port: pid }),
-            Start::Nothing => {}
-        }
-    }
-
-    /// A shaper's tokens for the head packet are due.
-    fn port_wake(&mut self, pid: PortId) {
-        let now = self.now;
-        let port = &mut self.net.ports[pid as usize];
-        if port.wake_at.is_some_and(|t| t <= now) {
-            port.wake_at = None;
-        }
-        let start = port.start_next(now, &mut self.pool);
-        self.schedule_start(pid, start);
-        if self.net.ports[pid as usize].recorded {
-            self.record_queue(pid);
-        }
-    }
-
-    /// Write a `queue` row when a queue moved by more than one step (two MTUs, or 1/1024 of
-    /// the buffer) since the last row, or emptied: bounded output that still shows every
-    /// burst's shape, and its peak to within a step.
-    fn record_queue(&mut self, pid: PortId) {
-        let port = &self.net.ports[pid as usize];
-        self.q_mean[pid as usize].set(self.now, occupancy(port));
-        for q in 0..port.queues.num_queues() {
-            let bytes = port.queues.queue_bytes(q);
-            let last = &mut self.q_last[pid as usize][q];
-            if bytes.abs_diff(*last) > self.q_step || (bytes == 0 && *last != 0) {
-                *last = bytes;
-                let (n, p) = self.port_codes[pid as usize];
-                self.rec.q_t.push(self.now.as_secs_f64());
-                self.rec.q_node.push_code(n);
-                self.rec.q_port.push_code(p);
-                self.rec.q_queue.push(q as u64);
-                self.rec.q_bytes.push(bytes);
-            }
-        }
-    }
-
-    fn send_all(&mut self, node: NodeId, out: &mut Vec<Packet>) {
-        for mut p in out.drain(..) {
-            debug_assert_eq!(p.src, node);
-            let pid = self.net.next_port(p.flow, p.src, 0);
-            p.hop = 1;
-            let id = self.pool.alloc(p);
-            self.offer(pid, id);
-        }
-    }
-
-    // ---- TCP flows ----
-
-    fn flow_start(&mut self, fi: u32) {
-        self.flow_acts(fi as usize, |f, now, out| {
-            f.snd.open(now, out);
-            f.snd.src
-        });
-    }
-
-    /// Flow `fi`'s sender or receiver acts now (`act` says from which node): send what it
-    /// produced, then re-arm the flow's timers.
-    fn flow_acts(
-        &mut self,
-        fi: usize,
-        act: impl FnOnce(&mut Flow, Time, &mut Vec<Packet>) -> NodeId,
-    ) {
-        let mut out = std::mem::take(&mut self.out);
-        let node = act(&mut self.flows[fi], self.now, &mut out);
-        self.send_all(node, &mut out);
-        self.out = out;
-        self.sync_timers(fi);
-    }
-
-    /// Lazy timers: push an event only when the deadline moved earlier than every pending one;
-    /// a popped event whose deadline moved later re-arms itself.
-    fn sync_timers(&mut self, fi: usize) {
-        let f = &mut self.flows[fi];
-        if let Some(d) = f.snd.timer_deadline()
-            && f.snd_timer_at.is_none_or(|t| d < t)
-        {
-            if f.snd_timer_at.replace(d).is_some() {
-                self.stale_sender_timers += 1;
-            }
-            self.events.push(d, Event::SenderTimer { flow: fi as u32 });
-            if self.stale_sender_timers * STALE_SENDER_TIMER_SHARE > self.events.len() {
-                self.sweep_stale_sender_timers();
-            }
-        }
-        let f = &mut self.flows[fi];
-        // The pacing timer runs the sender late by one draw per departure time it is armed for
-        // (`tcp_pacing_check()` does not re-arm a queued timer).
-        f.pace_runs = match (f.snd.pace_deadline(), f.pace_runs) {
-            (None, _) => None,
-            (Some(d), Some((armed_for, at))) if armed_for == d => Some((d, at)),
-            (Some(d), _) => Some((d, d + f.pacing_latency.draw(&mut f.pacing_rng))),
-        };
-        if let Some((_, at)) = f.pace_runs
-            && f.pace_at.is_none_or(|t| at < t)
-        {
-            f.pace_at = Some(at);
-            self.events.push(at, Event::PaceTimer { flow: fi as u32 });
-        }
-        if let Some(d) = f.rcv.delack_deadline()
-            && f.delack_at.is_none_or(|t| d < t)
-        {
-            f.delack_at = Some(d);
-            self.events.push(d, Event::DelAckTimer { flow: fi as u32 });
-        }
-    }
-
-    /// Drop the sender-timer events an earlier deadline superseded: a flow's live one is at
-    /// `snd_timer_at`, and one at any other time would pop to find nothing due.
-    fn sweep_stale_sender_timers(&mut self) {
-        let flows = &self.flows;
-        self.events.retain(|t, e| match e {
-            Event::SenderTimer { flow } => flows[flow as usize].snd_timer_at == Some(t),
-            _ => true,
-        });
-        self.stale_sender_timers = 0;
-    }
-
-    fn sender_timer(&mut self, fi: u32, t: Time) {
-        let fi = fi as usize;
-        let f = &mut self.flows[fi];
-        if f.snd_timer_at == Some(t) {
-            f.snd_timer_at = None;
-        }
-        let due = f.snd.timer_deadline();
-        self.fire_sender(fi, due);
-    }
-
-    fn pace_timer(&mut self, fi: u32, t: Time) {
-        let fi = fi as usize;
-        let f = &mut self.flows[fi];
-        if f.pace_at == Some(t) {
-            f.pace_at = None;
-        }
-        let due = f.pace_runs.map(|(_, at)| at);
-        self.fire_sender(fi, due);
-    }
-
-    /// Run the sender's due timers if `deadline` has come, then re-arm.
-    fn fire_sender(&mut self, fi: usize, deadline: Option<Time>) {
-        let f = &mut self.flows[fi];
-        if deadline.is_some_and(|d| d <= self.now) {
-            let mut out = std::mem::take(&mut self.out);
-            f.snd.on_timer(self.now, &mut out);
-            let node = f.snd.src;
-            self.send_all(node, &mut out);
-            self.out = out;
-        }
-        self.sync_timers(fi);
-    }
-
-    fn delack_timer(&mut self, fi: u32, t: Time) {
-        let fi = fi as usize;
-        let f = &mut self.flows[fi];
-        if f.delack_at == Some(t) {
-            f.delack_at = None;
-        }
-        if f.rcv.delack_deadline().is_some_and(|d| d <= self.now) {
-            let mut out = std::mem::take(&mut self.out);
-            f.rcv.on_delack(self.now, &mut out);
-            let node = f.rcv.node;
-            self.send_all(node, &mut out);
-            self.out = out;
-        }
-        self.sync_timers(fi);
-    }
-
-    fn flow_done(&mut self, fi: usize) {
-        if self.flows[fi].app.is_some() {
-            return; // a persistent incast connection between responses
-        }
-        if self.flows[fi].rcv.has_unread() {
-            self.flows[fi].reader.done_unread = true; // done when the application has read it all
-            return;
-        }
-        self.close_interval(fi);
-        self.active -= 1;
-    }
-
-    // ---- incast apps ----
-
-    /// The RTT an incast app plans with: the dumbbell's, or its connections' longest
-    /// propagation RTT in a graph.
-    fn incast_rtt(&self, k: usize) -> Time {
-        if self.scn.topology.graph.is_none() {
-            return self.scn.topology.rtt;
-        }
-        let flows = self.incasts[k].flows.clone();
-        flows.map(|f| self.net.propagation_rtt[f]).max().unwrap_or(Time::ZERO)
-    }
-
-    /// The receiver sends its request; the senders get it half an RTT later.
-    fn incast_request(&mut self, k: u32) {
-        self.incasts[k as usize].request_at = self.now;
-        // Each request is a segment on its connection, and it carries an ACK of the response
-        // before (the request itself is not simulated, its ACK is).
-        for fi in self.incasts[k as usize].flows.clone() {
-            self.flow_acts(fi, |f, now, out| {
-                f.rcv.on_app_send(now, out);
-                f.rcv.node
-            });
-        }
-        let one_way = self.incast_rtt(k as usize) / 2;
-        self.events.push(self.now + one_way, Event::IncastWrite { app: k });
-    }
-
-    /// The request arrived: the server answers its senders' requests one after another, in its
-    /// `serve_order`, each response starting one `serve_time` after the previous one (the first,
-    /// one after the request arrived); with no serve time all write at once.
-    fn incast_write(&mut self, k: u32) {
-        let starts = self.incasts[k as usize].serve(self.now);
-        for (at, sender) in starts {
-            if at == self.now {
-                self.incast_serve(k, sender);
-            } else {
-                self.events.push(at, Event::IncastServe { app: k, sender });
-            }
-        }
-    }
-
-    fn incast_serve(&mut self, k: u32, sender: u32) {
-        let app = &mut self.incasts[k as usize];
-        let (fi, each) = (app.flows.start + sender as usize, app.each);
-        app.response_starts(self.flows[fi].snd.rtt.srtt_us());
-        self.flow_acts(fi, |f, now, out| {
-            f.snd.app_write(now, each, out);
-            f.snd.src
-        });
-    }
-
-    /// A receiver got data: count the response if it is now complete.
+    /// A receiver of incast app `k` got data: count the response if it is now complete.
+    #[inline(never)]
     fn incast_progress(&mut self, fi: usize, k: usize) {
-        let delivered = self.flows[fi].rcv.stats.delivered;
-        let app = &mut self.incasts[k];
-        let Some(q) = app.delivered(fi, delivered) else { return };
-        let r = &mut self.rec;
-        r.qy_app.push(k as u64);
-        r.qy_index.push(u64::from(q.index));
-        r.qy_start.push(q.request_at.as_secs_f64());
-        r.qy_end.push(self.now.as_secs_f64());
-        r.qy_qct.push((self.now - q.request_at).as_secs_f64());
-        r.qy_srtt.push(q.median_srtt_us);
-        match q.next_after {
-            Some(gap) => self.events.push(self.now + gap, Event::IncastRequest { app: k as u32 }),
-            None => self.active -= 1,
+        let Some(q) = self.with_incast(k as u32, |a, w| a.on_delivered(fi, w)) else { return };
+        self.queries.push(k, &q, self.now);
+        if q.next_after.is_none() {
+            self.active -= 1;
         }
     }
-
-    /// iperf3-style interval report of one flow (sender's view: bytes newly acknowledged).
-    fn close_interval(&mut self, fi: usize) {
-        let now = self.now;
-        let f = &mut self.flows[fi];
-        if !f.iv_open || now <= f.iv_start {
-            return;
-        }
-        let acked = f.snd.snd_una;
-        let bytes = acked - f.iv_acked;
-        let span = (now - f.iv_start).as_secs_f64();
-        let r = &mut self.rec;
-        r.iv_flow.push(fi as u64);
-        r.iv_t0.push(f.iv_start.as_secs_f64());
-        r.iv_t1.push(now.as_secs_f64());
-        r.iv_bytes.push(bytes);
-        r.iv_bps.push(bytes as f64 * 8.0 / span);
-        r.iv_retrans.push(f.snd.stats.retransmits - f.iv_retrans);
-        r.iv_cwnd.push(f.snd.cwnd_bytes());
-        r.iv_srtt.push(f.snd.rtt.srtt_us() as u64);
-        r.iv_pacing.push(f.snd.tp.pacing_rate.saturating_mul(8));
-        f.iv_start = now;
-        f.iv_acked = acked;
-        f.iv_retrans = f.snd.stats.retransmits;
-        if f.snd.state == State::Done {
-            f.iv_open = false;
-        }
-    }
-
-    fn interval(&mut self, fi: u32) {
-        let fi = fi as usize;
-        if !self.flows[fi].iv_open {
-            return;
-        }
-        self.close_interval(fi);
-        self.events.push(self.now + self.scn.interval, Event::Interval { flow: fi as u32 });
-    }
-
-    // ---- burst sources ----
-
-    fn burst_emit(&mut self, si: u32) {
-        let src_index = si as usize;
-        let (src, up, sink) = self.net.burst_hosts[src_index];
-        let flow = (self.flows.len() + src_index) as u32;
-        let b = &mut self.bursts[src_index];
-        let mut p = Packet::new(Kind::Udp, flow, src, sink, b.packet_size);
-        p.payload =
-            b.packet_size - crate::packet::IPV4_HEADER_BYTES - crate::packet::UDP_HEADER_BYTES;
-        p.dscp = b.dscp;
-        p.hop = 1;
-        b.sent += 1;
-        let next = b.next_departure();
-        // The datagram left its host now and reaches switch A one serialization later.
-        let link = &self.net.ports[up as usize];
-        let at_switch = self.now + link.serialization(p.ip_bytes) + link.delay;
-        let id = self.pool.alloc(p);
-        link_arrival(&mut self.net, &mut self.events, up, at_switch, id);
-        match next {
-            Some(t) => self.events.push(t, Event::BurstEmit { source: si }),
-            None => self.active -= 1,
-        }
-    }
-
-    // ---- invariants and output ----
 
     /// Every packet ever allocated is delivered, dropped, or still in a queue or on a wire.
+    #[inline(never)]
     fn check_conservation(&self) {
-        let in_net: usize = self
-            .net
-            .ports
-            .iter()
+        let in_net: usize = (self.net.ports.iter())
             .map(|p| {
                 p.queues.packets()
                     + p.fq.as_ref().map_or(0, |f| f.packets())
@@ -906,243 +260,116 @@ impl<'s> World<'s> {
             })
             .sum();
         assert_eq!(in_net, self.pool.live(), "packets leaked or double-freed");
-        for f in &self.flows {
+        for (fi, f) in self.flows.iter().enumerate() {
+            let (snd, rcv) = self.ends(fi);
             // Each byte reaches the application exactly once, and never beyond what was sent.
-            assert!(f.rcv.stats.delivered <= f.snd.snd_nxt);
+            assert!(rcv.stats.delivered <= snd.snd_nxt);
             if let Some(size) = f.size {
-                assert!(f.rcv.stats.delivered <= size);
-                if f.snd.state == State::Done {
-                    assert_eq!(
-                        f.rcv.stats.delivered, size,
-                        "flow {} acked bytes never delivered",
-                        f.snd.flow
-                    );
+                assert!(rcv.stats.delivered <= size);
+                if snd.state == State::Done {
+                    assert_eq!(rcv.stats.delivered, size, "flow {fi} acked bytes never delivered");
                 }
             }
         }
     }
 
+    /// Each table from its builder, and the summary.
+    #[inline(never)]
     fn finish(self, wall_s: f64) -> Output {
-        let World { scn, now, events, net, flows, bursts, rec, int, q_mean, .. } = self;
-        let secs = |t: Time| t.as_secs_f64();
-        let mut fs = Vec::new();
-        for (i, f) in flows.iter().enumerate() {
-            let syn = f.snd.stats.syn_at;
-            let since = |t: Option<Time>| syn.zip(t).map(|(s, t)| secs(t - s));
-            let (snd, rcv) = net.flow_hosts[i];
-            let fct_s = since(f.rcv.stats.done_at);
-            let active_s = fct_s.or(since(Some(now))).unwrap_or(0.0);
-            fs.push(FlowSummary {
-                flow_id: i as u32,
-                kind: "tcp",
-                cca: Some(f.snd.cc.name().to_owned()),
-                src: net.nodes[snd as usize].name.clone(),
-                dst: net.nodes[rcv as usize].name.clone(),
-                size_bytes: f.size.unwrap_or(f.snd.snd_una),
-                delivered_bytes: f.rcv.stats.delivered,
-                start_s: secs(f.start),
-                fct_s,
-                sender_done_s: since(f.snd.stats.done_at),
-                retransmits: f.snd.stats.retransmits,
-                timeouts: f.snd.stats.timeouts,
-                loss_probes: f.snd.stats.loss_probes,
-                recoveries: f.snd.stats.recoveries,
-                lost_retransmits: f.snd.lost_retransmits(),
-                recovery_timeouts: f.snd.stats.recovery_timeouts,
-                acks: f.rcv.stats.acks_sent,
-                max_cwnd_bytes: Some(f.snd.stats.max_cwnd as u64 * f.snd.mss() as u64),
-                active_s,
-                throughput_bps: throughput_bps(f.rcv.stats.delivered, active_s),
-            });
-        }
-        let n_tcp = flows.len();
-        for (k, b) in bursts.iter().enumerate() {
-            let (src, _, sink) = net.burst_hosts[k];
-            let delivered = b.received * b.packet_size as u64;
-            let active_s = secs(b.end.min(now).max(b.scheduled) - b.scheduled);
-            fs.push(FlowSummary {
-                flow_id: (n_tcp + k) as u32,
-                kind: "udp",
-                cca: None,
-                src: net.nodes[src as usize].name.clone(),
-                dst: net.nodes[sink as usize].name.clone(),
-                size_bytes: b.sent_bytes(),
-                delivered_bytes: delivered,
-                start_s: secs(b.scheduled),
-                fct_s: None,
-                sender_done_s: None,
-                retransmits: 0,
-                timeouts: 0,
-                loss_probes: 0,
-                recoveries: 0,
-                lost_retransmits: 0,
-                recovery_timeouts: 0,
-                acks: 0,
-                max_cwnd_bytes: None,
-                active_s,
-                throughput_bps: throughput_bps(delivered, active_s),
-            });
-        }
-        let ports = net
-            .ports
-            .iter()
-            .zip(&q_mean)
-            .filter(|(p, _)| p.recorded || p.stats.drops > 0)
-            .map(|(p, mean)| PortSummary {
-                node: net.nodes[p.node as usize].name.clone(),
-                port: p.name.clone(),
-                drops: p.stats.drops,
-                max_queue_bytes: p.stats.max_queue_bytes,
-                mean_queue_bytes: p.recorded.then(|| mean.mean(now)),
-                ecn_marks: p.stats.ecn_marks,
-                tbf_drops: p.shaper.as_ref().map(|t| t.dropped_skbs),
-            })
-            .collect();
-        let ev = events.popped();
+        let (now, net) = (self.now, &self.net);
+        let n_tcp = self.flows.len();
+        let tcp = (self.flows.iter().enumerate())
+            .map(|(i, f)| record::flows::tcp(net, i, self.ends(i), f.start, f.size, now));
+        let udp = (self.bursts.iter().enumerate())
+            .map(|(k, b)| record::flows::udp(net, n_tcp + k, k, b, now));
+        let fs: Vec<_> = tcp.chain(udp).collect();
         let summary = Summary {
-            scenario: scn.name.clone(),
-            seed: scn.seed,
+            scenario: self.scn.name.clone(),
+            seed: self.scn.seed,
             flows: fs.clone(),
-            ports,
-            engine: EngineSummary {
-                events: ev,
-                wall_s,
-                events_per_s: if wall_s > 0.0 { ev as f64 / wall_s } else { 0.0 },
-                sim_time_s: secs(now),
-                version: crate::VERSION.to_owned(),
-            },
+            ports: record::summary::ports(net, &self.queue, now),
+            engine: record::summary::engine(self.events.popped(), wall_s, now),
         };
-        // Each flow's 5-tuple in its data direction (record/flow_key.rs), for mapping a key
-        // found in INT reports or captures back to its flow.
-        let n_burst = fs.len() - n_tcp;
-        let keys: Vec<FiveTuple> = (0..n_tcp)
-            .map(|i| (i, net.flow_hosts[i].0, net.flow_hosts[i].1, false))
-            .chain(
-                (0..n_burst).map(|k| (n_tcp + k, net.burst_hosts[k].0, net.burst_hosts[k].2, true)),
-            )
-            .map(|(f, src, dst, udp)| FiveTuple::of(f as u32, udp, src, dst, false))
-            .collect();
-        let flows_table = Table {
-            name: "flows",
-            columns: vec![
-                ("flow_id", Column::U64(fs.iter().map(|f| f.flow_id as u64).collect())),
-                ("kind", Column::Str(fs.iter().map(|f| Some(f.kind.to_owned())).collect())),
-                ("src", Column::Str(fs.iter().map(|f| Some(f.src.clone())).collect())),
-                ("dst", Column::Str(fs.iter().map(|f| Some(f.dst.clone())).collect())),
-                ("src_ip", Column::Str(keys.iter().map(|k| Some(format_ipv4(k.src_ip))).collect())),
-                ("dst_ip", Column::Str(keys.iter().map(|k| Some(format_ipv4(k.dst_ip))).collect())),
-                ("src_port", Column::U64(keys.iter().map(|k| u64::from(k.src_port)).collect())),
-                ("dst_port", Column::U64(keys.iter().map(|k| u64::from(k.dst_port)).collect())),
-                // Node names along the data direction, and the empty-network RTT of that path.
-                (
-                    "path",
-                    Column::Str((0..fs.len()).map(|f| Some(net.path_names(f).join(">"))).collect()),
-                ),
-                ("base_rtt_s", Column::F64(net.base_rtt.iter().map(|t| t.as_secs_f64()).collect())),
-                ("cca", Column::Str(fs.iter().map(|f| f.cca.clone()).collect())),
-                ("size_bytes", Column::U64(fs.iter().map(|f| f.size_bytes).collect())),
-                ("start_s", Column::F64(fs.iter().map(|f| f.start_s).collect())),
-                (
-                    "end_s",
-                    Column::F64(
-                        fs.iter().map(|f| f.fct_s.map_or(f64::NAN, |x| x + f.start_s)).collect(),
-                    ),
-                ),
-                ("fct_s", Column::F64(fs.iter().map(|f| f.fct_s.unwrap_or(f64::NAN)).collect())),
-                (
-                    "sender_done_s",
-                    Column::F64(fs.iter().map(|f| f.sender_done_s.unwrap_or(f64::NAN)).collect()),
-                ),
-                ("delivered_bytes", Column::U64(fs.iter().map(|f| f.delivered_bytes).collect())),
-                ("retransmits", Column::U64(fs.iter().map(|f| f.retransmits).collect())),
-                ("timeouts", Column::U64(fs.iter().map(|f| f.timeouts).collect())),
-                ("loss_probes", Column::U64(fs.iter().map(|f| f.loss_probes).collect())),
-                ("recoveries", Column::U64(fs.iter().map(|f| f.recoveries).collect())),
-                ("lost_retransmits", Column::U64(fs.iter().map(|f| f.lost_retransmits).collect())),
-                (
-                    "recovery_timeouts",
-                    Column::U64(fs.iter().map(|f| f.recovery_timeouts).collect()),
-                ),
-                (
-                    "max_cwnd_bytes",
-                    Column::U64(fs.iter().map(|f| f.max_cwnd_bytes.unwrap_or(0)).collect()),
-                ),
-            ],
-        };
-        let r = rec;
-        let intervals = Table {
-            name: "intervals",
-            columns: vec![
-                ("flow_id", Column::U64(r.iv_flow)),
-                ("t_start_s", Column::F64(r.iv_t0)),
-                ("t_end_s", Column::F64(r.iv_t1)),
-                ("bytes", Column::U64(r.iv_bytes)),
-                ("bits_per_second", Column::F64(r.iv_bps)),
-                ("retransmits", Column::U64(r.iv_retrans)),
-                ("cwnd_bytes", Column::U64(r.iv_cwnd)),
-                ("srtt_us", Column::U64(r.iv_srtt)),
-                // The rate Linux computes for every flow (`sk_pacing_rate`), enforced only where
-                // Linux paces (BBR, SO_MAX_PACING_RATE, fq).
-                ("pacing_rate_bps", Column::U64(r.iv_pacing)),
-            ],
-        };
-        let queue = Table {
-            name: "queue",
-            columns: vec![
-                ("t_s", Column::F64(r.q_t)),
-                ("node", r.q_node.finish()),
-                ("port", r.q_port.finish()),
-                ("queue", Column::U64(r.q_queue)),
-                ("occupancy_bytes", Column::U64(r.q_bytes)),
-            ],
-        };
-        let drops = Table {
-            name: "drops",
-            columns: vec![
-                ("t_s", Column::F64(r.d_t)),
-                ("node", r.d_node.finish()),
-                ("port", r.d_port.finish()),
-                ("queue", Column::U64(r.d_queue)),
-                ("flow_id", Column::U64(r.d_flow)),
-                ("bytes", Column::U64(r.d_bytes)),
-                ("reason", r.d_reason.finish()),
-            ],
-        };
-        let queries = Table {
-            name: "queries",
-            columns: vec![
-                ("app", Column::U64(r.qy_app)),
-                ("query", Column::U64(r.qy_index)),
-                ("request_s", Column::F64(r.qy_start)),
-                ("done_s", Column::F64(r.qy_end)),
-                ("qct_s", Column::F64(r.qy_qct)),
-                ("srtt_at_response_us", Column::F64(r.qy_srtt)),
-            ],
-        };
-        let int = IntRecorder::finish(int.map(|b| *b));
-        Output { summary, tables: vec![flows_table, intervals, queue, drops, queries, int] }
+        let flows_table = record::flows::table(&fs, net);
+        let tables = vec![
+            flows_table,
+            self.intervals.finish(),
+            self.queue.finish(),
+            self.drops.finish(),
+            self.queries.finish(),
+            IntRecorder::finish(self.int.map(|b| *b)),
+        ];
+        Output { summary, tables }
     }
 }
 
-/// Bytes waiting in a port's qdisc (its `fq`, or its queues), the packet on the wire aside.
-#[inline]
-fn occupancy(port: &Port) -> u64 {
-    port.fq.as_ref().map_or_else(|| port.queues.bytes(), |fq| fq.bytes())
+/// Every host's sockets: each flow's sender on its source host, its receiver on its
+/// destination host; and each flow's pair of sockets.
+fn open_sockets(
+    net: &Network,
+    specs: &[(FlowSpec, Option<usize>)],
+    mtu: u32,
+    seed: u64,
+) -> (Vec<Host>, Vec<u32>, Vec<Flow>) {
+    let mut host_of = vec![NO_HOST; net.nodes.len()];
+    let mut hosts = Vec::new();
+    for (i, n) in net.nodes.iter().enumerate() {
+        if n.kind == NodeKind::Host {
+            host_of[i] = hosts.len() as u32;
+            hosts.push(Host::new(i as u32));
+        }
+    }
+    let flows = (specs.iter().enumerate())
+        .map(|(i, (spec, app))| {
+            let (s, r) = net.flow_hosts[i];
+            let mut snd = TcpSender::new(i as u32, s, r, spec, mtu);
+            snd.enable_tsq();
+            let mut rcv_spec = spec.clone();
+            if app.is_some() {
+                rcv_spec.size_bytes = None;
+            }
+            let rcv = TcpReceiver::new(i as u32, r, s, &rcv_spec, mtu);
+            let reader = Reader::new(spec, seed, i as u64);
+            let (hs, hr) = (host_of[s as usize], host_of[r as usize]);
+            let snd = SenderSocket::new(snd, spec, seed, i as u32);
+            let snd = SocketRef { host: hs, index: hosts[hs as usize].add_sender(snd) };
+            let rcv = ReceiverSocket::new(rcv, reader);
+            let rcv = SocketRef { host: hr, index: hosts[hr as usize].add_receiver(rcv) };
+            Flow {
+                snd,
+                rcv,
+                start: spec.start,
+                size: if app.is_some() { None } else { spec.size_bytes },
+                app: *app,
+                iv: FlowInterval::new(spec.start, app.is_none()),
+            }
+        })
+        .collect();
+    (hosts, host_of, flows)
 }
 
-/// Delivered bytes × 8 over `active_s` seconds; `None` for a flow that was never active.
-fn throughput_bps(delivered_bytes: u64, active_s: f64) -> Option<f64> {
-    (active_s > 0.0).then(|| delivered_bytes as f64 * 8.0 / active_s)
-}
+impl Conns for World<'_> {
+    fn now(&self) -> Time {
+        self.now
+    }
 
-/// Put a packet on a port's wire so that it arrives at `at` (sources that bypass their NIC
-/// queue). Arrivals stay in order because a source's departures are increasing.
-fn link_arrival(net: &mut Network, events: &mut EventQueue, pid: PortId, at: Time, id: PacketId) {
-    let port = &mut net.ports[pid as usize];
-    debug_assert!(port.pipe.back().is_none_or(|&(t, _)| t <= at));
-    let was_empty = port.pipe.is_empty();
-    port.pipe.push_back((at, id));
-    if was_empty {
-        events.push(at, Event::Arrival { port: pid });
+    fn schedule(&mut self, at: Time, ev: Event) {
+        self.events.push(at, ev);
+    }
+
+    fn send_request(&mut self, fi: usize) {
+        self.receiver_acts(fi, |r, now, out| r.tcp.on_app_send(now, out));
+    }
+
+    fn write(&mut self, fi: usize, bytes: u64) {
+        self.sender_acts(fi, |s, now, out| s.app_write(now, bytes, out));
+    }
+
+    fn srtt_us(&self, fi: usize) -> u32 {
+        self.ends(fi).0.rtt.srtt_us()
+    }
+
+    fn delivered(&self, fi: usize) -> u64 {
+        self.ends(fi).1.stats.delivered
     }
 }

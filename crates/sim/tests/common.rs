@@ -35,15 +35,17 @@ pub fn dumbbell(rate: Rate, rtt: Time, buffer: u64, mtu: u32, flows: Vec<FlowSpe
         interval: Time::from_secs(1),
         topology: Topology {
             preset: Preset::Dumbbell,
-            bottleneck_rate: rate,
-            host_rate: rate,
-            burst_link_rate: rate,
-            rtt,
-            mtu,
-            // Analytic windows and rates assume exact link clocks.
-            clock_ppm: 0.0,
-            veth: false,
-            bottleneck: fifo(buffer),
+            dumbbell: Dumbbell {
+                bottleneck_rate: rate,
+                host_rate: rate,
+                burst_link_rate: rate,
+                rtt,
+                mtu,
+                // Analytic windows and rates assume exact link clocks.
+                clock_ppm: 0.0,
+                veth: false,
+                bottleneck: fifo(buffer),
+            },
             graph: None,
         },
         flows,

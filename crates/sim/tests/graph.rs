@@ -206,7 +206,7 @@ fn leaf_spine(seed: u64, flows: usize) -> Vec<String> {
             path: None,
         })
         .collect();
-    let t = GraphTopology { graph, tcp, udp: vec![] };
+    let t = GraphTopology { graph, tcp, udp: vec![], nic_rates: vec![] };
     let net = topology::from_graph(&t, seed).unwrap();
     (0..flows).map(|f| net.path_names(f)[2].clone()).collect()
 }

@@ -41,10 +41,10 @@ fn error(text: &str, sets: &[&str]) -> String {
 
 #[test]
 fn keys_clock_ppm_defaults_to_20_and_reads_back() {
-    assert_eq!(many(&[]).topology.clock_ppm, 20.0);
-    assert_eq!(many(&["topology.clock_ppm=0"]).topology.clock_ppm, 0.0);
-    assert_eq!(many(&["topology.clock_ppm=2.5"]).topology.clock_ppm, 2.5);
-    assert_eq!(many(&["topology.clock_ppm=1000"]).topology.clock_ppm, 1000.0);
+    assert_eq!(many(&[]).topology.dumbbell.clock_ppm, 20.0);
+    assert_eq!(many(&["topology.clock_ppm=0"]).topology.dumbbell.clock_ppm, 0.0);
+    assert_eq!(many(&["topology.clock_ppm=2.5"]).topology.dumbbell.clock_ppm, 2.5);
+    assert_eq!(many(&["topology.clock_ppm=1000"]).topology.dumbbell.clock_ppm, 1000.0);
 }
 
 #[test]

@@ -237,7 +237,7 @@ fn first_error_is_the_first_entry_s_whatever_its_kind() {
     };
     let tcp = [at(0, "h0", "h1"), at(1, "h2", "lonely"), at(2, "h3", "nowhere")];
     let e = topology::from_graph(
-        &GraphTopology { graph: g.clone(), tcp: tcp.to_vec(), udp: vec![] },
+        &GraphTopology { graph: g.clone(), tcp: tcp.to_vec(), udp: vec![], nic_rates: vec![] },
         1,
     )
     .err()
@@ -247,9 +247,12 @@ fn first_error_is_the_first_entry_s_whatever_its_kind() {
         "flow[1].dst = \"lonely\": expected a host that h2 can reach (no route)"
     );
     let tcp = [at(0, "h0", "nowhere"), at(1, "h2", "lonely")];
-    let e = topology::from_graph(&GraphTopology { graph: g, tcp: tcp.to_vec(), udp: vec![] }, 1)
-        .err()
-        .unwrap();
+    let e = topology::from_graph(
+        &GraphTopology { graph: g, tcp: tcp.to_vec(), udp: vec![], nic_rates: vec![] },
+        1,
+    )
+    .err()
+    .unwrap();
     assert_eq!(
         e.to_string(),
         "flow[0].dst = \"nowhere\": expected the name of a host (unknown node)"

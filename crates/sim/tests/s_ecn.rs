@@ -80,13 +80,13 @@ fn s_ecn_runs_are_reproducible_by_seed() {
 #[test]
 fn s_ecn_keys_parse_with_the_runs_seed_and_g() {
     let scn = scenario::load(&fan_in("s-ecn", 42), &[]).unwrap();
-    let ecn = scn.topology.bottleneck.queues[0].ecn.unwrap();
+    let ecn = scn.topology.dumbbell.bottleneck.queues[0].ecn.unwrap();
     assert_eq!(ecn.threshold_bytes, 32_000);
     assert_eq!(ecn.mode, EcnMode::Slope(SlopeForm::Probabilistic { seed: 42 }));
     assert!(scn.flows.iter().all(|f| f.dctcp_shift_g == 3));
     let scn =
         scenario::load(&fan_in("s-ecn", 42), &["topology.ecn_mode=s-ecn-hardware".into()]).unwrap();
-    let mode = scn.topology.bottleneck.queues[0].ecn.unwrap().mode;
+    let mode = scn.topology.dumbbell.bottleneck.queues[0].ecn.unwrap().mode;
     assert_eq!(mode, EcnMode::Slope(SlopeForm::Hardware));
     // Linux's default g = 1/16 when the key is absent.
     let scn =

@@ -443,8 +443,8 @@ fn defaults_fill_every_optional_field() {
     assert_eq!(s.seed, 1);
     assert_eq!(s.stop, Time::from_secs(60));
     assert_eq!(s.interval, Time::from_secs(1));
-    let t = &s.topology;
-    assert_eq!(t.preset, Preset::Dumbbell);
+    let t = &s.topology.dumbbell;
+    assert_eq!(s.topology.preset, Preset::Dumbbell);
     assert_eq!(t.bottleneck_rate, Rate::from_gbps(10));
     assert_eq!(t.host_rate, Rate::from_gbps(10));
     assert_eq!(t.burst_link_rate, Rate::from_gbps(10));
@@ -471,8 +471,8 @@ fn defaults_fill_every_optional_field() {
 #[test]
 fn host_and_burst_link_rates_inherit_in_order() {
     let s = load(BASE, &["topology.host_rate=25Gbps"]).unwrap();
-    assert_eq!(s.topology.host_rate, Rate::from_gbps(25));
-    assert_eq!(s.topology.burst_link_rate, Rate::from_gbps(25));
+    assert_eq!(s.topology.dumbbell.host_rate, Rate::from_gbps(25));
+    assert_eq!(s.topology.dumbbell.burst_link_rate, Rate::from_gbps(25));
 }
 
 #[test]
@@ -485,8 +485,8 @@ fn queues_inherit_buffer_and_ecn_from_topology() {
         &["topology.scheduler=drr", "topology.ecn_threshold=100KB", "topology.mtu=9000"],
     )
     .unwrap();
-    let qs = &s.topology.bottleneck.queues;
-    assert_eq!(s.topology.bottleneck.scheduler, Scheduler::Drr);
+    let qs = &s.topology.dumbbell.bottleneck.queues;
+    assert_eq!(s.topology.dumbbell.bottleneck.scheduler, Scheduler::Drr);
     assert_eq!((qs[0].buffer_bytes, qs[0].quantum_bytes), (16 << 20, 9000));
     assert_eq!((qs[0].dscp.as_slice(), qs[0].flows.as_slice()), (&[46u8][..], &[0u32][..]));
     assert_eq!(qs[0].ecn.map(|e| (e.threshold_bytes, e.mode)), Some((100_000, EcnMode::Dequeue)));
@@ -520,8 +520,8 @@ fn every_example_scenario_loads() {
 fn grnet_example_is_the_rmem_limited_transfer() {
     let s = scenario::load_file(&scenarios_dir().join("grnet-8ms.toml"), &[]).unwrap();
     assert_eq!(s.stop, Time::from_secs(30));
-    assert_eq!(s.topology.burst_link_rate, Rate::from_gbps(40));
-    assert_eq!(s.topology.mtu, 9000);
+    assert_eq!(s.topology.dumbbell.burst_link_rate, Rate::from_gbps(40));
+    assert_eq!(s.topology.mtu(), 9000);
     let f = &s.flows[0];
     assert_eq!(f.size_bytes, Some(2 << 30));
     assert_eq!(f.tcp_rmem[2], 6 << 20);
@@ -532,7 +532,7 @@ fn grnet_example_is_the_rmem_limited_transfer() {
 #[test]
 fn amlight_example_is_benchmark_r1() {
     let s = scenario::load_file(&scenarios_dir().join("amlight-209ms-burst.toml"), &[]).unwrap();
-    let t = &s.topology;
+    let t = &s.topology.dumbbell;
     assert_eq!((t.bottleneck_rate, t.host_rate), (Rate::from_gbps(100), Rate::from_gbps(100)));
     assert_eq!((t.rtt, t.mtu), (Time::from_ms(209), 9000));
     assert_eq!(t.bottleneck.queues[0].buffer_bytes, 64 << 20);
@@ -553,7 +553,7 @@ fn amlight_example_is_benchmark_r1() {
 #[test]
 fn incast_example_buffer_is_below_one_bdp() {
     let s = scenario::load_file(&scenarios_dir().join("incast-small-buffer.toml"), &[]).unwrap();
-    let t = &s.topology;
+    let t = &s.topology.dumbbell;
     let bdp = t.bottleneck_rate.bytes_in(t.rtt);
     assert_eq!(bdp, 125_000);
     assert!(t.bottleneck.queues[0].buffer_bytes < bdp);
@@ -571,7 +571,7 @@ fn overrides_apply_in_order_to_examples() {
     .unwrap();
     assert_eq!(s.bursts[0].start, Time::from_ms(2500));
     assert_eq!(s.flows[0].cca, "reno");
-    assert_eq!(s.topology.bottleneck.queues[0].buffer_bytes, 32 << 20);
+    assert_eq!(s.topology.dumbbell.bottleneck.queues[0].buffer_bytes, 32 << 20);
 }
 
 #[test]

@@ -1,6 +1,8 @@
-//! The incast (partition/aggregate) application: its settings, and its progress through
-//! queries; the world (`sim.rs`) drives its connections.
+//! The incast (partition/aggregate) application: its settings, its progress through queries,
+//! and its handlers: the world hands it its events and lets it act on its connections through
+//! [`Conns`].
 
+use crate::event::Event;
 use crate::latency::Latency;
 use crate::rng;
 use crate::tcp::config::FlowSpec;
@@ -45,8 +47,25 @@ pub enum ServeOrder {
     Shuffled,
 }
 
+/// What an incast app does to its connections and the clock; the world provides it.
+pub trait Conns {
+    fn now(&self) -> Time;
+    fn schedule(&mut self, at: Time, ev: Event);
+    /// Connection `flow`'s receiving side sends the request: a segment that carries an ACK of
+    /// the response before (the request's bytes are not simulated, its ACK is).
+    fn send_request(&mut self, flow: usize);
+    /// Connection `flow`'s sending side writes `bytes` of response.
+    fn write(&mut self, flow: usize, bytes: u64);
+    /// Connection `flow`'s sender's smoothed RTT, µs.
+    fn srtt_us(&self, flow: usize) -> u32;
+    /// Bytes connection `flow` has delivered to the receiving application in all.
+    fn delivered(&self, flow: usize) -> u64;
+}
+
 /// An incast app's progress (see [`IncastSpec`]).
 pub struct IncastApp {
+    /// Its index among the scenario's incasts (its events name it).
+    index: u32,
     /// Its senders' flow indices.
     pub flows: std::ops::Range<usize>,
     /// Bytes each sender returns per query.
@@ -71,12 +90,26 @@ pub struct IncastApp {
     pub request_at: Time,
     /// The current query's senders' SRTTs (µs) as each started its response.
     srtt_at_response: Vec<u32>,
+    /// The round trip the app plans with: its requests reach the senders half of it later.
+    rtt: Time,
+    /// The first request waits for the connections to be up, then this long: the receiving
+    /// host's slowest answer to a handshake.
+    handshake_upper: Time,
+    start: Time,
 }
 
 impl IncastApp {
-    pub fn new(spec: &IncastSpec, flows: std::ops::Range<usize>, seed: u64, k: usize) -> IncastApp {
+    /// App `k`, whose senders are connections `flows`, planning with round trip `rtt`.
+    pub fn new(
+        spec: &IncastSpec,
+        flows: std::ops::Range<usize>,
+        seed: u64,
+        k: usize,
+        rtt: Time,
+    ) -> IncastApp {
         let n = flows.len();
         IncastApp {
+            index: k as u32,
             flows,
             each: spec.query_bytes / spec.senders as u64,
             queries: spec.queries,
@@ -91,7 +124,57 @@ impl IncastApp {
             counted: vec![0; n],
             request_at: Time::ZERO,
             srtt_at_response: Vec::with_capacity(n),
+            rtt,
+            handshake_upper: spec.tcp.handshake_latency.upper(),
+            start: spec.start,
         }
+    }
+
+    /// When the first request goes out: once the connections are up (a few RTTs after their
+    /// SYNs, and the receiving host's slowest answer to a handshake).
+    pub fn first_request(&self) -> Time {
+        self.start + (self.rtt * 4).max(Time::from_ms(10)) + self.handshake_upper
+    }
+
+    /// `IncastRequest`: the receiver sends its request; the senders get it half an RTT later.
+    pub fn on_request(&mut self, w: &mut impl Conns) {
+        self.request_at = w.now();
+        for fi in self.flows.clone() {
+            w.send_request(fi);
+        }
+        w.schedule(w.now() + self.rtt / 2, Event::IncastWrite { app: self.index });
+    }
+
+    /// `IncastWrite`: the request arrived. The server answers its senders' requests one after
+    /// another, in its `serve_order`, each response starting one `serve_time` after the
+    /// previous one (the first, one after the request arrived); with no serve time all write
+    /// at once.
+    pub fn on_write(&mut self, w: &mut impl Conns) {
+        let now = w.now();
+        for (at, sender) in self.serve(now) {
+            if at == now {
+                self.on_serve(sender, w);
+            } else {
+                w.schedule(at, Event::IncastServe { app: self.index, sender });
+            }
+        }
+    }
+
+    /// `IncastServe`: sender `sender` starts its response.
+    pub fn on_serve(&mut self, sender: u32, w: &mut impl Conns) {
+        let fi = self.flows.start + sender as usize;
+        self.response_starts(w.srtt_us(fi));
+        w.write(fi, self.each);
+    }
+
+    /// Connection `fi`'s receiving application got data: the query, if that completes it
+    /// (the next request is scheduled; `next_after` is `None` after the last query).
+    pub fn on_delivered(&mut self, fi: usize, w: &mut impl Conns) -> Option<QueryDone> {
+        let q = self.delivered(fi, w.delivered(fi))?;
+        if let Some(gap) = q.next_after {
+            w.schedule(w.now() + gap, Event::IncastRequest { app: self.index });
+        }
+        Some(q)
     }
 }
 
@@ -110,7 +193,7 @@ impl IncastApp {
     /// The request of a new query arrived at the senders at `now`: when each sender starts its
     /// response, in serve order (each one `serve_time` after the previous; the first, one after
     /// the request).
-    pub fn serve(&mut self, now: Time) -> Vec<(Time, u32)> {
+    fn serve(&mut self, now: Time) -> Vec<(Time, u32)> {
         self.target += self.each;
         self.waiting = self.flows.len();
         self.srtt_at_response.clear();
@@ -130,12 +213,12 @@ impl IncastApp {
 
     /// A sender starts its response with this SRTT (µs): what `tcp_info`'s `tcpi_rtt` reads
     /// then, the SRTT the last query left, which sets this one's loss-probe and RTO timers.
-    pub fn response_starts(&mut self, srtt_us: u32) {
+    fn response_starts(&mut self, srtt_us: u32) {
         self.srtt_at_response.push(srtt_us);
     }
 
     /// Connection `fi` has delivered `delivered` bytes in all: the query, if that completes it.
-    pub fn delivered(&mut self, fi: usize, delivered: u64) -> Option<QueryDone> {
+    fn delivered(&mut self, fi: usize, delivered: u64) -> Option<QueryDone> {
         let i = fi - self.flows.start;
         if self.waiting == 0 || delivered < self.target || self.counted[i] >= self.target {
             return None;

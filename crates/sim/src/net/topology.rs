@@ -1,10 +1,12 @@
 //! A built network: nodes, ports (one per direction of each link), and each flow's route.
 //! Built from a [`Graph`] — the scenario's own, or the one a preset expands to.
 
+use crate::net::clock::PortClock;
 use crate::net::graph::{self, Attach, Graph, GraphError, Route, Router};
 use crate::net::port::{Port, PortId};
-use crate::packet::NodeId;
+use crate::packet::{IPV4_HEADER_BYTES, NodeId, TCP_HEADER_BYTES, TCP_TIMESTAMP_OPTION_BYTES};
 use crate::time::Time;
+use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
 
 pub use crate::net::graph::NodeKind;
 
@@ -21,6 +23,9 @@ pub struct GraphTopology {
     pub graph: Graph,
     pub tcp: Vec<Attach>,
     pub udp: Vec<Attach>,
+    /// Hosts whose NIC rate differs from their link's (`nic_rate`), by name: their egress
+    /// ports serialize at this rate.
+    pub nic_rates: Vec<(String, Rate)>,
 }
 
 /// A built network and where the scenario's traffic attaches to it.
@@ -65,6 +70,43 @@ impl Network {
     }
 }
 
+/// The ACK `graph::base_rtt` sends back: IPv4 + TCP + timestamps.
+const ACK_IP_BYTES: u32 = IPV4_HEADER_BYTES + TCP_HEADER_BYTES + TCP_TIMESTAMP_OPTION_BYTES;
+
+/// A NIC rate's port: its nominal rate before the NIC's, and the NIC's.
+struct Nic {
+    port: PortId,
+    link_rate: Rate,
+    nic_rate: Rate,
+}
+
+/// Each named host's egress ports serialize at its NIC rate (their clock offsets kept).
+fn set_nic_rates(rates: &[(String, Rate)], nodes: &[Node], ports: &mut [Port]) -> Vec<Nic> {
+    let mut nics = Vec::new();
+    for (name, rate) in rates {
+        let Some(node) = nodes.iter().position(|n| &n.name == name) else { continue };
+        for (id, p) in ports.iter_mut().enumerate().filter(|(_, p)| p.node as usize == node) {
+            nics.push(Nic { port: id as PortId, link_rate: p.rate, nic_rate: *rate });
+            p.clock = PortClock::new(*rate, p.clock.ppb);
+            p.rate = *rate;
+        }
+    }
+    nics
+}
+
+/// Route `r`'s base RTT (`graph::base_rtt`, which serializes at link rates) with each NIC
+/// port on it serializing its packet (an MTU-sized segment out, an ACK back) at its NIC's rate.
+fn base_rtt(graph: &Graph, nics: &[Nic], r: &Route) -> Time {
+    let mut t = graph::base_rtt(graph, r);
+    for (ports, ip_bytes) in [(&r.forward, graph.mtu), (&r.reverse, ACK_IP_BYTES)] {
+        let wire = u64::from(ip_bytes + ETHERNET_OVERHEAD_BYTES);
+        for nic in nics.iter().filter(|n| ports.contains(&n.port)) {
+            t = t + nic.nic_rate.serialization_time(wire) - nic.link_rate.serialization_time(wire);
+        }
+    }
+    t
+}
+
 /// Build a network from a graph and its attachments; the first problem is the error.
 pub fn from_graph(t: &GraphTopology, seed: u64) -> Result<Network, GraphError> {
     let g = t.graph.resolve()?;
@@ -80,9 +122,10 @@ pub fn from_graph(t: &GraphTopology, seed: u64) -> Result<Network, GraphError> {
         }
         routes.push((s, r));
     }
-    let base_rtt = routes.iter().map(|(_, r)| graph::base_rtt(&t.graph, r)).collect();
     let propagation_rtt = routes.iter().map(|(_, r)| graph::propagation_rtt(&t.graph, r)).collect();
-    let (nodes, ports) = graph::build_ports(&g, seed);
+    let (nodes, mut ports) = graph::build_ports(&g, seed);
+    let nics = set_nic_rates(&t.nic_rates, &nodes, &mut ports);
+    let base_rtt = routes.iter().map(|(_, r)| base_rtt(&t.graph, &nics, r)).collect();
     let bottleneck = ports.iter().position(|p| p.recorded).unwrap_or(0) as PortId;
     Ok(Network {
         nodes,

@@ -217,7 +217,7 @@ fn records(scn: &Scenario, e: &mut Estimate) {
     // INT: a row per sampled packet through each INT port, at the fastest link's rate.
     let t = &scn.telemetry;
     if !t.int_ports.is_empty() {
-        let smallest = scn.bursts.iter().map(|b| b.packet_size).fold(scn.topology.mtu, u32::min);
+        let smallest = scn.bursts.iter().map(|b| b.packet_size).fold(scn.topology.mtu(), u32::min);
         let per_port = packets(fastest_bps(scn), scn.stop, u64::from(smallest));
         let rows = times(per_port / u64::from(t.int_sample.max(1)), t.int_ports.len() as u64);
         let n = t.int_ports.len();
@@ -232,10 +232,17 @@ fn records(scn: &Scenario, e: &mut Estimate) {
 
 fn fastest_bps(scn: &Scenario) -> u64 {
     let t = &scn.topology;
-    match &t.graph {
-        None => t.bottleneck_rate.bps().max(t.host_rate.bps()).max(t.burst_link_rate.bps()),
+    // A sending host's NIC may be faster than any link (`nic_rate`).
+    let specs = scn.flows.iter().chain(scn.incasts.iter().map(|i| &i.tcp));
+    let nics = specs.filter_map(|f| f.nic_rate).map(|r| r.bps()).max().unwrap_or(0);
+    let links = match &t.graph {
+        None => {
+            let d = &t.dumbbell;
+            d.bottleneck_rate.bps().max(d.host_rate.bps()).max(d.burst_link_rate.bps())
+        }
         Some(g) => g.graph.links.iter().map(|l| l.rate.bps()).max().unwrap_or(0),
-    }
+    };
+    links.max(nics)
 }
 
 /// Packets alive at once: what the network can hold (the bottleneck's buffer and one round
@@ -248,8 +255,9 @@ fn in_flight(scn: &Scenario, e: &mut Estimate) {
     };
     let bytes = match &t.graph {
         None => {
-            let bdp = packets(t.bottleneck_rate.bps(), t.rtt, 1);
-            buffer(&t.bottleneck).saturating_add(bdp)
+            let d = &t.dumbbell;
+            let bdp = packets(d.bottleneck_rate.bps(), d.rtt, 1);
+            buffer(&d.bottleneck).saturating_add(bdp)
         }
         Some(gt) => {
             let g = &gt.graph;
@@ -276,7 +284,7 @@ fn in_flight(scn: &Scenario, e: &mut Estimate) {
             total.saturating_add(times(deepest, dsts.len() as u64))
         }
     };
-    let n = bytes / u64::from(t.mtu.max(1));
+    let n = bytes / u64::from(t.mtu().max(1));
     e.add(
         "scenario.topology.buffer",
         format!("{n} packets"),

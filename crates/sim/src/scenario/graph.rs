@@ -201,15 +201,17 @@ pub(crate) fn topology(
     let fastest = graph.links.iter().map(|l| l.rate).max().unwrap_or(Rate(1));
     Ok(Topology {
         preset,
-        bottleneck_rate: fastest,
-        host_rate: fastest,
-        burst_link_rate: fastest,
-        rtt: Time::ZERO,
-        mtu,
-        clock_ppm,
-        veth,
-        bottleneck: PortSpec::fifo(buffer),
-        graph: Some(GraphTopology { graph, tcp: vec![], udp: vec![] }),
+        dumbbell: Dumbbell {
+            bottleneck_rate: fastest,
+            host_rate: fastest,
+            burst_link_rate: fastest,
+            rtt: Time::ZERO,
+            mtu,
+            clock_ppm,
+            veth,
+            bottleneck: PortSpec::fifo(buffer),
+        },
+        graph: Some(GraphTopology { graph, tcp: vec![], udp: vec![], nic_rates: vec![] }),
     })
 }
 
@@ -388,6 +390,12 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
                 "no qdisc on a flow in a graph: set it on the host ([hosts] or its [[node]])",
             ));
         }
+        if f.has("nic_rate") {
+            return Err(f.error(
+                "nic_rate",
+                "no nic_rate on a flow in a graph: set it on the host ([hosts] or its [[node]])",
+            ));
+        }
         let src = one(f, "src")?;
         let path = f.strings("path", "node names from src to dst")?;
         let merged = settings(root, &src, &one(f, "dst")?, f.table_ref());
@@ -404,6 +412,11 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
         let t = q.table("tcp");
         if let Some(key) = QDISC_KEYS.iter().find(|key| t.has(key)) {
             return Err(t.error(key, "no qdisc on an incast in a graph: set it on the hosts"));
+        }
+        if t.has("nic_rate") {
+            return Err(
+                t.error("nic_rate", "no nic_rate on an incast in a graph: set it on the hosts")
+            );
         }
         let senders =
             q.required("src", names(q, "src")?, "an array of host names, one per sender")?;
@@ -442,6 +455,7 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
     }
     gt.tcp = tcp;
     gt.udp = udp;
+    gt.nic_rates = nic_rates(root, &gt.graph)?;
     topology::from_graph(gt, scn.seed).map_err(|e| ScenarioError::Field {
         path: if e.field.starts_with("scenario.") {
             e.field
@@ -454,10 +468,28 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
     Ok(())
 }
 
+/// Each host's NIC rate where one is set: its [[node]]'s `nic_rate`, else `[hosts]`'.
+fn nic_rates(root: &Fields, graph: &Graph) -> Result<Vec<(String, Rate)>> {
+    let every = root.table("hosts").rate("nic_rate")?;
+    let nodes = root.tables("node");
+    let mut rates = Vec::new();
+    for n in graph.nodes.iter().filter(|n| n.kind == NodeKind::Host) {
+        let own = nodes.iter().find(|t| t.string("name").ok().flatten() == Some(n.name.as_str()));
+        let rate = match own {
+            Some(t) if t.has("nic_rate") => t.rate("nic_rate")?,
+            _ => every,
+        };
+        if let Some(r) = rate {
+            rates.push((n.name.clone(), r));
+        }
+    }
+    Ok(rates)
+}
+
 /// The rate of the first link at host `src` of burst `b` (graph topologies), for the burst's
 /// rate and timing checks.
 pub(crate) fn burst_link_rate(b: &Fields, topology: &Topology) -> Result<Rate> {
-    let Some(gt) = &topology.graph else { return Ok(topology.burst_link_rate) };
+    let Some(gt) = &topology.graph else { return Ok(topology.dumbbell.burst_link_rate) };
     let sources = b.required("src", names(b, "src")?, "a host name, or one per source")?;
     let mut rate: Option<Rate> = None;
     for s in &sources {

@@ -2,13 +2,13 @@
 //! already in engine units (picoseconds, bits per second, bytes).
 
 use crate::time::Time;
-use crate::units::Rate;
 
 // Each component's own config type, re-exported: the scenario maps TOML onto them.
 pub use crate::app::burst::BurstSpec;
 pub use crate::app::incast::{IncastSpec, ServeOrder};
 pub use crate::latency::Latency;
 pub use crate::net::port::Pause;
+pub use crate::net::presets::dumbbell::Dumbbell;
 pub use crate::net::queue::{EcnMode, EcnSpec, PortSpec, QueueSpec, Scheduler, SlopeForm};
 pub use crate::net::tbf::TbfSpec;
 pub use crate::record::int::{IntPort, Telemetry};
@@ -64,25 +64,17 @@ impl Preset {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Topology {
     pub preset: Preset,
-    pub bottleneck_rate: Rate,
-    /// Rate of every host NIC and access link.
-    pub host_rate: Rate,
-    /// Rate of the links that bring burst sources into switch A (default: `host_rate`).
-    pub burst_link_rate: Rate,
-    /// Base round-trip propagation time between a sender and its receiver.
-    pub rtt: Time,
-    /// IP MTU of every interface, bytes.
-    pub mtu: u32,
-    /// Bound of every port's clock offset, ppm (`net::clock`); 0 gives exact link rates.
-    pub clock_ppm: f64,
-    /// Hosts and switches are Linux network namespaces joined by veth pairs: TCP's GSO skbs
-    /// stay whole up to the `tbf` qdisc and into the receiver, which ACKs each as one
-    /// (docs/fidelity.md). Otherwise NICs cut them into frames on the wire.
-    pub veth: bool,
-    /// Bottleneck egress port: scheduler and queues.
-    pub bottleneck: PortSpec,
-    /// The network as a graph with the traffic attached (every preset but the dumbbell, which
-    /// the fields above describe; with a graph they are unused: `rtt` 0, the rates the fastest
-    /// link's, `bottleneck` a FIFO of `[topology] buffer`).
+    /// The dumbbell's settings (`net::presets::dumbbell`). With a graph only its `mtu`,
+    /// `clock_ppm` and `veth` apply, to every interface; the rest summarise the graph: `rtt`
+    /// 0, the rates the fastest link's, `bottleneck` a FIFO of `[topology] buffer`.
+    pub dumbbell: Dumbbell,
+    /// The network as a graph with the traffic attached (every preset but the dumbbell).
     pub graph: Option<crate::net::topology::GraphTopology>,
+}
+
+impl Topology {
+    /// IP MTU of every interface, bytes.
+    pub fn mtu(&self) -> u32 {
+        self.dumbbell.mtu
+    }
 }

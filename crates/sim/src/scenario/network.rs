@@ -6,8 +6,9 @@ use std::borrow::Cow;
 use super::model::{HostQdisc, Scenario};
 use crate::net::fq::FqSpec;
 use crate::net::graph::{FlowView, GraphView, LinkView, NodeView};
-use crate::net::presets::dumbbell::{self, Dumbbell, IncastHosts, Traffic};
+use crate::net::presets::dumbbell::{self, Dumbbell, IncastHosts, SenderHost, Traffic};
 use crate::net::topology::{self, GraphTopology, Network};
+use crate::tcp::config::FlowSpec;
 
 /// A host's `fq`, if its qdisc is one.
 pub(crate) fn host_fq(q: &HostQdisc, mtu: u32) -> Option<FqSpec> {
@@ -21,29 +22,25 @@ pub(crate) fn host_fq(q: &HostQdisc, mtu: u32) -> Option<FqSpec> {
     Some(fq)
 }
 
+/// A flow's sending host in the dumbbell: its qdisc and NIC rate.
+fn sender_host(f: &FlowSpec, mtu: u32) -> SenderHost {
+    SenderHost { fq: host_fq(&f.qdisc, mtu), nic_rate: f.nic_rate }
+}
+
 impl Scenario {
     /// The dumbbell's settings and traffic, for its preset.
     fn dumbbell(&self) -> (Dumbbell, Traffic) {
-        let t = &self.topology;
-        let d = Dumbbell {
-            bottleneck_rate: t.bottleneck_rate,
-            host_rate: t.host_rate,
-            burst_link_rate: t.burst_link_rate,
-            rtt: t.rtt,
-            mtu: t.mtu,
-            clock_ppm: t.clock_ppm,
-            veth: t.veth,
-            bottleneck: t.bottleneck.clone(),
-        };
+        let d = self.topology.dumbbell.clone();
+        let mtu = d.mtu;
         let traffic = Traffic {
-            flows: self.flows.iter().map(|f| host_fq(&f.qdisc, t.mtu)).collect(),
+            flows: self.flows.iter().map(|f| sender_host(f, mtu)).collect(),
             incasts: self
                 .incasts
                 .iter()
                 .map(|i| IncastHosts {
                     senders: i.senders,
                     one_sender_host: i.one_sender_host,
-                    fq: host_fq(&i.tcp.qdisc, t.mtu),
+                    host: sender_host(&i.tcp, mtu),
                 })
                 .collect(),
             bursts: self.bursts.iter().map(|b| b.sources).collect(),

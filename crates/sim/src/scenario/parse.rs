@@ -79,7 +79,7 @@ const ECN_MODES: &[(&str, EcnMode)] = &[
 /// Gives every S-ECN queue's draws the run's seed: ports are parsed before it is in reach.
 fn seed_slope_marking(topology: &mut Topology, seed: u64) {
     let links = topology.graph.iter_mut().flat_map(|g| g.graph.links.iter_mut());
-    let ports = std::iter::once(&mut topology.bottleneck)
+    let ports = std::iter::once(&mut topology.dumbbell.bottleneck)
         .chain(links.flat_map(|l| [&mut l.ab.port, &mut l.ba.port]));
     for q in ports.flat_map(|p| p.queues.iter_mut()) {
         if let Some(EcnSpec {
@@ -167,14 +167,16 @@ fn topology(root: &Fields, t: &Fields, flow_count: usize) -> Result<Topology> {
     let bottleneck = port_spec(t, mtu, flow_count, "bottleneck_pauses", DEFAULT_BUFFER)?;
     Ok(Topology {
         preset,
-        bottleneck_rate,
-        host_rate,
-        burst_link_rate,
-        rtt,
-        mtu,
-        clock_ppm,
-        veth,
-        bottleneck,
+        dumbbell: Dumbbell {
+            bottleneck_rate,
+            host_rate,
+            burst_link_rate,
+            rtt,
+            mtu,
+            clock_ppm,
+            veth,
+            bottleneck,
+        },
         graph: None,
     })
 }

@@ -125,6 +125,7 @@ macro_rules! with_host_settings {
             ("fq_maxrate", Leaf),
             ("fq_flow_limit", Leaf),
             ("fq_quantum", Leaf),
+            ("nic_rate", Leaf),
             $(($last, Leaf),)*
         ]
     };

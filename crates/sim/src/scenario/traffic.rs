@@ -103,6 +103,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         max_pacing_rate: q.rate("max_pacing_rate")?,
         gso_max_size: gso_max_size(q)?,
         qdisc: qdisc(q)?,
+        nic_rate: q.rate("nic_rate")?,
     })
 }
 
@@ -290,7 +291,7 @@ pub(crate) fn burst(b: &Fields, topology: &Topology, stop: Time) -> Result<Burst
     check_start(b, start, stop)?;
     let duration = b.required("duration", b.time("duration")?, TIME_EXPECTED)?;
     b.ensure("duration", duration > Time::ZERO, || "a time above 0, such as \"100ms\"".into())?;
-    let mtu = topology.mtu;
+    let mtu = topology.mtu();
     let packet_size = b.size("packet_size")?.unwrap_or(u64::from(mtu));
     b.ensure("packet_size", (u64::from(MIN_BURST_PACKET)..=u64::from(mtu)).contains(&packet_size), || {
         format!("an IP packet size from {MIN_BURST_PACKET} (IPv4 + UDP headers) to the MTU ({mtu}) bytes")

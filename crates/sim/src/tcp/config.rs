@@ -120,6 +120,9 @@ pub struct FlowSpec {
     pub gso_max_size: u32,
     /// The sender host's egress qdisc.
     pub qdisc: HostQdisc,
+    /// The sender host's NIC rate where it differs from its link's: its egress port
+    /// serializes at this rate; the link's other direction keeps the link's rate.
+    pub nic_rate: Option<Rate>,
 }
 
 impl FlowSpec {
@@ -158,6 +161,7 @@ impl FlowSpec {
             max_pacing_rate: None,
             gso_max_size: GSO_MAX_SIZE,
             qdisc: HostQdisc::PfifoFast,
+            nic_rate: None,
         }
     }
 }

@@ -31,13 +31,20 @@ pub struct Dumbbell {
     pub bottleneck: PortSpec,
 }
 
-/// The traffic whose hosts the dumbbell makes: each `[[flow]]`'s sender qdisc, each incast's
+/// The traffic whose hosts the dumbbell makes: each `[[flow]]`'s sending host, each incast's
 /// senders, each burst's source count.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Traffic {
-    pub flows: Vec<Option<FqSpec>>,
+    pub flows: Vec<SenderHost>,
     pub incasts: Vec<IncastHosts>,
     pub bursts: Vec<u32>,
+}
+
+/// A sending host's own settings: its qdisc, and its NIC's rate where it is not `host_rate`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SenderHost {
+    pub fq: Option<FqSpec>,
+    pub nic_rate: Option<Rate>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -45,7 +52,8 @@ pub struct IncastHosts {
     pub senders: u32,
     /// All senders on one host.
     pub one_sender_host: bool,
-    pub fq: Option<FqSpec>,
+    /// Every sender's host.
+    pub host: SenderHost,
 }
 
 pub fn dir(port: PortSpec) -> DirSpec {
@@ -55,9 +63,20 @@ pub fn dir(port: PortSpec) -> DirSpec {
 struct Build {
     g: Graph,
     side_buffer: u64,
+    nic_rates: Vec<(String, Rate)>,
 }
 
 impl Build {
+    /// A sending host and its access link to switch A.
+    fn sender(&mut self, name: String, host: &SenderHost, switch: &str, rate: Rate) -> String {
+        let snd = self.node(name, NodeKind::Host, host.fq.clone());
+        self.access(&snd, switch, rate, true);
+        if let Some(nic) = host.nic_rate {
+            self.nic_rates.push((snd.clone(), nic));
+        }
+        snd
+    }
+
     fn node(&mut self, name: String, kind: NodeKind, fq: Option<FqSpec>) -> String {
         self.g.nodes.push(NodeSpec { name: name.clone(), kind, fq });
         name
@@ -80,7 +99,7 @@ pub fn expand(t: &Dumbbell, traffic: &Traffic) -> GraphTopology {
     let side_buffer = t.bottleneck.queues.iter().map(|q| q.buffer_bytes).max().unwrap_or(0);
     let g =
         Graph { nodes: vec![], links: vec![], mtu: t.mtu, clock_ppm: t.clock_ppm, veth: t.veth };
-    let mut b = Build { g, side_buffer };
+    let mut b = Build { g, side_buffer, nic_rates: vec![] };
     let sw_a = b.node("swA".into(), NodeKind::Switch, None);
     let sw_b = b.node("swB".into(), NodeKind::Switch, None);
     b.g.links.push(LinkSpec {
@@ -98,28 +117,21 @@ pub fn expand(t: &Dumbbell, traffic: &Traffic) -> GraphTopology {
         path: None,
     };
     let mut tcp = Vec::new();
-    for (i, fq) in traffic.flows.iter().enumerate() {
+    for (i, host) in traffic.flows.iter().enumerate() {
         let rcv = b.node(format!("r{i}"), NodeKind::Host, None);
         b.access(&rcv, &sw_b, t.host_rate, false);
-        let snd = b.node(format!("s{i}"), NodeKind::Host, fq.clone());
-        b.access(&snd, &sw_a, t.host_rate, true);
+        let snd = b.sender(format!("s{i}"), host, &sw_a, t.host_rate);
         tcp.push(attach(&snd, &rcv, format!("flow[{i}]")));
     }
     for (k, inc) in traffic.incasts.iter().enumerate() {
         let rcv = b.node(format!("q{k}"), NodeKind::Host, None);
         b.access(&rcv, &sw_b, t.host_rate, false);
-        let fq = &inc.fq;
-        let shared = inc.one_sender_host.then(|| {
-            let snd = b.node(format!("q{k}s"), NodeKind::Host, fq.clone());
-            b.access(&snd, &sw_a, t.host_rate, true);
-            snd
-        });
+        let shared =
+            inc.one_sender_host.then(|| b.sender(format!("q{k}s"), &inc.host, &sw_a, t.host_rate));
         for j in 0..inc.senders {
-            let snd = shared.clone().unwrap_or_else(|| {
-                let snd = b.node(format!("q{k}s{j}"), NodeKind::Host, fq.clone());
-                b.access(&snd, &sw_a, t.host_rate, true);
-                snd
-            });
+            let snd = shared
+                .clone()
+                .unwrap_or_else(|| b.sender(format!("q{k}s{j}"), &inc.host, &sw_a, t.host_rate));
             tcp.push(attach(&snd, &rcv, format!("incast[{k}]")));
         }
     }
@@ -137,5 +149,5 @@ pub fn expand(t: &Dumbbell, traffic: &Traffic) -> GraphTopology {
             }
         }
     }
-    GraphTopology { graph: b.g, tcp, udp }
+    GraphTopology { graph: b.g, tcp, udp, nic_rates: b.nic_rates }
 }

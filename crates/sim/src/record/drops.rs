@@ -1,0 +1,74 @@
+//! The `drops` table: one row per dropped packet, naming its node, port and queue.
+
+use crate::net::port::PortId;
+use crate::net::topology::Network;
+use crate::packet::Packet;
+use crate::record::queue::port_names;
+use crate::record::{Column, DictBuilder, DropReason, Table};
+use crate::time::Time;
+
+/// Column builders of the `drops` table.
+pub struct Drops {
+    t: Vec<f64>,
+    node: DictBuilder,
+    port: DictBuilder,
+    queue: Vec<u64>,
+    flow: Vec<u64>,
+    bytes: Vec<u64>,
+    reason: DictBuilder,
+    /// Per port: codes of its node's name and of its own.
+    codes: Vec<(u32, u32)>,
+}
+
+impl Drops {
+    pub fn new(net: &Network) -> Drops {
+        let (node, port, codes) = port_names(net);
+        let mut reason = DictBuilder::default();
+        for r in [
+            DropReason::QueueFull,
+            DropReason::FqFlowLimit,
+            DropReason::FqLimit,
+            DropReason::FqHorizon,
+        ] {
+            reason.intern(r.as_str());
+        }
+        Drops {
+            t: Vec::new(),
+            node,
+            port,
+            queue: Vec::new(),
+            flow: Vec::new(),
+            bytes: Vec::new(),
+            reason,
+            codes,
+        }
+    }
+
+    /// Port `pid`'s queue `queue` dropped `p` at `now`.
+    pub fn push(&mut self, now: Time, pid: PortId, queue: usize, p: &Packet, why: DropReason) {
+        let (node, port) = self.codes[pid as usize];
+        self.t.push(now.as_secs_f64());
+        self.node.push_code(node);
+        self.port.push_code(port);
+        self.queue.push(queue as u64);
+        self.flow.push(p.flow as u64);
+        self.bytes.push(p.ip_bytes as u64);
+        let code = self.reason.intern(why.as_str());
+        self.reason.push_code(code);
+    }
+
+    pub fn finish(self) -> Table {
+        Table {
+            name: "drops",
+            columns: vec![
+                ("t_s", Column::F64(self.t)),
+                ("node", self.node.finish()),
+                ("port", self.port.finish()),
+                ("queue", Column::U64(self.queue)),
+                ("flow_id", Column::U64(self.flow)),
+                ("bytes", Column::U64(self.bytes)),
+                ("reason", self.reason.finish()),
+            ],
+        }
+    }
+}

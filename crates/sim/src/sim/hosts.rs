@@ -1,0 +1,325 @@
+//! The world hands hosts their events: packets that reached them, their sockets' timers,
+//! their readers' wake-ups; what a socket sends goes out through the ports (`ports.rs`).
+
+use super::{NO_HOST, World};
+use crate::event::Event;
+use crate::host::socket::{ReceiverSocket, SenderSocket};
+use crate::packet::{Kind, NodeId, Packet, PacketId};
+use crate::record::intervals::SenderView;
+use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::sender::{State, TcpSender};
+use crate::time::Time;
+
+/// Superseded sender-timer events are swept out of the event heap once they are more than this
+/// share of it (amortised O(1) per event). Linux's loss probe, re-armed after new data within
+/// what is left of the head's RTO, moves a few µs earlier on many ACKs as the SRTT falls; each
+/// move leaves one behind, and every event pays for a deeper heap.
+const STALE_SENDER_TIMER_SHARE: usize = 8;
+
+impl World<'_> {
+    /// Flow `fi`'s sending socket.
+    #[inline]
+    pub(super) fn snd(&mut self, fi: usize) -> &mut SenderSocket {
+        let s = self.flows[fi].snd;
+        &mut self.hosts[s.host as usize].senders[s.index as usize]
+    }
+
+    /// Flow `fi`'s receiving socket.
+    #[inline]
+    pub(super) fn rcv(&mut self, fi: usize) -> &mut ReceiverSocket {
+        let r = self.flows[fi].rcv;
+        &mut self.hosts[r.host as usize].receivers[r.index as usize]
+    }
+
+    /// Flow `fi`'s two ends (its sender's, its receiver's TCP).
+    #[inline]
+    pub(super) fn ends(&self, fi: usize) -> (&TcpSender, &TcpReceiver) {
+        let (s, r) = (self.flows[fi].snd, self.flows[fi].rcv);
+        let snd = &self.hosts[s.host as usize].senders[s.index as usize].tcp;
+        let rcv = &self.hosts[r.host as usize].receivers[r.index as usize].tcp;
+        (snd, rcv)
+    }
+
+    /// The flow whose sender on `node` owns data packet `id`, if any.
+    #[inline]
+    fn sender_of(&self, node: NodeId, id: PacketId) -> Option<usize> {
+        if self.host_of[node as usize] == NO_HOST {
+            return None; // a switch's port: no socket's packet leaves its host here
+        }
+        let p = self.pool.get(id);
+        let fi = p.flow as usize;
+        (p.kind == Kind::Data
+            && fi < self.flows.len()
+            && self.hosts[self.flows[fi].snd.host as usize].node == node)
+            .then_some(fi)
+    }
+
+    /// Data packet `id` left `node`'s NIC (`sent`) or its qdisc dropped it: if it is one of the
+    /// host's segments, TCP Small Queues get its bytes back once its skb is done. A sent one
+    /// may wake its sender now; after a drop, like `tcp_wfree()`, the sender is woken later,
+    /// never inside the send that dropped it.
+    #[inline]
+    pub(super) fn nic_done(&mut self, node: NodeId, id: PacketId, skb_end: bool, sent: bool) {
+        let Some(fi) = self.sender_of(node, id) else { return };
+        let s = self.flows[fi].snd;
+        let ip_bytes = self.pool.get(id).ip_bytes;
+        let freed = self.hosts[s.host as usize].nic_done(s.index, ip_bytes, skb_end);
+        if !sent {
+            self.events.push(self.now, Event::TsqResume { flow: fi as u32 });
+        } else if freed {
+            self.tsq_resume(fi as u32);
+        }
+    }
+
+    /// The TSQ tasklet: a throttled sender sends again.
+    #[inline]
+    pub(super) fn tsq_resume(&mut self, fi: u32) {
+        self.sender_acts(fi as usize, |s, now, out| s.tsq_resume(now, out));
+    }
+
+    /// A packet of a TCP flow reached host `node`.
+    #[inline]
+    pub(super) fn host_receives(&mut self, node: NodeId, p: Packet) {
+        let fi = p.flow as usize;
+        let (now, flow) = (self.now, p.flow);
+        if p.kind != Kind::Data || node == self.hosts[self.flows[fi].snd.host as usize].node {
+            self.receive(node, p);
+            return;
+        }
+        let events = &mut self.events;
+        let r = self.flows[fi].rcv;
+        let sock = &mut self.hosts[r.host as usize].receivers[r.index as usize];
+        if let Some(p) = sock.arrives(now, flow, p, events) {
+            self.receive(node, p);
+        }
+    }
+
+    /// The reader lets go of the socket (`__release_sock()`): TCP processes the backlog's skbs
+    /// in order, each with its own ACK decision, and sends the ACK they deferred when done
+    /// (`tcp_release_cb()`). The read then takes what was queued before them, and after
+    /// (`tcp_recvmsg()` flushes the backlog when it has copied the queue).
+    #[inline]
+    fn release_backlog(&mut self, fi: usize) {
+        let Some(held) = self.rcv(fi).reader.release() else { return };
+        let sock = self.rcv(fi);
+        sock.tcp.begin_backlog();
+        let node = sock.tcp.node;
+        for p in held {
+            self.receive(node, p);
+        }
+        self.receiver_acts(fi, |r, now, out| r.tcp.release_cb(now, out));
+    }
+
+    /// The receiving host hands a batch of data segments to TCP, in the order they arrived.
+    #[inline]
+    pub(super) fn rx_batch(&mut self, fi: u32) {
+        let sock = self.rcv(fi as usize);
+        let node = sock.tcp.node;
+        let held = sock.reader.take_batch();
+        for p in held {
+            self.receive(node, p);
+        }
+    }
+
+    /// TCP at `node` processes packet `p`.
+    #[inline]
+    fn receive(&mut self, node: NodeId, p: Packet) {
+        let fi = p.flow as usize;
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        let mut read = false;
+        if node == self.hosts[self.flows[fi].snd.host as usize].node {
+            let snd = &mut self.snd(fi).tcp;
+            let was_done = snd.state == State::Done;
+            snd.on_packet(now, &p, &mut out);
+            if !was_done && snd.state == State::Done {
+                self.flow_done(fi);
+            }
+        } else {
+            let r = self.flows[fi].rcv;
+            let sock = &mut self.hosts[r.host as usize].receivers[r.index as usize];
+            match sock.receive(now, p.flow, &p, &mut self.events, &mut out) {
+                Some(got) => read = got.read,
+                None => {
+                    self.out = out;
+                    return;
+                }
+            }
+        }
+        self.send_all(node, &mut out);
+        self.out = out;
+        self.sync_timers(fi);
+        if let (Some(k), true) = (self.flows[fi].app, read) {
+            self.incast_progress(fi, k);
+        }
+    }
+
+    /// The receiving host answers a SYN it held for its handshake latency.
+    #[inline]
+    pub(super) fn handshake_answer(&mut self, fi: u32) {
+        self.receiver_acts(fi as usize, |r, now, out| r.handshake_answer(now, out));
+    }
+
+    /// A slow reader wakes and reads everything queued in order; the read may send an ACK.
+    #[inline]
+    pub(super) fn app_read(&mut self, fi: u32) {
+        let fi = fi as usize;
+        self.release_backlog(fi);
+        self.receiver_acts(fi, |r, now, out| {
+            r.reader.read_done();
+            r.tcp.app_read(now, out);
+        });
+        if let Some(k) = self.flows[fi].app {
+            self.incast_progress(fi, k);
+        }
+        if std::mem::take(&mut self.rcv(fi).reader.done_unread) {
+            self.flow_done(fi);
+        }
+    }
+
+    #[inline]
+    pub(super) fn flow_start(&mut self, fi: u32) {
+        self.sender_acts(fi as usize, |s, now, out| s.open(now, out));
+    }
+
+    /// Flow `fi`'s sender acts now: send what it produced, then re-arm the flow's timers.
+    #[inline]
+    pub(super) fn sender_acts(
+        &mut self,
+        fi: usize,
+        act: impl FnOnce(&mut TcpSender, Time, &mut Vec<Packet>),
+    ) {
+        let mut out = std::mem::take(&mut self.out);
+        let now = self.now;
+        let snd = &mut self.snd(fi).tcp;
+        act(snd, now, &mut out);
+        let node = snd.src;
+        self.send_all(node, &mut out);
+        self.out = out;
+        self.sync_timers(fi);
+    }
+
+    /// Flow `fi`'s receiving socket acts now: send what it produced, then re-arm the flow's
+    /// timers.
+    #[inline]
+    pub(super) fn receiver_acts(
+        &mut self,
+        fi: usize,
+        act: impl FnOnce(&mut ReceiverSocket, Time, &mut Vec<Packet>),
+    ) {
+        let mut out = std::mem::take(&mut self.out);
+        let now = self.now;
+        let sock = self.rcv(fi);
+        act(sock, now, &mut out);
+        let node = sock.tcp.node;
+        self.send_all(node, &mut out);
+        self.out = out;
+        self.sync_timers(fi);
+    }
+
+    /// Re-arm flow `fi`'s timers: its sender's, its pacing timer, its receiver's delayed ACK.
+    #[inline]
+    fn sync_timers(&mut self, fi: usize) {
+        let flow = fi as u32;
+        let s = self.flows[fi].snd;
+        let snd = &mut self.hosts[s.host as usize].senders[s.index as usize];
+        if let Some(superseded) = snd.arm_timer(flow, &mut self.events) {
+            self.stale_sender_timers += superseded as usize;
+            if self.stale_sender_timers * STALE_SENDER_TIMER_SHARE > self.events.len() {
+                self.sweep_stale_sender_timers();
+            }
+        }
+        let s = self.flows[fi].snd;
+        self.hosts[s.host as usize].senders[s.index as usize].arm_pace(flow, &mut self.events);
+        let r = self.flows[fi].rcv;
+        self.hosts[r.host as usize].receivers[r.index as usize].arm_delack(flow, &mut self.events);
+    }
+
+    /// Drop the sender-timer events an earlier deadline superseded: a flow's live one is at
+    /// its socket's `timer_at`, and one at any other time would pop to find nothing due.
+    #[inline]
+    fn sweep_stale_sender_timers(&mut self) {
+        let (flows, hosts) = (&self.flows, &self.hosts);
+        self.events.retain(|t, e| match e {
+            Event::SenderTimer { flow } => {
+                let s = flows[flow as usize].snd;
+                hosts[s.host as usize].senders[s.index as usize].timer_at == Some(t)
+            }
+            _ => true,
+        });
+        self.stale_sender_timers = 0;
+    }
+
+    #[inline]
+    pub(super) fn sender_timer(&mut self, fi: u32, t: Time) {
+        let due = self.snd(fi as usize).timer_popped(t);
+        self.fire_sender(fi as usize, due);
+    }
+
+    #[inline]
+    pub(super) fn pace_timer(&mut self, fi: u32, t: Time) {
+        let due = self.snd(fi as usize).pace_popped(t);
+        self.fire_sender(fi as usize, due);
+    }
+
+    /// Run the sender's due timers if `deadline` has come, then re-arm.
+    #[inline]
+    fn fire_sender(&mut self, fi: usize, deadline: Option<Time>) {
+        if deadline.is_some_and(|d| d <= self.now) {
+            self.sender_acts(fi, |s, now, out| s.on_timer(now, out));
+        } else {
+            self.sync_timers(fi);
+        }
+    }
+
+    #[inline]
+    pub(super) fn delack_timer(&mut self, fi: u32, t: Time) {
+        let fi = fi as usize;
+        let now = self.now;
+        if self.rcv(fi).delack_popped(t, now) {
+            self.receiver_acts(fi, |r, now, out| r.tcp.on_delack(now, out));
+        } else {
+            self.sync_timers(fi);
+        }
+    }
+
+    #[inline]
+    fn flow_done(&mut self, fi: usize) {
+        if self.flows[fi].app.is_some() {
+            return; // a persistent incast connection between responses
+        }
+        let sock = self.rcv(fi);
+        if sock.tcp.has_unread() {
+            sock.reader.done_unread = true; // done when the application has read it all
+            return;
+        }
+        self.close_interval(fi);
+        self.active -= 1;
+    }
+
+    /// iperf3-style interval report of one flow (sender's view: bytes newly acknowledged).
+    #[inline]
+    fn close_interval(&mut self, fi: usize) {
+        let s = self.flows[fi].snd;
+        let snd = &self.hosts[s.host as usize].senders[s.index as usize].tcp;
+        let view = SenderView {
+            acked: snd.snd_una,
+            retransmits: snd.stats.retransmits,
+            cwnd_bytes: snd.cwnd_bytes(),
+            srtt_us: snd.rtt.srtt_us() as u64,
+            pacing_rate: snd.tp.pacing_rate,
+            done: snd.state == State::Done,
+        };
+        self.intervals.close(fi, &mut self.flows[fi].iv, self.now, view);
+    }
+
+    #[inline]
+    pub(super) fn interval(&mut self, fi: u32) {
+        let fi = fi as usize;
+        if !self.flows[fi].iv.open {
+            return;
+        }
+        self.close_interval(fi);
+        self.events.push(self.now + self.scn.interval, Event::Interval { flow: fi as u32 });
+    }
+}

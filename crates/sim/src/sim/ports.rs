@@ -1,0 +1,179 @@
+//! The world hands ports their events: a serialization done, a packet at the far end of a
+//! link, a shaper's wake-up. A switch forwards what arrives; a host takes it (`hosts.rs`).
+
+use super::{NO_HOST, World};
+use crate::event::{Event, EventQueue};
+use crate::net::port::{Offer, PortId, Start};
+use crate::net::topology::{Network, NodeKind};
+use crate::packet::{Kind, NodeId, Packet, PacketId};
+use crate::record::int::Hop;
+use crate::time::Time;
+
+impl World<'_> {
+    #[inline]
+    pub(super) fn tx_done(&mut self, pid: PortId) {
+        let now = self.now;
+        let port = &mut self.net.ports[pid as usize];
+        if port.finish_tx(now, &self.pool) {
+            let head = port.pipe.front().unwrap().0;
+            self.events.push(head, Event::Arrival { port: pid });
+        }
+        let (_, sent) = *port.pipe.back().expect("just put on the wire");
+        let (node, skb_end) = (port.node, port.tx_skb_end);
+        let start = port.start_next(now, &mut self.pool);
+        let recorded = port.recorded;
+        self.schedule_start(pid, start);
+        if recorded {
+            self.record_queue(pid);
+        }
+        if self.host_of[node as usize] != NO_HOST {
+            self.nic_done(node, sent, skb_end, true);
+        }
+    }
+
+    #[inline]
+    pub(super) fn arrival(&mut self, pid: PortId) {
+        let port = &mut self.net.ports[pid as usize];
+        let (t, id) = port.pipe.pop_front().expect("Arrival with an empty pipe");
+        debug_assert_eq!(t, self.now);
+        let peer = port.peer;
+        if let Some(&(next, _)) = port.pipe.front() {
+            self.events.push(next, Event::Arrival { port: pid });
+        }
+        if let Some(int) = &mut self.int {
+            int.arrived(id, pid);
+        }
+        self.deliver(peer, id);
+    }
+
+    /// A packet reached `node`: forward it (switch) or hand it to its endpoint (host).
+    #[inline]
+    fn deliver(&mut self, node: NodeId, id: PacketId) {
+        if self.net.nodes[node as usize].kind == NodeKind::Switch {
+            let p = self.pool.get_mut(id);
+            let pid = self.net.next_port(p.flow, p.src, p.hop);
+            p.hop += 1;
+            self.offer(pid, id);
+            return;
+        }
+        let p = *self.pool.get(id);
+        self.pool.free(id);
+        if p.kind == Kind::Udp {
+            self.bursts[p.flow as usize - self.flows.len()].received += 1;
+            return;
+        }
+        self.host_receives(node, p);
+    }
+
+    #[inline]
+    pub(super) fn offer(&mut self, pid: PortId, id: PacketId) {
+        let now = self.now;
+        let port = &mut self.net.ports[pid as usize];
+        let node = port.node;
+        match port.offer(now, &mut self.pool, id) {
+            Offer::Queued { start, .. } => self.schedule_start(pid, start),
+            Offer::Dropped { queue, reason } => {
+                let p = *self.pool.get(id);
+                if let Some(int) = &mut self.int
+                    && int.enabled(pid)
+                {
+                    let occupancy_bytes = self.net.ports[pid as usize].queues.queue_bytes(queue);
+                    int.record(
+                        id,
+                        &p,
+                        Hop { now, port: pid, queue, occupancy_bytes, arrived: None },
+                    );
+                }
+                // A segment dropped by its own host's qdisc (fq limits) leaves TSQ's count too.
+                self.nic_done(node, id, p.gso_index + 1 >= p.gso_segs, false);
+                self.pool.free(id);
+                self.drops.push(now, pid, queue, &p, reason);
+            }
+        }
+        if self.net.ports[pid as usize].recorded {
+            self.record_queue(pid);
+        }
+    }
+
+    #[inline]
+    fn schedule_start(&mut self, pid: PortId, start: Start) {
+        match start {
+            Start::Sending(done) => {
+                self.events.push(done, Event::TxDone { port: pid });
+                if let Some(int) = &mut self.int {
+                    int.egress(self.now, pid, &self.net.ports[pid as usize], &self.pool);
+                }
+            }
+            Start::Wait(at) => self.events.push(at, Event::PortWake { port: pid }),
+            Start::Nothing => {}
+        }
+    }
+
+    /// A shaper's tokens for the head packet are due.
+    #[inline]
+    pub(super) fn port_wake(&mut self, pid: PortId) {
+        let now = self.now;
+        let port = &mut self.net.ports[pid as usize];
+        if port.wake_at.is_some_and(|t| t <= now) {
+            port.wake_at = None;
+        }
+        let start = port.start_next(now, &mut self.pool);
+        self.schedule_start(pid, start);
+        if self.net.ports[pid as usize].recorded {
+            self.record_queue(pid);
+        }
+    }
+
+    #[inline]
+    fn record_queue(&mut self, pid: PortId) {
+        self.queue.record(self.now, pid, &self.net.ports[pid as usize]);
+    }
+
+    /// Packets a socket on host `node` produced leave by the host's first port on their route.
+    #[inline]
+    pub(super) fn send_all(&mut self, node: NodeId, out: &mut Vec<Packet>) {
+        for mut p in out.drain(..) {
+            debug_assert_eq!(p.src, node);
+            let pid = self.net.next_port(p.flow, p.src, 0);
+            p.hop = 1;
+            let id = self.pool.alloc(p);
+            self.offer(pid, id);
+        }
+    }
+
+    #[inline]
+    pub(super) fn burst_emit(&mut self, si: u32) {
+        let src_index = si as usize;
+        let (src, up, sink) = self.net.burst_hosts[src_index];
+        let flow = (self.flows.len() + src_index) as u32;
+        let b = &mut self.bursts[src_index];
+        let mut p = Packet::new(Kind::Udp, flow, src, sink, b.packet_size);
+        p.payload =
+            b.packet_size - crate::packet::IPV4_HEADER_BYTES - crate::packet::UDP_HEADER_BYTES;
+        p.dscp = b.dscp;
+        p.hop = 1;
+        b.sent += 1;
+        let next = b.next_departure();
+        // The datagram left its host now and reaches switch A one serialization later.
+        let link = &self.net.ports[up as usize];
+        let at_switch = self.now + link.serialization(p.ip_bytes) + link.delay;
+        let id = self.pool.alloc(p);
+        link_arrival(&mut self.net, &mut self.events, up, at_switch, id);
+        match next {
+            Some(t) => self.events.push(t, Event::BurstEmit { source: si }),
+            None => self.active -= 1,
+        }
+    }
+}
+
+/// Put a packet on a port's wire so that it arrives at `at` (sources that bypass their NIC
+/// queue). Arrivals stay in order because a source's departures are increasing.
+fn link_arrival(net: &mut Network, events: &mut EventQueue, pid: PortId, at: Time, id: PacketId) {
+    let port = &mut net.ports[pid as usize];
+    debug_assert!(port.pipe.back().is_none_or(|&(t, _)| t <= at));
+    let was_empty = port.pipe.is_empty();
+    port.pipe.push_back((at, id));
+    if was_empty {
+        events.push(at, Event::Arrival { port: pid });
+    }
+}
