@@ -136,6 +136,8 @@ class Collection:
                 self.store.close()
             if self.prometheus is not None:
                 self.prometheus.close()
+            if self.influx is not None:
+                self.influx.close()
         return result
 
     def _drain_once(self) -> bool:

@@ -20,7 +20,8 @@ Both read one :class:`Snapshot` the collection loop refreshes once per batch (ne
 =====================================================  =======================================
 
 **InfluxDB 1.x** (``--influx http://HOST:8086/write?db=NAME`` or ``http://HOST:8086`` with
-``--influx-db``): one POST per batch to ``/write?db=…&precision=ns``. Points:
+``--influx-db``): one POST per batch to ``/write?db=…&precision=ns``, from a thread of its own.
+Points:
 
 * ``queue_occ\\,sw\\=S\\,port\\=P\\,queue\\=Q value=<bytes>``: the measurement name AmLight's INT
   collector writes (``libs/xdp_code/InDBCollector.pyx``, github.com/amlight/int_collector: the
@@ -46,6 +47,9 @@ from typing import Any
 #: Burst-duration histogram buckets, seconds: 10 µs to 1 s, the span of microbursts
 #: (int-telemetry.md §14) and the bursts that outlast them.
 DURATION_BUCKETS = (1e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2, 5e-2, 1e-1, 5e-1, 1.0)
+
+#: Batches of InfluxDB points that may wait for the writer thread (4 s at the default 0.25 s).
+INFLUX_BACKLOG = 16
 
 
 @dataclass
@@ -168,10 +172,14 @@ def influx_lines(snapshot: Snapshot, bursts: list[dict[str, Any]], now_ns: int,
 
 
 class InfluxWriter:
-    """POSTs line protocol to an InfluxDB 1.x ``/write`` endpoint (stdlib ``http.client``). A
-    failed write is counted and the points dropped: the Parquet files hold the data."""
+    """POSTs line protocol to an InfluxDB 1.x ``/write`` endpoint (stdlib ``http.client``) from a
+    thread of its own, so a slow or unreachable server never holds up the collection. At most
+    :data:`INFLUX_BACKLOG` batches wait; one more is dropped and counted, as is a failed write:
+    the Parquet files hold the data."""
 
     def __init__(self, url: str, database: str | None):
+        import queue
+
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"--influx = {url!r}: expected http://HOST:PORT[/write?db=NAME]")
@@ -184,10 +192,35 @@ class InfluxWriter:
         self.path = "/write?" + urllib.parse.urlencode({"db": db, "precision": "ns"})
         self.failed = 0
         self.last_error: str | None = None
+        self._queue: queue.Queue[list[str] | None] = queue.Queue(maxsize=INFLUX_BACKLOG)
+        self._thread = threading.Thread(target=self._run, name="influx-writer", daemon=True)
+        self._thread.start()
 
-    def write(self, lines: list[str]) -> bool:
+    def write(self, lines: list[str]) -> None:
+        """Queue one batch of points; dropped (and counted as failed) if the backlog is full."""
+        import queue
+
         if not lines:
-            return True
+            return
+        try:
+            self._queue.put_nowait(lines)
+        except queue.Full:
+            self.failed += 1
+            self.last_error = f"InfluxDB at {self.host}:{self.port} fell {INFLUX_BACKLOG} batches behind"
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Send what is queued (for at most ``timeout`` seconds), then stop the thread."""
+        try:
+            self._queue.put(None, timeout=timeout)
+        except Exception:  # noqa: BLE001 - a full queue at exit: the thread is a daemon
+            return
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while (lines := self._queue.get()) is not None:
+            self._post(lines)
+
+    def _post(self, lines: list[str]) -> None:
         cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
         conn = cls(self.host, self.port, timeout=5)
         try:
@@ -198,11 +231,8 @@ class InfluxWriter:
             if response.status != 204:
                 self.failed += 1
                 self.last_error = f"InfluxDB answered {response.status}: {body[:200].decode(errors='replace')}"
-                return False
-            return True
         except OSError as e:
             self.failed += 1
             self.last_error = f"InfluxDB at {self.host}:{self.port}: {e}"
-            return False
         finally:
             conn.close()

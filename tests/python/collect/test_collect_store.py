@@ -141,3 +141,23 @@ def test_a_flood_of_distinct_flows_stays_under_the_flow_cap(tmp_path: Path):
     # Every sample still counts for its queue; only 500 (queue, flow) pairs are remembered.
     assert (counters["reports"], counters["samples"]) == (8_000, 8_000)
     assert (counters["flows"], counters["flow_overflow"]) == (500, 7_500)
+
+
+def test_an_unreachable_influxdb_is_counted_and_does_not_hold_up_collection(tmp_path: Path):
+    import time
+
+    capture = tmp_path / "r.pcap"
+    write_capture(capture, ramp_table(2_000))
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]  # nothing listens once it is closed
+    c = Collection(["127.0.0.1:0"], out=None, rise=RISE, influx=f"http://127.0.0.1:{dead}/write?db=int")
+    port = int(c.addresses[0].rsplit(":", 1)[1])
+    start = time.monotonic()
+    _feed(capture, port, speed="max").join()
+    for _ in range(4):
+        c.poll(0.05)
+    counters = c.close()["counters"]
+    assert counters["reports"] == 2_000
+    assert time.monotonic() - start < 5
+    assert c.influx.failed >= 1 and "Connection refused" in c.influx.last_error
