@@ -14,6 +14,7 @@ from typing import Any
 
 from burstlab.advise import twin as tw
 from burstlab.advise import units
+from burstlab.advise.explain import fmt_bytes
 from burstlab.advise.units import FlagError
 
 #: Linux's defaults, the "before" host: net.ipv4.tcp_rmem / tcp_wmem as tcp_init() sets them
@@ -114,8 +115,8 @@ def plan(rate_bps: float, rtt_s: float, mtu: int, host_rate_bps: float, streams:
     rmem, wmem = (LINUX_TCP_RMEM[0], LINUX_TCP_RMEM[1], buf), (LINUX_TCP_WMEM[0], LINUX_TCP_WMEM[1], buf)
     changes.append(Change(
         "socket buffers",
-        f"BDP {f['bdp_bytes'] / 2**20:.3g} MiB ({rate_bps / 1e9:.4g} Gbit/s x {rtt_s * 1e3:.4g} ms), "
-        f"{f['window_bytes'] / 2**20:.3g} MiB per stream; the kernel offers about half a buffer as window "
+        f"BDP {fmt_bytes(f['bdp_bytes'])} ({rate_bps / 1e9:.4g} Gbit/s x {rtt_s * 1e3:.4g} ms), "
+        f"{fmt_bytes(f['window_bytes'])} per stream; the kernel offers about half a buffer as window "
         "(tcp_win_from_space(), include/net/tcp.h) and both ends must grow: the receiver's rmem sets the "
         "window, the sender's wmem the bytes in flight (GRNET)",
         sysctl={"net.core.rmem_max": str(buf), "net.core.wmem_max": str(buf),
@@ -231,8 +232,11 @@ def tune(
     conditions = {"no bursts": toml}
     if parsed:
         # After slow start, but within every run: none ends before the transfer at the path's
-        # rate plus an RTT.
-        burst_start_s = min(ramp, 0.5 * (total * 8 / rate_bps + rtt_s))
+        # rate plus an RTT. In slow start a flight leaves each round trip (data from one RTT on),
+        # so the first burst straddles a round's start, where every run has packets in flight.
+        first = parsed[0].duration_s
+        rounds = max(2, math.floor(min(ramp, 0.5 * (total * 8 / rate_bps + rtt_s)) / rtt_s))
+        burst_start_s = max(rtt_s, rounds * rtt_s - first / 2)
         conditions["with bursts"] = toml + _bursts_toml(parsed, start_s=burst_start_s)
     top_burst = max((b.rate_bps for b in parsed), default=0.0)
     extra = {"topology.burst_link_rate": f"{max(host_bps, top_burst) / 1e6:.6g}Mbps"} if parsed else {}
@@ -351,7 +355,7 @@ def _notes(f: dict[str, Any], mtu: int, rate_bps: float, streams: int) -> list[s
 def to_html(result: dict[str, Any]) -> str:
     """One `tune` result as a self-contained page in the reports' style (advise.page)."""
     from burstlab import __version__
-    from burstlab.advise.explain import fmt_bytes, fmt_rate
+    from burstlab.advise.explain import fmt_rate
     from burstlab.advise.page import document
     from burstlab.report.page import Section, Table
     from burstlab.report.render import _e
