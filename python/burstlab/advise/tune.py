@@ -159,7 +159,8 @@ def plan(rate_bps: float, rtt_s: float, mtu: int, host_rate_bps: float, streams:
             f"the window holds {packets:,} segments of {mss} bytes; start at {initcwnd} (AmLight: 1000 best at "
             "209 ms, larger harmful), with initrwnd to match and tcp_rmem's middle value to hold it",
             sysctl={"net.ipv4.tcp_rmem": " ".join(map(str, rmem))},
-            commands=[f"ip route change $(ip route show default dev {dev} | head -1) initcwnd {initcwnd} "
+            # `ip route show ... dev X` leaves out "dev X": it is given again.
+            commands=[f"ip route change $(ip route show default dev {dev} | head -1) dev {dev} initcwnd {initcwnd} "
                       f"initrwnd {initcwnd}"],
             twin={"initcwnd": str(initcwnd), "initrwnd": str(initcwnd), "tcp_rmem": " ".join(map(str, rmem))}))
     changes.append(Change(
