@@ -49,6 +49,8 @@ JUMBO_MTU = 9000
 HURT_SHARE = 0.02
 #: Simulated transfers stop at this many segments in all, so a tune finishes in seconds.
 MAX_SEGMENTS = 200_000
+#: Parallel streams the twin simulates, each a flow of its own.
+MAX_STREAMS = 128
 #: Congestion controls compared: Linux's default and the two ESnet recommends (fasterdata).
 CCAS = ("cubic", "htcp", "bbr")
 
@@ -209,8 +211,8 @@ def tune(
                         "the path is the path's bottleneck: give it as --rate)")
     if not 576 <= mtu <= 65535:
         raise FlagError(f"--mtu {mtu}: expected an MTU from 576 to 65535 bytes, such as 9000")
-    if streams < 1:
-        raise FlagError(f"--streams {streams}: expected 1 or more")
+    if not 1 <= streams <= MAX_STREAMS:
+        raise FlagError(f"--streams {streams}: expected 1 to {MAX_STREAMS} (each is a simulated flow)")
     parsed = [parse_burst(b) for b in bursts]
     buffer_bytes = units.size_bytes("--buffer", buffer) if buffer else None
     f, changes = plan(rate_bps, rtt_s, mtu, host_bps, streams, dev)
@@ -227,7 +229,7 @@ def tune(
         raise FlagError(f"--size {size!r}: expected at least one segment per stream ({streams * f['mss']} bytes)")
     path = tw.Path(rate_bps, rtt_s, base_mtu, buffer_bytes, host_rate_bps=host_bps)
     slowest = min(rate_bps, streams * LINUX_TCP_RMEM[2] / 2 * 8 / rtt_s)
-    stop_s = max(60.0, 4 * total * 8 / slowest + 20 * rtt_s)
+    stop_s = max(60.0, 4 * total * 8 / slowest + 20 * rtt_s) + sum(b.duration_s for b in parsed)
     toml = tw.dumbbell_toml("burstlab tune", path, tw.Hosts(), streams=streams, bytes_each=total // streams,
                             cca="cubic", stop_s=stop_s)
     conditions = {"no bursts": toml}

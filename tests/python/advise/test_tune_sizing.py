@@ -75,6 +75,7 @@ def test_no_pacing_when_the_host_does_not_outrun_the_path():
     (["--rate", "10Gbps", "--rtt", "8ms", "--burst", "5Gbps:soon"], "--burst '5Gbps:soon'"),
     (["--rate", "10Gbps", "--rtt", "8ms", "--host-rate", "1Gbps"], "--host-rate '1Gbps'"),
     (["--rate", "10Gbps", "--rtt", "8ms", "--streams", "0"], "--streams 0"),
+    (["--rate", "10Gbps", "--rtt", "8ms", "--streams", "1000"], "--streams 1000"),
     (["--rate", "10Gbps", "--rtt", "8ms", "--mtu", "100"], "--mtu 100"),
     (["--rate", "10Gbps", "--rtt", "8ms", "--size", "10B"], "--size '10B'"),
 ])
