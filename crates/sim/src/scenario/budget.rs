@@ -16,7 +16,7 @@
 use super::error::ScenarioError;
 use super::fields::Fields;
 use super::model::Scenario;
-use super::units::{format_rate, format_time};
+use super::units::{format_rate, format_size, format_time};
 use crate::net::topology::NodeKind;
 use crate::time::Time;
 
@@ -253,11 +253,12 @@ fn in_flight(scn: &Scenario, e: &mut Estimate) {
     let buffer = |p: &crate::net::queue::PortSpec| {
         p.queues.iter().map(|q| q.buffer_bytes).fold(0u64, u64::saturating_add)
     };
-    let bytes = match &t.graph {
+    // The bytes, and the buffer that drives them (the bottleneck's, or a graph's deepest).
+    let (bytes, driver) = match &t.graph {
         None => {
             let d = &t.dumbbell;
             let bdp = packets(d.bottleneck_rate.bps(), d.rtt, 1);
-            buffer(&d.bottleneck).saturating_add(bdp)
+            (buffer(&d.bottleneck).saturating_add(bdp), buffer(&d.bottleneck))
         }
         Some(gt) => {
             let g = &gt.graph;
@@ -281,13 +282,13 @@ fn in_flight(scn: &Scenario, e: &mut Estimate) {
                 gt.tcp.iter().chain(&gt.udp).map(|a| a.dst.as_str()).collect();
             dsts.sort_unstable();
             dsts.dedup();
-            total.saturating_add(times(deepest, dsts.len() as u64))
+            (total.saturating_add(times(deepest, dsts.len() as u64)), deepest)
         }
     };
     let n = bytes / u64::from(t.mtu().max(1));
     e.add(
         "scenario.topology.buffer",
-        format!("{n} packets"),
+        format!("\"{}\"", format_size(driver)),
         times(n, PACKET_BYTES),
         format!("up to {n} packets in queues and on links"),
     );
