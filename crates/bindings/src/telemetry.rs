@@ -327,7 +327,10 @@ fn options(raw: &RawOptions) -> Result<DetectOptions, String> {
     })
 }
 
-pub(crate) fn parse_options(py: Python<'_>, options_json: &str) -> PyResult<(RawOptions, DetectOptions)> {
+pub(crate) fn parse_options(
+    py: Python<'_>,
+    options_json: &str,
+) -> PyResult<(RawOptions, DetectOptions)> {
     let raw: RawOptions = serde_json::from_str(options_json)
         .map_err(|e| PyRuntimeError::new_err(format!("detect options: {e}")))?;
     let opts = options(&raw).map_err(|m| input_error(py, m))?;
