@@ -76,14 +76,6 @@ def command(
                               max_streams, max_flows, batch, duration, json_, err))
 
 
-class _Terminated(Exception):
-    """SIGTERM: stop as --duration stops."""
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise _Terminated
-
-
 def _collect(listen, out, rise, fall, buffer, min_duration, merge_gap, top, profile, metrics, influx,
              influx_db, rotate, rotate_size, sample_reports, max_streams, max_flows, batch, duration,
              as_json, err) -> int:
@@ -100,8 +92,17 @@ def _collect(listen, out, rise, fall, buffer, min_duration, merge_gap, top, prof
     if collection.store is not None and collection.store.removed:
         err.print(f"burstlab collect: removed {len(collection.store.removed)} unfinished files a killed "
                   "collector left open", markup=False)
-    # SIGTERM (systemd, docker stop) stops it as --duration does: files closed, status 0.
-    signal.signal(signal.SIGTERM, _terminate)
+    # SIGTERM (systemd, docker stop) and Ctrl-C stop it after the batch under way, so no batch
+    # is cut in two: files closed, status 0 (SIGTERM) or 130 (Ctrl-C).
+    # A second Ctrl-C does not wait: KeyboardInterrupt at once.
+    signals: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        if signum == signal.SIGINT and signal.SIGINT in signals:
+            raise KeyboardInterrupt
+        signals.append(signum)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     line = _StatusLine(err) if err.is_terminal and not as_json else None
     if as_json:
         _emit_json({"event": "listening", "addresses": collection.addresses, "metrics": metrics})
@@ -119,17 +120,18 @@ def _collect(listen, out, rise, fall, buffer, min_duration, merge_gap, top, prof
     stopped, code = "stopped", status.SUCCESS
     with status.guarded("collect", err):
         try:
-            collection.run(duration, on_batch)
-        except _Terminated:
-            stopped = "terminated (SIGTERM)"
-        except KeyboardInterrupt:
-            stopped, code = "interrupted", status.INTERRUPTED
+            collection.run(duration, on_batch, stop=lambda: bool(signals))
         finally:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             last = collection.close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             on_batch(last)
             if line:
                 line.end()
+    if signals and signals[0] == signal.SIGINT:
+        stopped, code = "interrupted", status.INTERRUPTED
+    elif signals:
+        stopped = "terminated (SIGTERM)"
     counters = last["counters"]
     if as_json:
         _emit_json({"event": "summary", "stopped": stopped, **counters})

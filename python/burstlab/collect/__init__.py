@@ -108,28 +108,34 @@ class Collection:
         wait = self.batch_s if max_wait_s is None else max_wait_s
         return self._handle(self.core.poll(wait, BATCH_ROWS))
 
-    def run(self, seconds: float | None = None, on_batch: Callable[[dict[str, Any]], None] | None = None) -> None:
-        """Poll until ``seconds`` have passed (forever when ``None``) or Ctrl-C, which is raised
-        after the files are closed."""
+    def run(self, seconds: float | None = None, on_batch: Callable[[dict[str, Any]], None] | None = None,
+            stop: Callable[[], bool] | None = None) -> None:
+        """Poll until ``seconds`` have passed (forever when ``None``), ``stop()`` says so (asked
+        after each batch: a signal handler can set it without cutting a batch in two), or
+        Ctrl-C raises ``KeyboardInterrupt``."""
         end = None if seconds is None else time.monotonic() + seconds
-        while end is None or time.monotonic() < end:
+        while (end is None or time.monotonic() < end) and not (stop and stop()):
             wait = self.batch_s if end is None else max(0.0, min(self.batch_s, end - time.monotonic()))
             result = self.poll(wait)
             if on_batch:
                 on_batch(result)
 
     def close(self) -> dict[str, Any]:
-        """Close what is open: the bursts still open end here (as ``detect`` ends them at the
-        end of a capture), the last rows are stored and the files renamed into place."""
+        """Close what is open: what waits in the sockets is taken, the bursts still open end
+        here (as ``detect`` ends them at the end of a capture), the last rows are stored and the
+        files renamed into place. Returns ``poll``'s shape with every burst that ended since
+        the last poll."""
         if self.closed:
             return {"counters": self.snapshot.counters, "bursts": []}
         self.closed = True
         try:
             # What waits in the sockets is taken first (for at most DRAIN_S, should it keep coming).
             end = time.monotonic() + DRAIN_S
-            while self._drain_once() and time.monotonic() < end:
+            bursts: list[dict[str, Any]] = []
+            while self._drain_once(bursts) and time.monotonic() < end:
                 pass
             result = self._handle(self.core.finish())
+            result["bursts"] = bursts + result["bursts"]
         finally:
             self.core = None  # the sockets close with it: the ports are free again
             if self.store is not None:
@@ -140,10 +146,11 @@ class Collection:
                 self.influx.close()
         return result
 
-    def _drain_once(self) -> bool:
-        """Take what is queued now, without waiting; whether anything was."""
+    def _drain_once(self, bursts: list[dict[str, Any]]) -> bool:
+        """Take what is queued now, without waiting, adding the bursts that ended to ``bursts``;
+        whether anything was queued."""
         batch = self.core.poll(0.0, BATCH_ROWS)
-        self._handle(batch)
+        bursts.extend(self._handle(batch)["bursts"])
         return batch["received"] > 0
 
     def _handle(self, batch: dict[str, Any]) -> dict[str, Any]:
