@@ -3,6 +3,9 @@
 //!
 //! Times are seconds (`f64`) here, at the edge; units are in the column names.
 
+use std::hash::BuildHasher;
+
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use serde::Serialize;
 
 pub mod drops;
@@ -68,17 +71,33 @@ impl Table {
 pub struct DictBuilder {
     codes: Vec<u32>,
     dict: Vec<String>,
+    /// The string's hash -> its code, so interning 400k port names is not quadratic; keyed by
+    /// hash rather than by the string so the names are not held twice.
+    index: FxHashMap<u64, u32>,
+    /// Codes whose hash collided with an earlier, different string (rare; scanned linearly).
+    collided: Vec<u32>,
 }
 
 impl DictBuilder {
+    /// The code of `s`, assigning the next one (in first-seen order) if it is new.
     pub fn intern(&mut self, s: &str) -> u32 {
-        match self.dict.iter().position(|d| d == s) {
-            Some(i) => i as u32,
-            None => {
-                self.dict.push(s.to_owned());
-                (self.dict.len() - 1) as u32
+        let h = FxBuildHasher.hash_one(s);
+        if let Some(&code) = self.index.get(&h) {
+            if self.dict[code as usize] == s {
+                return code;
             }
+            if let Some(&c) = self.collided.iter().find(|&&c| self.dict[c as usize] == s) {
+                return c;
+            }
+            let code = self.dict.len() as u32;
+            self.dict.push(s.to_owned());
+            self.collided.push(code);
+            return code;
         }
+        let code = self.dict.len() as u32;
+        self.dict.push(s.to_owned());
+        self.index.insert(h, code);
+        code
     }
     #[inline]
     pub fn push_code(&mut self, code: u32) {
@@ -210,5 +229,57 @@ pub struct Output {
 impl Output {
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.iter().find(|t| t.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dict_of(b: DictBuilder) -> (Vec<u32>, Vec<String>) {
+        match b.finish() {
+            Column::Dict { codes, dict } => (codes, dict),
+            other => panic!("DictBuilder::finish gave {other:?}, expected Column::Dict"),
+        }
+    }
+
+    #[test]
+    fn intern_assigns_codes_in_first_seen_order_like_a_linear_scan() {
+        let names: Vec<String> = (0..5000).map(|i| format!("h{}-eth{}", i % 1700, i % 3)).collect();
+        let mut b = DictBuilder::default();
+        let mut reference: Vec<&str> = Vec::new();
+        for n in &names {
+            let want = match reference.iter().position(|d| d == n) {
+                Some(i) => i as u32,
+                None => {
+                    reference.push(n);
+                    (reference.len() - 1) as u32
+                }
+            };
+            let code = b.intern(n);
+            assert_eq!(code, want, "code of {n}");
+            b.push_code(code);
+        }
+        let (codes, dict) = dict_of(b);
+        assert_eq!(dict, reference);
+        assert_eq!(codes.len(), names.len());
+        for (c, n) in codes.iter().zip(&names) {
+            assert_eq!(&dict[*c as usize], n);
+        }
+    }
+
+    #[test]
+    fn intern_keeps_strings_apart_when_their_hashes_collide() {
+        let mut b = DictBuilder::default();
+        assert_eq!(b.intern("a"), 0);
+        // Point "b"'s hash at "a"'s code, as a real collision would.
+        let hb = FxBuildHasher.hash_one("b");
+        b.index.insert(hb, 0);
+        assert_eq!(b.intern("b"), 1);
+        assert_eq!(b.intern("b"), 1);
+        assert_eq!(b.intern("a"), 0);
+        assert_eq!(b.intern("c"), 2);
+        let (_, dict) = dict_of(b);
+        assert_eq!(dict, ["a", "b", "c"]);
     }
 }
