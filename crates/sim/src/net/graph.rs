@@ -226,10 +226,11 @@ pub fn build_ports(g: &Resolved<'_>, seed: u64) -> (Vec<crate::net::topology::No
             let mut port = Port::new(name, from, to, link.rate, clock, link.delay, queues);
             port.segments = !graph.veth;
             match node.kind {
-                NodeKind::Host => port.fq = node.fq.as_ref().map(Fq::new),
+                NodeKind::Host => port.fq = node.fq.as_ref().map(|f| Box::new(Fq::new(f))),
                 NodeKind::Switch => {
                     port.shaper = dir.port.shaper.as_ref().map(|spec| {
-                        Tbf::new(spec, rng::stream(seed, TBF_WATCHDOG_STREAM, u64::from(id)))
+                        let watchdog = rng::stream(seed, TBF_WATCHDOG_STREAM, u64::from(id));
+                        Box::new(Tbf::new(spec, watchdog))
                     });
                     port.pauses = dir.port.pauses.clone();
                 }

@@ -30,10 +30,11 @@ pub struct Port {
     /// One-way propagation delay of the link.
     pub delay: Time,
     pub queues: PortQueues,
-    /// A `tbf` qdisc: the head packet leaves only when the bucket has its tokens.
-    pub shaper: Option<Tbf>,
+    /// A `tbf` qdisc: the head packet leaves only when the bucket has its tokens. Boxed, as is
+    /// `fq`: few ports have either, and inline they made every port 960 bytes, not 528.
+    pub shaper: Option<Box<Tbf>>,
     /// A host `fq` qdisc, used instead of `queues` (per-flow queues, EDT pacing, maxrate).
-    pub fq: Option<Fq>,
+    pub fq: Option<Box<Fq>>,
     /// A hardware port: its qdisc holds GSO skbs, but they leave as separate frames (TSO), so
     /// the next hop sees lone segments. False on a veth path.
     pub segments: bool,
@@ -261,4 +262,17 @@ impl Port {
 pub struct Pause {
     pub start: Time,
     pub end: Time,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 100,000 flows build about 400k ports; a port that grows back past this (an inline qdisc)
+    /// costs hundreds of MiB there (docs/performance.md, "Memory and scale").
+    #[test]
+    fn a_port_stays_small() {
+        let size = std::mem::size_of::<Port>();
+        assert!(size <= 528, "Port is {size} bytes, expected at most 528");
+    }
 }
