@@ -109,6 +109,13 @@ def _collect(listen, out, rise, fall, buffer, min_duration, merge_gap, top, prof
     else:
         err.print(f"burstlab collect: listening on {', '.join(collection.addresses)}"
                   + (f", metrics on {metrics}" if metrics else ""), markup=False)
+        if rise is None and buffer is None:
+            # detect's default rise is half each queue's deepest occupancy over the whole capture,
+            # which a collector cannot know before the end: a standing queue above the floor would
+            # read as one long burst where detect finds short ones.
+            err.print("burstlab collect: no --buffer or --rise: a burst starts at 30KB of queue, "
+                      "not at detect's half of each queue's deepest occupancy; give the queues' "
+                      "--buffer (rise 25% of it) or a --rise to see the bursts detect sees", markup=False)
 
     def on_batch(result: dict[str, Any]) -> None:
         if as_json:
