@@ -319,6 +319,17 @@ fn open_sockets(
             hosts.push(Host::new(i as u32));
         }
     }
+    // Each host's sockets allocated exactly: pushed one by one, a lone receiver got room for
+    // four (3.5 KB, 2.6 KB of it unused: 260 MB at 100,000 flows).
+    let mut counts = vec![(0usize, 0usize); hosts.len()];
+    for &(s, r) in &net.flow_hosts[..specs.len()] {
+        counts[host_of[s as usize] as usize].0 += 1;
+        counts[host_of[r as usize] as usize].1 += 1;
+    }
+    for (h, (s, r)) in hosts.iter_mut().zip(counts) {
+        h.senders.reserve_exact(s);
+        h.receivers.reserve_exact(r);
+    }
     let flows = (specs.iter().enumerate())
         .map(|(i, (spec, app))| {
             let (s, r) = net.flow_hosts[i];
