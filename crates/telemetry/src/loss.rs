@@ -11,6 +11,11 @@
 //! 2^width, forward when under half the range, backward otherwise. Two consecutive numbers far
 //! behind the window are a restart of the switch's counter: accounting resumes from there
 //! without counting a loss.
+//!
+//! A forward step of more than [`SUSPECT_JUMP`] is held until the stream's next report: if that
+//! one follows on from it, the jump was real and its gap is counted; if not (a flipped bit in one
+//! report's number), the report is *suspect*, left out of the accounting and counted apart, so a
+//! single corrupt number cannot make a billion reports "lost".
 
 use crate::observation::ReportStream;
 use rustc_hash::FxHashMap;
@@ -40,6 +45,11 @@ impl SeqWidth {
 /// Reports reorder only across parallel paths or NIC queues, a few apart; 128 covers that with
 /// one `u128` of state.
 pub const REORDER_WINDOW: u64 = 128;
+
+/// Largest forward step taken on one report's word alone. A collector that misses 65,536 reports
+/// of one stream between two it receives has lost a long outage's worth; such a step must be
+/// confirmed by the next report. Below it, one flipped low bit is indistinguishable from loss.
+pub const SUSPECT_JUMP: u64 = 1 << 16;
 
 /// One gap: `count` reports numbered from `first`, missing between the report seen at `t_before`
 /// and the one seen at `t_after`; `remaining` of them have not turned up late.
@@ -96,6 +106,10 @@ pub struct LossCounter {
     /// The last report seen far behind the window: a restart if its successor follows.
     restart_candidate: Option<u64>,
     gaps: Vec<Gap>,
+    /// A step beyond [`SUSPECT_JUMP`] awaiting the next report: (number, time).
+    pending_jump: Option<(u64, u64)>,
+    /// Reports whose number jumped beyond [`SUSPECT_JUMP`] and was not followed on from.
+    suspect: u64,
 }
 
 impl LossCounter {
@@ -113,6 +127,8 @@ impl LossCounter {
             restarts: 0,
             restart_candidate: None,
             gaps: Vec::new(),
+            pending_jump: None,
+            suspect: 0,
         }
     }
 
@@ -132,8 +148,26 @@ impl LossCounter {
             self.received = 1;
             return;
         };
+        if let Some((jump, jump_t)) = self.pending_jump.take() {
+            let from_jump = seq.wrapping_sub(jump) & (m - 1);
+            if from_jump <= SUSPECT_JUMP {
+                // The stream carries on from the jump: it was real.
+                self.step(highest, jump, jump_t, false);
+                return self.observe(seq as u32, t);
+            }
+            self.suspect += 1;
+        }
+        self.step(highest, seq, t, true);
+    }
+
+    /// Account masked number `seq` against the highest seen; a step beyond [`SUSPECT_JUMP`] is
+    /// held for confirmation when `hold`.
+    fn step(&mut self, highest: u64, seq: u64, t: u64, hold: bool) {
+        let m = self.width.modulus();
         let ahead = seq.wrapping_sub(highest) & (m - 1);
-        if ahead == 0 {
+        if hold && ahead > SUSPECT_JUMP && ahead < m / 2 {
+            self.pending_jump = Some((seq, t));
+        } else if ahead == 0 {
             self.duplicates += 1;
         } else if ahead < m / 2 {
             self.advance(highest.saturating_add(ahead), ahead, t);
@@ -218,6 +252,13 @@ impl LossCounter {
         self.received
     }
 
+    /// Reports whose number jumped more than [`SUSPECT_JUMP`] ahead with the next report not
+    /// following on (a jump still awaiting its next report counts too): left out of `lost` and
+    /// `received`.
+    pub fn suspect(&self) -> u64 {
+        self.suspect + u64::from(self.pending_jump.is_some())
+    }
+
     pub fn duplicates(&self) -> u64 {
         self.duplicates
     }
@@ -285,6 +326,15 @@ impl LossLedger {
     /// Reports missing over all streams.
     pub fn lost(&self) -> u64 {
         self.streams.values().chain(self.last.as_ref().map(|(_, c)| c)).map(LossCounter::lost).sum()
+    }
+
+    /// Reports with an implausible sequence jump over all streams ([`LossCounter::suspect`]).
+    pub fn suspect(&self) -> u64 {
+        self.streams
+            .values()
+            .chain(self.last.as_ref().map(|(_, c)| c))
+            .map(LossCounter::suspect)
+            .sum()
     }
 
     pub fn lost_between(&self, stream: &ReportStream, t0_ns: u64, t1_ns: u64) -> u64 {
@@ -369,6 +419,44 @@ mod tests {
         let c = count(SeqWidth::Bits32, &[100_000, 100_001, 0, 1, 3]);
         assert_eq!(c.restarts(), 1);
         assert_eq!(c.lost(), 1);
+    }
+
+    // ---- implausible jumps ----
+
+    #[test]
+    fn one_flipped_bit_is_suspect_not_a_billion_lost() {
+        // Report 1000 of 2000 with bit 30 of its number flipped (issue 41).
+        let seqs: Vec<u32> =
+            (1..=2000u32).map(|s| if s == 1000 { s ^ (1 << 30) } else { s }).collect();
+        let c = count(SeqWidth::Bits32, &seqs);
+        assert_eq!(c.suspect(), 1);
+        assert_eq!(c.lost(), 1, "only the corrupt report's own number is missing");
+        assert_eq!(c.received(), 1999);
+        assert_eq!(c.restarts(), 0);
+    }
+
+    #[test]
+    fn confirmed_large_jump_is_a_real_loss() {
+        let c = count(SeqWidth::Bits32, &[1, 2, 200_000, 200_001, 200_003]);
+        assert_eq!(c.suspect(), 0);
+        assert_eq!(c.lost(), 199_997 + 1);
+        assert_eq!(c.received(), 5);
+    }
+
+    #[test]
+    fn jump_at_the_end_stays_suspect_until_confirmed() {
+        let mut c = count(SeqWidth::Bits22, &[5, 6, 6 + (1 << 20)]);
+        assert_eq!((c.suspect(), c.lost(), c.received()), (1, 0, 2));
+        c.observe(7 + (1 << 20), 10_000);
+        assert_eq!((c.suspect(), c.lost(), c.received()), (0, (1 << 20) - 1, 4));
+    }
+
+    #[test]
+    fn jump_just_within_the_limit_counts_at_once() {
+        let c = count(SeqWidth::Bits32, &[1, 1 + SUSPECT_JUMP as u32]);
+        assert_eq!((c.suspect(), c.lost()), (0, SUSPECT_JUMP - 1));
+        let c = count(SeqWidth::Bits32, &[1, 2 + SUSPECT_JUMP as u32]);
+        assert_eq!((c.suspect(), c.lost()), (1, 0));
     }
 
     #[test]
