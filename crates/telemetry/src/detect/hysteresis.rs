@@ -247,6 +247,8 @@ pub struct Detector {
     last: Option<(QueueKey, usize)>,
     observations: u64,
     out_of_order: u64,
+    /// Samples deeper than the stated buffer, kept out of the bursts.
+    suspect_occupancy: u64,
 }
 
 impl Detector {
@@ -262,6 +264,7 @@ impl Detector {
             last: None,
             observations: 0,
             out_of_order: 0,
+            suspect_occupancy: 0,
         }
     }
 
@@ -285,6 +288,10 @@ impl Detector {
         self.observations += 1;
         if let Some((stream, seq)) = obs.report {
             self.loss.observe(stream, seq, obs.t_ns);
+        }
+        if self.params.buffer_bytes.is_some_and(|b| obs.occupancy_bytes > b) {
+            self.suspect_occupancy += 1;
+            return;
         }
         let i = match self.last {
             Some((key, i)) if key == obs.queue => i,
@@ -315,6 +322,12 @@ impl Detector {
 
     pub fn observations(&self) -> u64 {
         self.observations
+    }
+
+    /// Samples whose occupancy exceeds the stated buffer ([`HysteresisParams::buffer_bytes`]):
+    /// counted here, not in any burst.
+    pub fn suspect_occupancy(&self) -> u64 {
+        self.suspect_occupancy
     }
 
     /// Samples older than their queue's previous sample.
@@ -536,6 +549,25 @@ mod tests {
         ramp(&mut d, Q, 0);
         let b = d.finish();
         assert_eq!((b[0].start_ns, b[0].end_ns), (50 * US, 181 * US));
+    }
+
+    #[test]
+    fn occupancy_beyond_the_stated_buffer_is_suspect_not_a_burst() {
+        // 2 MB buffer; one sample reads 671 MB (a flipped bit in the field, issue 41).
+        let p = HysteresisParams::from_options(None, None, Some(2_000_000), None, None);
+        let mut d = Detector::new(p);
+        for i in 0..100u64 {
+            let occ = if i == 50 { 671_088_640 } else { 10_000 };
+            d.push(&depth(Q, i * US, occ));
+        }
+        assert_eq!(d.suspect_occupancy(), 1);
+        assert_eq!(d.observations(), 100);
+        assert!(d.finish().is_empty());
+        // A full buffer is real.
+        let mut d = Detector::new(p);
+        d.push(&depth(Q, 0, 2_000_000));
+        assert_eq!(d.suspect_occupancy(), 0);
+        assert_eq!(d.finish().len(), 1);
     }
 
     #[test]
@@ -765,6 +797,7 @@ mod tests {
             fall: Fall::OfRise(0.5),
             min_duration_ns: 0,
             merge_gap_ns: 0,
+            buffer_bytes: None,
         };
         let mut d = Detector::new(p);
         for i in 0..=200u64 {
@@ -796,6 +829,7 @@ mod tests {
                 fall,
                 min_duration_ns: min_d,
                 merge_gap_ns: gap,
+                buffer_bytes: None,
             };
             let mut t = 0u64;
             let obs: Vec<Observation> = samples

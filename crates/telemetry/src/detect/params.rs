@@ -73,6 +73,9 @@ pub struct HysteresisParams {
     pub fall: Fall,
     pub min_duration_ns: u64,
     pub merge_gap_ns: u64,
+    /// The queue's buffer when the user stated it: an occupancy above it cannot be real (a
+    /// corrupt field) and is counted suspect instead of feeding a burst.
+    pub buffer_bytes: Option<u64>,
 }
 
 impl HysteresisParams {
@@ -89,6 +92,7 @@ impl HysteresisParams {
             fall: Fall::Bytes(fall_bytes),
             min_duration_ns,
             merge_gap_ns,
+            buffer_bytes: None,
         }
     }
 
@@ -114,6 +118,7 @@ impl HysteresisParams {
             fall: fall.map_or(Fall::OfRise(DEFAULT_FALL_OF_RISE), Fall::Bytes),
             min_duration_ns: min_duration_ns.unwrap_or(0),
             merge_gap_ns: merge_gap_ns.unwrap_or(DEFAULT_MERGE_GAP_NS),
+            buffer_bytes,
         }
     }
 
@@ -139,7 +144,10 @@ impl HysteresisParams {
             return Err(ParamError { field: "fall_pct", value: fall, expected: "≤ rise_pct" });
         }
         let bytes = |p: f64| (buffer_bytes as f64 * p / 100.0).round() as u64;
-        Ok(HysteresisParams::fixed(bytes(rise), bytes(fall), min_duration_ns, merge_gap_ns))
+        Ok(HysteresisParams {
+            buffer_bytes: Some(buffer_bytes),
+            ..HysteresisParams::fixed(bytes(rise), bytes(fall), min_duration_ns, merge_gap_ns)
+        })
     }
 
     /// Whether the thresholds wait for each queue's deepest occupancy.
@@ -190,7 +198,13 @@ mod tests {
     #[test]
     fn percent_of_buffer_thresholds() {
         let p = HysteresisParams::from_buffer_percent(1_000_000, 50.0, 25.0, 10, 20).unwrap();
-        assert_eq!(p, HysteresisParams::fixed(500_000, 250_000, 10, 20));
+        assert_eq!(
+            p,
+            HysteresisParams {
+                buffer_bytes: Some(1_000_000),
+                ..HysteresisParams::fixed(500_000, 250_000, 10, 20)
+            }
+        );
         let p = HysteresisParams::from_buffer_percent(333, 33.3, 0.0, 0, 0).unwrap();
         assert_eq!(p.thresholds(0), Thresholds { rise_bytes: 111, fall_bytes: 0 });
         let e = HysteresisParams::from_buffer_percent(1, 120.0, 10.0, 0, 0).unwrap_err();
