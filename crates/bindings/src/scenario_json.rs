@@ -224,6 +224,7 @@ mod tests {
                 clock_ppm: 0.0,
             }],
             telemetry: burstlab_sim::scenario::Telemetry::default(),
+            memory_budget: 1 << 30,
         }
     }
 

@@ -3,6 +3,7 @@
 //!
 //! Times are seconds (`f64`) here, at the edge; units are in the column names.
 
+use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -63,6 +64,39 @@ impl Table {
     }
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|(n, _)| *n == name).map(|(_, c)| c)
+    }
+}
+
+/// A table's row limit: rows past `max` are counted in `not_kept` instead of stored, so a
+/// table the estimate cannot bound (the `queue` table, drops of TCP's own packets, INT on an
+/// ACK path) stops growing at its share of the memory budget rather than aborting the run
+/// (`scenario::budget::row_caps` sets each table's `max`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowCap {
+    pub max: u64,
+    pub not_kept: u64,
+}
+
+impl Default for RowCap {
+    /// No limit: for tables built outside a scenario's run (unit tests, tools).
+    fn default() -> RowCap {
+        RowCap::new(u64::MAX)
+    }
+}
+
+impl RowCap {
+    pub fn new(max: u64) -> RowCap {
+        RowCap { max, not_kept: 0 }
+    }
+
+    /// Whether a table holding `rows` rows may keep one more; counts it if not.
+    #[inline]
+    pub fn admit(&mut self, rows: usize) -> bool {
+        if (rows as u64) < self.max {
+            return true;
+        }
+        self.not_kept += 1;
+        false
     }
 }
 
@@ -153,6 +187,10 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     pub ports: Vec<PortSummary>,
     pub engine: EngineSummary,
+    /// Per table, rows past its cap that were counted but not kept (`RowCap`); absent from
+    /// the JSON when every row was kept.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub rows_not_kept: BTreeMap<&'static str, u64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -266,6 +304,20 @@ mod tests {
         for (c, n) in codes.iter().zip(&names) {
             assert_eq!(&dict[*c as usize], n);
         }
+    }
+
+    #[test]
+    fn a_row_cap_admits_up_to_its_max_then_counts() {
+        let mut cap = RowCap::new(2);
+        let mut rows = Vec::new();
+        for i in 0..5 {
+            if cap.admit(rows.len()) {
+                rows.push(i);
+            }
+        }
+        assert_eq!(rows, [0, 1]);
+        assert_eq!(cap.not_kept, 3);
+        assert!(RowCap::default().admit(usize::MAX - 1));
     }
 
     #[test]

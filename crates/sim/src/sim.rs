@@ -22,7 +22,7 @@ use crate::record::int::IntRecorder;
 use crate::record::intervals::{FlowInterval, Intervals};
 use crate::record::queries::Queries;
 use crate::record::queue::QueueRecorder;
-use crate::record::{self, Output, Summary};
+use crate::record::{self, Output, RowCap, Summary};
 use crate::scenario::Scenario;
 use crate::tcp::config::FlowSpec;
 use crate::tcp::receiver::TcpReceiver;
@@ -140,15 +140,16 @@ impl<'s> World<'s> {
                 .max(),
         }
         .unwrap_or(0);
+        let caps = crate::scenario::budget::row_caps(scn.memory_budget);
         let mut w = World {
             scn,
             now: Time::ZERO,
             events: EventQueue::default(),
             stale_sender_timers: 0,
             pool: PacketPool::default(),
-            queue: QueueRecorder::new(&net, scn.topology.mtu(), deepest),
-            drops: Drops::new(&net),
-            int: IntRecorder::new(&net, &scn.telemetry).map(Box::new),
+            queue: QueueRecorder::new(&net, scn.topology.mtu(), deepest, RowCap::new(caps.queue)),
+            drops: Drops::new(&net, RowCap::new(caps.drops)),
+            int: IntRecorder::new(&net, &scn.telemetry, RowCap::new(caps.int)).map(Box::new),
             net,
             active: scn.flows.len() + incasts.len() + bursts.len(),
             hosts,
@@ -156,7 +157,7 @@ impl<'s> World<'s> {
             incasts,
             flows,
             bursts,
-            intervals: Intervals::default(),
+            intervals: Intervals::new(RowCap::new(caps.intervals)),
             iv_observed: 0,
             queries: Queries::default(),
             out: Vec::new(),
@@ -283,12 +284,21 @@ impl<'s> World<'s> {
         let udp = (self.bursts.iter().enumerate())
             .map(|(k, b)| record::flows::udp(net, n_tcp + k, k, b, now));
         let fs: Vec<_> = tcp.chain(udp).collect();
+        let caps = [
+            ("queue", self.queue.cap),
+            ("drops", self.drops.cap),
+            ("int", self.int.as_ref().map_or_else(RowCap::default, |r| r.cap)),
+            ("intervals", self.intervals.cap),
+        ];
+        let rows_not_kept =
+            caps.iter().filter(|(_, c)| c.not_kept > 0).map(|&(t, c)| (t, c.not_kept)).collect();
         let summary = Summary {
             scenario: self.scn.name.clone(),
             seed: self.scn.seed,
             flows: fs.clone(),
             ports: record::summary::ports(net, &self.queue, now),
             engine: record::summary::engine(self.events.popped(), wall_s, now),
+            rows_not_kept,
         };
         let flows_table = record::flows::table(&fs, net);
         let tables = vec![

@@ -52,6 +52,7 @@ pub fn dumbbell(rate: Rate, rtt: Time, buffer: u64, mtu: u32, flows: Vec<FlowSpe
         incasts: vec![],
         bursts: vec![],
         telemetry: Telemetry::default(),
+        memory_budget: burstlab_sim::scenario::budget::machine_budget().bytes,
     }
 }
 

@@ -4,7 +4,7 @@ use crate::net::port::PortId;
 use crate::net::topology::Network;
 use crate::packet::Packet;
 use crate::record::queue::port_names;
-use crate::record::{Column, DictBuilder, DropReason, Table};
+use crate::record::{Column, DictBuilder, DropReason, RowCap, Table};
 use crate::time::Time;
 
 /// Column builders of the `drops` table.
@@ -18,10 +18,11 @@ pub struct Drops {
     reason: DictBuilder,
     /// Per port: codes of its node's name and of its own.
     codes: Vec<(u32, u32)>,
+    pub cap: RowCap,
 }
 
 impl Drops {
-    pub fn new(net: &Network) -> Drops {
+    pub fn new(net: &Network, cap: RowCap) -> Drops {
         let (node, port, codes) = port_names(net);
         let mut reason = DictBuilder::default();
         for r in [
@@ -41,11 +42,15 @@ impl Drops {
             bytes: Vec::new(),
             reason,
             codes,
+            cap,
         }
     }
 
     /// Port `pid`'s queue `queue` dropped `p` at `now`.
     pub fn push(&mut self, now: Time, pid: PortId, queue: usize, p: &Packet, why: DropReason) {
+        if !self.cap.admit(self.t.len()) {
+            return;
+        }
         let (node, port) = self.codes[pid as usize];
         self.t.push(now.as_secs_f64());
         self.node.push_code(node);

@@ -22,7 +22,7 @@ use crate::net::port::{Port, PortId};
 use crate::net::topology::Network;
 use crate::packet::{NodeId, Packet, PacketId, PacketPool};
 use crate::record::flow_key::FiveTuple;
-use crate::record::{Column, DictBuilder, Table};
+use crate::record::{Column, DictBuilder, RowCap, Table};
 use crate::time::Time;
 
 /// Column builders of the `int` table and the per-port state that feeds them.
@@ -67,6 +67,7 @@ pub(crate) struct IntRecorder {
     bytes: Vec<u64>,
     dropped: Vec<bool>,
     report_seq: Vec<u64>,
+    pub(crate) cap: RowCap,
 }
 
 /// What happened to a sampled packet at an INT port.
@@ -82,7 +83,7 @@ pub(crate) struct Hop {
 impl IntRecorder {
     /// A recorder for the ports `spec` names, resolved against `net`; `None` when INT is off.
     /// Names were checked when the scenario was parsed.
-    pub(crate) fn new(net: &Network, spec: &Telemetry) -> Option<IntRecorder> {
+    pub(crate) fn new(net: &Network, spec: &Telemetry, cap: RowCap) -> Option<IntRecorder> {
         if spec.int_ports.is_empty() {
             return None;
         }
@@ -150,6 +151,7 @@ impl IntRecorder {
             bytes: Vec::new(),
             dropped: Vec::new(),
             report_seq: Vec::new(),
+            cap,
         })
     }
 
@@ -188,7 +190,8 @@ impl IntRecorder {
         let pid = hop.port as usize;
         let k = self.seen[pid];
         self.seen[pid] += 1;
-        if !k.is_multiple_of(self.sample) {
+        // A row past the cap is not exported either: `report_seq` stays gapless.
+        if !k.is_multiple_of(self.sample) || !self.cap.admit(self.t.len()) {
             return;
         }
         let link = self.came_from.get(id.0 as usize).copied().unwrap_or(PortId::MAX);

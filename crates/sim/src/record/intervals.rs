@@ -2,7 +2,7 @@
 //! interval (iperf3 `-i` semantics: the sender's view, bytes newly acknowledged).
 
 use crate::observe::IntervalRow;
-use crate::record::{Column, Table};
+use crate::record::{Column, RowCap, Table};
 use crate::time::Time;
 
 /// What an interval row reads from a sender when it closes.
@@ -45,15 +45,32 @@ pub struct Intervals {
     cwnd: Vec<u64>,
     srtt: Vec<u64>,
     pacing: Vec<u64>,
+    pub cap: RowCap,
 }
 
 impl Intervals {
+    pub fn new(cap: RowCap) -> Intervals {
+        Intervals { cap, ..Intervals::default() }
+    }
+
     /// Close flow `flow`'s open interval at `now` with a row, and open the next one (none
     /// after the sender's last).
     pub fn close(&mut self, flow: usize, iv: &mut FlowInterval, now: Time, s: SenderView) {
         if !iv.open || now <= iv.start {
             return;
         }
+        if self.cap.admit(self.flow.len()) {
+            self.push(flow, iv, now, &s);
+        }
+        iv.start = now;
+        iv.acked = s.acked;
+        iv.retrans = s.retransmits;
+        if s.done {
+            iv.open = false;
+        }
+    }
+
+    fn push(&mut self, flow: usize, iv: &FlowInterval, now: Time, s: &SenderView) {
         let bytes = s.acked - iv.acked;
         let span = (now - iv.start).as_secs_f64();
         self.flow.push(flow as u64);
@@ -65,12 +82,6 @@ impl Intervals {
         self.cwnd.push(s.cwnd_bytes);
         self.srtt.push(s.srtt_us);
         self.pacing.push(s.pacing_rate.saturating_mul(8));
-        iv.start = now;
-        iv.acked = s.acked;
-        iv.retrans = s.retransmits;
-        if s.done {
-            iv.open = false;
-        }
     }
 
     pub fn len(&self) -> usize {
@@ -139,6 +150,22 @@ mod tests {
         t.close(3, &mut iv, Time::from_ms(1_500), view(3_000, 5, true));
         assert_eq!(t.len(), 2);
         assert_eq!(t.finish().rows(), 2);
+    }
+
+    #[test]
+    fn rows_past_the_cap_are_counted_and_the_next_row_still_spans_one_interval() {
+        let mut t = Intervals::new(RowCap::new(1));
+        let mut iv = FlowInterval::new(Time::ZERO, true);
+        for (ms, acked) in [(100, 1_000), (200, 2_500), (300, 4_500)] {
+            t.close(0, &mut iv, Time::from_ms(ms), view(acked, 0, false));
+        }
+        assert_eq!((t.len(), t.cap.not_kept), (1, 2));
+        assert_eq!(t.row(0).bytes, 1_000);
+        // The interval after the dropped rows starts where the last one ended.
+        t.cap.max = 2;
+        t.close(0, &mut iv, Time::from_ms(400), view(5_000, 0, false));
+        let r = t.row(1);
+        assert_eq!((r.t_start_s, r.bytes), (0.3, 500));
     }
 
     #[test]

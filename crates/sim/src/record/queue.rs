@@ -4,7 +4,7 @@
 use crate::net::port::{Port, PortId};
 use crate::net::topology::Network;
 use crate::record::time_weighted::TimeWeighted;
-use crate::record::{Column, DictBuilder, Table};
+use crate::record::{Column, DictBuilder, RowCap, Table};
 use crate::time::Time;
 
 /// The `queue` table resolves a deep buffer into this many levels.
@@ -25,11 +25,12 @@ pub struct QueueRecorder {
     /// rows are, at no cost to the others).
     mean: Vec<TimeWeighted>,
     step: u64,
+    pub cap: RowCap,
 }
 
 impl QueueRecorder {
     /// `deepest_buffer`: the deepest queue among the recorded ports, bytes.
-    pub fn new(net: &Network, mtu: u32, deepest_buffer: u64) -> QueueRecorder {
+    pub fn new(net: &Network, mtu: u32, deepest_buffer: u64, cap: RowCap) -> QueueRecorder {
         let (node, port, codes) = port_names(net);
         // Two MTUs, or 1/1024 of the bottleneck buffer if larger: ≤ ~2k rows per fill and
         // drain of a deep (64 MiB) buffer. Moves of one or two packets — each packet through
@@ -46,6 +47,7 @@ impl QueueRecorder {
             last: net.ports.iter().map(|p| vec![0; p.queues.num_queues()]).collect(),
             mean: vec![TimeWeighted::default(); net.ports.len()],
             step,
+            cap,
         }
     }
 
@@ -60,6 +62,9 @@ impl QueueRecorder {
             let last = &mut self.last[pid as usize][q];
             if bytes.abs_diff(*last) > self.step || (bytes == 0 && *last != 0) {
                 *last = bytes;
+                if !self.cap.admit(self.t.len()) {
+                    continue;
+                }
                 let (n, p) = self.codes[pid as usize];
                 self.t.push(now.as_secs_f64());
                 self.node.push_code(n);

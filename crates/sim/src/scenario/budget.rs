@@ -38,6 +38,9 @@ pub const INTERVAL_ROW_BYTES: u64 = 144;
 pub const DROP_ROW_BYTES: u64 = 88;
 /// Per `int` row: about 120 bytes of columns, twice over for growth.
 pub const INT_ROW_BYTES: u64 = 240;
+/// Per `queue` row: 32 bytes of columns (time, node and port codes, queue, bytes), twice over
+/// for growth.
+pub const QUEUE_ROW_BYTES: u64 = 64;
 /// The engine, its event queue and tables at their smallest.
 pub const BASE_BYTES: u64 = 16 << 20;
 
@@ -294,6 +297,34 @@ fn in_flight(scn: &Scenario, e: &mut Estimate) {
     );
 }
 
+/// Each record table's row limit within a budget of `budget` bytes. Each of the four tables
+/// that can grow with the run (`queue`, `drops`, `int`, `intervals`) may take a quarter of
+/// the budget, at its row size above (`QUEUE_ROW_BYTES` 64, `DROP_ROW_BYTES` 88,
+/// `INT_ROW_BYTES` 240, `INTERVAL_ROW_BYTES` 144): all four at their caps hold the budget,
+/// which is itself half the machine by default. The estimate refuses a run whose settings
+/// alone would pass these; the caps bound what it cannot foresee (the `queue` table, drops
+/// of TCP's packets, INT on an ACK path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowCaps {
+    pub queue: u64,
+    pub drops: u64,
+    pub int: u64,
+    pub intervals: u64,
+}
+
+/// The share of the budget each capped table may take.
+const TABLE_SHARE: u64 = 4;
+
+pub fn row_caps(budget: u64) -> RowCaps {
+    let rows = |row_bytes: u64| budget / TABLE_SHARE / row_bytes;
+    RowCaps {
+        queue: rows(QUEUE_ROW_BYTES),
+        drops: rows(DROP_ROW_BYTES),
+        int: rows(INT_ROW_BYTES),
+        intervals: rows(INTERVAL_ROW_BYTES),
+    }
+}
+
 /// What a run may hold, and where that figure comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Budget {
@@ -425,6 +456,15 @@ mod tests {
     fn packets_saturate_rather_than_wrap() {
         assert_eq!(packets(8_000, Time::from_secs(1), 1), 1000);
         assert_eq!(packets(u64::MAX, Time(u64::MAX), 1), u64::MAX);
+    }
+
+    #[test]
+    fn row_caps_give_each_table_a_quarter_of_the_budget() {
+        let c = row_caps(64 << 20);
+        assert_eq!(c.queue, (16 << 20) / 64);
+        assert_eq!(c.drops, (16 << 20) / 88);
+        assert_eq!(c.int, (16 << 20) / 240);
+        assert_eq!(c.intervals, (16 << 20) / 144);
     }
 
     #[test]

@@ -29,6 +29,10 @@ pub struct Scenario {
     pub bursts: Vec<BurstSpec>,
     /// `[telemetry]`: which switch ports export INT metadata (the `int` table).
     pub telemetry: Telemetry,
+    /// The resolved memory budget, bytes (`memory_budget`, or the machine's share): the
+    /// loader refuses a run estimated over it, and the record tables are capped within it
+    /// (`budget::row_caps`).
+    pub memory_budget: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -57,6 +57,7 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
         incasts,
         bursts,
         telemetry: Telemetry::default(),
+        memory_budget: super::budget::budget(&f)?.bytes,
     };
     if scn.topology.graph.is_some() {
         super::graph::attach(&f, &mut scn)?;
