@@ -547,7 +547,7 @@ pub fn detect_table(
     let tick = Stoppable(|done| poll.tick(done));
     let detected =
         py.detach(|| pipeline::detect_observations(observations, &opts, SeqWidth::Bits32, 0, tick));
-    let Ok((bursts, lost, _)) = detected else {
+    let Ok((bursts, lost, _, suspect_occupancy)) = detected else {
         return Err(poll.stopped());
     };
     let d = Detection {
@@ -556,6 +556,10 @@ pub fn detect_table(
         reports: if kind == "int" { samples } else { 0 },
         reports_lost: lost,
         malformed: 0,
+        // Simulated report numbers have no corrupt bits; a --buffer below the simulated
+        // queue's makes its deeper samples suspect.
+        suspect_sequence: 0,
+        suspect_occupancy,
         samples,
         bursts,
         warnings: Vec::new(),

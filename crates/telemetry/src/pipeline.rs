@@ -231,6 +231,11 @@ pub struct Detection {
     pub reports: u64,
     pub reports_lost: u64,
     pub malformed: u64,
+    /// Reports whose sequence number jumped implausibly far and was not followed on from
+    /// ([`crate::loss::SUSPECT_JUMP`]): neither received nor counted in `reports_lost`.
+    pub suspect_sequence: u64,
+    /// Samples deeper than the stated buffer (`--buffer`): kept out of every burst.
+    pub suspect_occupancy: u64,
     /// Observations (queue samples) the detector saw; packets for a plain capture.
     pub samples: u64,
     pub bursts: Vec<Burst>,
@@ -257,14 +262,15 @@ impl From<Stopped> for DetectError {
 }
 
 /// Run the hysteresis detector over observations (time-ordered per queue); `progress` ticks
-/// every [`TICK_FRAMES`] observations with `bytes_done` unchanged.
+/// every [`TICK_FRAMES`] observations with `bytes_done` unchanged. Returns the bursts, the
+/// reports lost, the observations seen and those deeper than the stated buffer (suspect).
 pub fn detect_observations(
     observations: impl IntoIterator<Item = Observation>,
     opts: &DetectOptions,
     seq_width: SeqWidth,
     bytes_done: u64,
     mut progress: impl Progress,
-) -> Result<(Vec<Burst>, u64, u64), Stopped> {
+) -> Result<(Vec<Burst>, u64, u64, u64), Stopped> {
     detect_ticking(observations, opts, seq_width, bytes_done, &mut Ticker::new(&mut progress))
 }
 
@@ -274,15 +280,14 @@ fn detect_ticking<P: Progress + ?Sized>(
     seq_width: SeqWidth,
     bytes_done: u64,
     ticker: &mut Ticker<'_, P>,
-) -> Result<(Vec<Burst>, u64, u64), Stopped> {
+) -> Result<(Vec<Burst>, u64, u64, u64), Stopped> {
     let mut det = Detector::new(opts.hysteresis).with_top_k(opts.top_k).with_seq_width(seq_width);
     for o in observations {
         det.push(&o);
         ticker.step(bytes_done)?;
     }
-    let lost = det.loss().lost();
-    let n = det.observations();
-    Ok((det.finish(), lost, n))
+    let (lost, n, suspect) = (det.loss().lost(), det.observations(), det.suspect_occupancy());
+    Ok((det.finish(), lost, n, suspect))
 }
 
 /// `detect` on one capture: INT reports if any packet to a report port decodes, else a plain
@@ -346,22 +351,28 @@ pub fn detect_capture<R: Read>(
         ticker.step(reader.position())?;
     }
     ticker.now(reader.position())?;
-    let warnings: Vec<String> =
+    let mut warnings: Vec<String> =
         reader.truncated().map(|cut| truncation_warning(input, frames, cut)).into_iter().collect();
     if reports > 0 || malformed > 0 {
-        let (bursts, lost) = match detector {
+        let (bursts, lost, suspect_sequence, suspect_occupancy) = match detector {
             Some(det) => {
-                let lost = det.loss().lost();
-                (det.finish(), lost)
+                let counts = (det.loss().lost(), det.loss().suspect(), det.suspect_occupancy());
+                (det.finish(), counts.0, counts.1, counts.2)
             }
-            None => (Vec::new(), 0),
+            None => (Vec::new(), 0, 0, 0),
         };
+        warnings.extend(suspect_warnings(input, malformed, reports, suspect_sequence));
+        if suspect_occupancy > 0 {
+            warnings.push(occupancy_warning(input, suspect_occupancy, opts));
+        }
         return Ok(Detection {
             input: input.to_string(),
             format: "int-reports",
             reports,
             reports_lost: lost,
             malformed,
+            suspect_sequence,
+            suspect_occupancy,
             samples,
             bursts,
             warnings,
@@ -382,10 +393,41 @@ pub fn detect_capture<R: Read>(
         reports: 0,
         reports_lost: 0,
         malformed: 0,
+        suspect_sequence: 0,
+        suspect_occupancy: 0,
         samples: packets,
         bursts,
         warnings,
     })
+}
+
+/// What a user must not miss about an INT capture's reports: none read at all, or numbers that
+/// jumped where no loss could explain it.
+fn suspect_warnings(input: &str, malformed: u64, reports: u64, suspect: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    if reports == 0 && malformed > 0 {
+        out.push(format!(
+            "{input}: all {malformed} report packets were malformed; no queue was observed, so \
+             \"0 bursts\" says nothing about this capture (`burstlab decode` shows each error)"
+        ));
+    }
+    if suspect > 0 {
+        out.push(format!(
+            "{input}: {suspect} reports carry a sequence number more than {} ahead of their \
+             stream that the next report does not follow on from (a corrupt field); they were \
+             not counted as received nor their gap as lost",
+            crate::loss::SUSPECT_JUMP
+        ));
+    }
+    out
+}
+
+fn occupancy_warning(input: &str, suspect: u64, opts: &DetectOptions) -> String {
+    format!(
+        "{input}: {suspect} samples report a queue deeper than the stated buffer ({} B); they \
+         cannot be real and were left out of the bursts",
+        opts.hysteresis.buffer_bytes.unwrap_or(0)
+    )
 }
 
 /// Plain captures name their victims by TCP's own loss signals: retransmissions and duplicate
@@ -506,14 +548,19 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
         )));
     }
     let samples = trace.observations.len() as u64;
-    let (bursts, _, _) =
+    let (bursts, _, _, suspect_occupancy) =
         detect_ticking(trace.observations, opts, SeqWidth::Bits32, done, &mut ticker)?;
+    if suspect_occupancy > 0 {
+        warnings.push(occupancy_warning(input, suspect_occupancy, opts));
+    }
     Ok(Detection {
         input: input.to_string(),
         format: "capture-pair",
         reports: 0,
         reports_lost: 0,
         malformed: 0,
+        suspect_sequence: 0,
+        suspect_occupancy,
         samples,
         bursts,
         warnings,
@@ -587,7 +634,43 @@ mod tests {
         detect_capture(bytes, "cut.pcap", &mut decoder, &opts(), progress)
     }
 
-    // ---- a capture cut inside its last record ----
+    // ---- implausible fields (issue 41) ----
+
+    fn detect_rows(rows: impl Iterator<Item = IntRow>) -> Detection {
+        let mut file = Vec::new();
+        write_int_pcap(rows, ExportFormat::NoviFlowV1_0, &mut file).unwrap();
+        let mut decoder = Decoder::new(Profiles::builtin());
+        detect_capture(&file[..], "x.pcap", &mut decoder, &opts(), |_| {}).unwrap()
+    }
+
+    #[test]
+    fn flipped_sequence_and_occupancy_bits_are_suspect_not_losses_or_bursts() {
+        let clean = detect_rows(rows(8_000));
+        assert_eq!(
+            (clean.reports_lost, clean.suspect_sequence, clean.suspect_occupancy),
+            (0, 0, 0)
+        );
+        assert!(clean.warnings.is_empty());
+        let flipped = detect_rows(rows(8_000).map(|mut r| {
+            if r.seq == 1_000 {
+                r.seq ^= 1 << 30;
+            }
+            if r.seq == 5_000 {
+                // Outside a burst: 671 MB on the 2 MB buffer of `opts`.
+                r.occupancy_bytes = 671_088_640;
+            }
+            r
+        }));
+        assert_eq!(flipped.reports, 8_000);
+        assert_eq!((flipped.suspect_sequence, flipped.suspect_occupancy), (1, 1));
+        // The corrupt report's own number is the one missing; not 1,073,741,824.
+        assert_eq!(flipped.reports_lost, 1);
+        let peaks = |d: &Detection| d.bursts.iter().map(|b| b.peak_bytes).collect::<Vec<_>>();
+        assert_eq!(peaks(&flipped), peaks(&clean));
+        assert_eq!(flipped.warnings.len(), 2, "{:?}", flipped.warnings);
+        assert!(flipped.warnings[0].contains("1 reports carry a sequence number"));
+        assert!(flipped.warnings[1].contains("1 samples report a queue deeper than the stated"));
+    }
 
     #[test]
     fn decode_reads_every_whole_report_before_a_cut_and_names_it() {
