@@ -156,6 +156,10 @@ def _run(scenario: Path, opts: _Options, err: Console) -> int:
             result = run(text, set=overrides, progress=on_progress)
             show(None)
             _write(result, opts, err)
+        from burstlab.cli.summary_view import rows_not_kept_warning
+
+        if (warning := rows_not_kept_warning(result.summary)) is not None:
+            err.print(warning, markup=False, soft_wrap=True)
 
     if opts.as_json:
         sys.stdout.write(json.dumps(result.summary) + "\n")

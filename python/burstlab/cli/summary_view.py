@@ -24,6 +24,17 @@ def print_summary(console: Console, summary: dict[str, Any], out: Path | None) -
         console.print(f"records written to {out}/")
 
 
+def rows_not_kept_warning(summary: dict[str, Any]) -> str | None:
+    """One line naming each record table that reached its cap (a quarter of the memory budget)
+    and the rows it did not keep; ``None`` when every row was kept."""
+    not_kept = summary.get("rows_not_kept") or {}
+    if not not_kept:
+        return None
+    counts = ", ".join(f"{table} {n:,}" for table, n in not_kept.items())
+    return (f"burstlab run: warning: rows not kept past their table's cap (a quarter of the "
+            f"memory budget each): {counts}; a larger memory_budget keeps them")
+
+
 def _table(title: str, caption: str) -> Table:
     return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                  caption=caption, caption_justify="left")
