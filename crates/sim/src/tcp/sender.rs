@@ -192,6 +192,18 @@ impl TcpSender {
     pub fn new(flow: FlowId, src: NodeId, dst: NodeId, spec: &FlowSpec, mtu: u32) -> TcpSender {
         let mss = mss_from_mtu(mtu);
         let cc = cc::for_flow(spec).expect("scenario validation checks the CCA name");
+        // `sk_pacing_status` != SK_PACING_NONE: fq on the host sets SK_PACING_FQ on the socket's
+        // first skb (`fq_classify()`, sch_fq.c), SO_MAX_PACING_RATE sets SK_PACING_NEEDED
+        // (`sk_setsockopt()`). CUBIC's HyStart reads it: a paced ACK train may span a whole
+        // delay_min (`hystart_update()`), where an unpaced one ends by delay_min / 2.
+        let paced = matches!(spec.qdisc, HostQdisc::Fq(_)) || spec.max_pacing_rate.is_some();
+        let cc = match cc {
+            AnyCc::Cubic(c) if paced => AnyCc::Cubic(cc::cubic::Cubic::new(cc::cubic::Params {
+                paced: true,
+                ..c.params().clone()
+            })),
+            cc => cc,
+        };
         let mut tp = Sock::new(mss, spec.initcwnd, spec.hz);
         // On the jiffy wheel the route's rto_min counts in whole jiffies, as Linux's does.
         let rto_min = match spec.timer_jiffy() {
