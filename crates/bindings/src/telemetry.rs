@@ -145,9 +145,10 @@ impl DecodeSink<'_> {
 /// Decode every report in a capture. `batch(lines, bytes_done, bytes_total)` is called with
 /// JSON lines (reports and malformed-report errors) every few thousand reports; an exception it
 /// raises (or Ctrl-C) stops the pass and propagates. Returns `{"frames", "reports",
-/// "malformed", "skipped", "bytes", "warning"}`, `skipped` the frames without a report by why
-/// (`unreadable`, `not_ip`, `not_udp`, `other_port`), `warning` a line naming where a capture
-/// cut short ends (or `None`).
+/// "malformed", "skipped", "bytes", "warning", "suspect_sequence", "implausible_records",
+/// "implausible"}`, `skipped` the frames without a report by why (`unreadable`, `not_ip`,
+/// `not_udp`, `other_port`), `warning` a line naming where a capture cut short ends (or `None`),
+/// `implausible` a line naming the first record with impossible lengths (or `None`).
 #[pyfunction]
 #[pyo3(signature = (path, profiles_toml, ports, batch))]
 pub fn decode_capture<'py>(
@@ -206,6 +207,13 @@ pub fn decode_capture<'py>(
     out.set_item("bytes", stats.bytes)?;
     let warning = stats.truncated.as_ref().map(|cut| truncation_warning(path, stats.frames, cut));
     out.set_item("warning", warning)?;
+    out.set_item("suspect_sequence", stats.suspect_sequence)?;
+    out.set_item("implausible_records", stats.implausible_records)?;
+    let implausible = stats
+        .first_implausible
+        .as_ref()
+        .map(|e| pipeline::implausible_warning(path, stats.implausible_records, e));
+    out.set_item("implausible", implausible)?;
     Ok(out)
 }
 

@@ -20,9 +20,9 @@ use crate::detect::Burst;
 use crate::detect::hysteresis::{Detector, HysteresisParams};
 use crate::detect::rate::{RateDetector, RateParams};
 use crate::error::DecodeError;
-use crate::loss::SeqWidth;
+use crate::loss::{LossLedger, SeqWidth};
 use crate::model::{FlowKey, Report, ReportVersion};
-use crate::observation::{Observation, QueueKey};
+use crate::observation::{Observation, QueueKey, ReportStream};
 use crate::observe::Observer;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -123,6 +123,19 @@ pub struct DecodeStats {
     /// The capture ended inside a record here (see [`CaptureReader::truncated`]); the frames
     /// before it were decoded.
     pub truncated: Option<DecodeError>,
+    /// Reports whose sequence number jumped implausibly far ([`crate::loss::SUSPECT_JUMP`]).
+    pub suspect_sequence: u64,
+    /// Records with impossible lengths, and the first ([`CaptureReader::implausible`]).
+    pub implausible_records: u64,
+    pub first_implausible: Option<DecodeError>,
+}
+
+/// The one line that tells a user some records' lengths cannot be right, and where the first is.
+pub fn implausible_warning(input: &str, count: u64, first: &DecodeError) -> String {
+    format!(
+        "{input}: {count} records have lengths no capture produces (a corrupt file?), \
+         the first at {first}; their bytes were read as they are"
+    )
 }
 
 /// The one line that tells a user their capture was cut short and what was read of it.
@@ -148,6 +161,8 @@ pub fn decode_capture<R: Read>(
     let mut reader = CaptureReader::new(src)?;
     let mut stats = DecodeStats::default();
     let mut ticker = Ticker::new(&mut progress);
+    // Made at the first report: TR v2.0 numbers its reports with 22 bits, the others with 32.
+    let mut loss: Option<LossLedger> = None;
     while let Some(frame) = reader.next() {
         let frame = frame?;
         stats.frames += 1;
@@ -159,6 +174,16 @@ pub fn decode_capture<R: Read>(
         match decoder.decode(payload, dport) {
             Ok(reports) => {
                 stats.reports += reports.len() as u64;
+                for r in reports {
+                    let width = if r.version == ReportVersion::V2_0 {
+                        SeqWidth::Bits22
+                    } else {
+                        SeqWidth::Bits32
+                    };
+                    let stream =
+                        ReportStream { switch_id: r.switch_id.unwrap_or(0), hw_id: r.hw_id };
+                    loss.get_or_insert_with(|| LossLedger::new(width)).observe(stream, r.seq, 0);
+                }
                 each(stats.frames, Ok(reports));
             }
             Err(e) => {
@@ -170,6 +195,9 @@ pub fn decode_capture<R: Read>(
     }
     stats.bytes = reader.position();
     stats.truncated = reader.truncated().cloned();
+    stats.suspect_sequence = loss.map_or(0, |l| l.suspect());
+    let (n, first) = reader.implausible();
+    (stats.implausible_records, stats.first_implausible) = (n, first.cloned());
     ticker.now(stats.bytes)?;
     Ok(stats)
 }
@@ -353,6 +381,9 @@ pub fn detect_capture<R: Read>(
     ticker.now(reader.position())?;
     let mut warnings: Vec<String> =
         reader.truncated().map(|cut| truncation_warning(input, frames, cut)).into_iter().collect();
+    if let (n, Some(first)) = reader.implausible() {
+        warnings.push(implausible_warning(input, n, first));
+    }
     if reports > 0 || malformed > 0 {
         let (bursts, lost, suspect_sequence, suspect_occupancy) = match detector {
             Some(det) => {
@@ -524,6 +555,9 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
         if let Some(cut) = reader.truncated() {
             warnings.push(truncation_warning(name, frames, cut));
         }
+        if let (n, Some(first)) = reader.implausible() {
+            warnings.push(implausible_warning(name, n, first));
+        }
         Ok(out)
     };
     let mut entering = entering;
@@ -671,6 +705,37 @@ mod tests {
         assert!(flipped.warnings[0].contains("1 reports carry a sequence number"));
         assert!(flipped.warnings[1].contains("1 samples report a queue deeper than the stated"));
     }
+
+    #[test]
+    fn decode_counts_a_suspect_sequence_and_an_impossible_orig_len() {
+        let mut file = Vec::new();
+        let flip = rows(2_000).map(|mut r| {
+            if r.seq == 700 {
+                r.seq ^= 1 << 30;
+            }
+            r
+        });
+        write_int_pcap(flip, ExportFormat::NoviFlowV1_0, &mut file).unwrap();
+        let clean = decode(&file[..], |_| {}).unwrap();
+        assert_eq!(
+            (clean.reports, clean.suspect_sequence, clean.implausible_records),
+            (2_000, 1, 0)
+        );
+        // orig_len of the third record set to 0, then 2^32 − 1.
+        let third = 24 + 2 * (file.len() - 24) / 2_000;
+        for orig in [0u32, u32::MAX] {
+            file[third + 12..third + 16].copy_from_slice(&orig.to_le_bytes());
+            let stats = decode(&file[..], |_| {}).unwrap();
+            assert_eq!((stats.reports, stats.implausible_records), (2_000, 1));
+            let e = stats.first_implausible.unwrap();
+            assert_eq!((e.offset, e.field, e.value), (third + 12, "orig_len", u64::from(orig)));
+            let d = detect(&file[..], |_| {}).unwrap();
+            let w = d.warnings.iter().find(|w| w.contains("lengths no capture produces")).unwrap();
+            assert!(w.contains(&format!("byte {}", third + 12)), "{w}");
+        }
+    }
+
+    // ---- a capture cut inside its last record ----
 
     #[test]
     fn decode_reads_every_whole_report_before_a_cut_and_names_it() {

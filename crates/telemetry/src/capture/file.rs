@@ -38,6 +38,10 @@ pub const MAXIMUM_SNAPLEN: u32 = 262_144;
 /// Largest record or block we accept whatever the headers say (16 MiB). Bounds the buffer.
 pub const MAX_BLOCK_BYTES: usize = 16 << 20;
 
+/// Largest orig_len taken as real: no link's frame nor any offload's aggregate comes near 16 MiB
+/// (Linux's BIG TCP GSO/GRO packets stop at 512 KiB); 2^32 − 1 is a corrupt field.
+pub const MAX_ORIG_LEN: u32 = 16 << 20;
+
 /// Starting buffer size: large reads keep the scan at file-read speed.
 const INITIAL_BUFFER: usize = 256 << 10;
 
@@ -72,6 +76,8 @@ struct Legacy {
     modified: bool,
     linktype: Linktype,
     max_caplen: u32,
+    /// The file's own snapshot length (0: not stated, as some writers leave it).
+    snaplen: u32,
 }
 
 /// The current pcapng section.
@@ -113,6 +119,10 @@ pub struct CaptureReader<R: Read> {
     failed: bool,
     /// The file ended inside the record at this offset (see [`CaptureReader::truncated`]).
     truncated: Option<DecodeError>,
+    /// Records read whose lengths cannot be right, and the first of them
+    /// (see [`CaptureReader::implausible`]).
+    implausible: u64,
+    first_implausible: Option<DecodeError>,
     /// `None` for pcapng.
     legacy: Option<Legacy>,
     section: Section,
@@ -132,6 +142,47 @@ impl<R: Read> CaptureReader<R> {
         self.truncated.as_ref()
     }
 
+    /// Records read so far whose lengths no capture produces (orig_len 0 or beyond
+    /// [`MAX_ORIG_LEN`], incl_len above orig_len or above the file's snaplen), and the first
+    /// one with its file offset. Their bytes are still handed out: the length fields alone are
+    /// wrong, which a corrupt or hand-edited file shows.
+    pub fn implausible(&self) -> (u64, Option<&DecodeError>) {
+        (self.implausible, self.first_implausible.as_ref())
+    }
+
+    /// Check one record's lengths; `off` is the file offset of its incl_len/caplen field, the
+    /// orig_len field following 4 bytes on.
+    fn check_lengths(&mut self, off: usize, caplen: u32, orig_len: u32, snaplen: u32) {
+        let bad = if orig_len == 0 || orig_len > MAX_ORIG_LEN {
+            Some(DecodeError::new(
+                off + 4,
+                "orig_len",
+                u64::from(orig_len),
+                format!("1..={MAX_ORIG_LEN} and ≥ incl_len {caplen}"),
+            ))
+        } else if caplen > orig_len {
+            Some(DecodeError::new(
+                off,
+                "incl_len",
+                u64::from(caplen),
+                format!("≤ orig_len {orig_len} (no more is captured than was on the wire)"),
+            ))
+        } else if snaplen != 0 && caplen > snaplen {
+            Some(DecodeError::new(
+                off,
+                "incl_len",
+                u64::from(caplen),
+                format!("≤ the file's snaplen {snaplen}"),
+            ))
+        } else {
+            None
+        };
+        if let Some(e) = bad {
+            self.implausible += 1;
+            self.first_implausible.get_or_insert(e);
+        }
+    }
+
     /// Reads the file header (pcap) or first section header (pcapng) to learn the format.
     pub fn new(src: R) -> Result<Self, DecodeError> {
         let mut r = CaptureReader {
@@ -144,6 +195,8 @@ impl<R: Read> CaptureReader<R> {
             eof: false,
             failed: false,
             truncated: None,
+            implausible: 0,
+            first_implausible: None,
             legacy: None,
             section: Section::default(),
         };
@@ -176,7 +229,7 @@ impl<R: Read> CaptureReader<R> {
         let linktype = Linktype((r.u32_at(20, big_endian) & 0xffff) as u16);
         r.consume(24);
         let max_caplen = snaplen.clamp(MAXIMUM_SNAPLEN, MAX_BLOCK_BYTES as u32 - 24);
-        r.legacy = Some(Legacy { big_endian, nanos, modified, linktype, max_caplen });
+        r.legacy = Some(Legacy { big_endian, nanos, modified, linktype, max_caplen, snaplen });
         Ok(r)
     }
 
@@ -209,7 +262,7 @@ impl<R: Read> CaptureReader<R> {
     }
 
     fn next_legacy(&mut self, legacy: Legacy) -> Result<Option<Pending>, DecodeError> {
-        let Legacy { big_endian, nanos, modified, linktype, max_caplen } = legacy;
+        let Legacy { big_endian, nanos, modified, linktype, max_caplen, snaplen } = legacy;
         if !self.fill_to(1)? {
             return Ok(None);
         }
@@ -239,6 +292,7 @@ impl<R: Read> CaptureReader<R> {
         if !self.need_record(total, "pcap record data")? {
             return Ok(None);
         }
+        self.check_lengths(self.file_off + 8, caplen, orig_len, snaplen);
         let frac_ns = if nanos { u64::from(ts_frac) } else { u64::from(ts_frac) * 1000 };
         let ts_ns = u64::from(ts_sec) * 1_000_000_000 + frac_ns;
         let data = self.start + hdr_len..self.start + total;
@@ -345,6 +399,9 @@ impl<R: Read> CaptureReader<R> {
                     *last_ts_ns = ts_ns;
                     let (interface, orig_len) = (epb.if_id, epb.origlen);
                     let data = range_in(&self.buf, epb.packet_data());
+                    // EPB: caplen at byte 20 of the block, orig_len at 24 (pcapng §4.3).
+                    let caplen = data.len() as u32;
+                    self.check_lengths(off + 20, caplen, orig_len, 0);
                     return Ok(Some(Pending {
                         ts_ns,
                         interface,
@@ -666,6 +723,41 @@ mod tests {
                 assert!(e.expected.starts_with(&format!("{needed} bytes")), "{e}");
             }
         }
+    }
+
+    #[test]
+    fn pcap_impossible_record_lengths_are_counted_with_their_offset() {
+        // Record k at 24 + 26·k: incl_len at +8, orig_len at +12.
+        let at = |k: usize| 24 + 26 * k;
+        for (orig, field, value, offset) in [
+            (0u32, "orig_len", 0u64, at(1) + 12),
+            (u32::MAX, "orig_len", u64::from(u32::MAX), at(1) + 12),
+            (9, "incl_len", 10, at(1) + 8),
+        ] {
+            let mut f = pcap_header(false, false, 1, 65535);
+            for k in 0..3u8 {
+                pcap_record(&mut f, false, 0, 0, &[k; 10], if k == 1 { orig } else { 10 });
+            }
+            let mut r = CaptureReader::new(&f[..]).unwrap();
+            let mut n = 0;
+            while let Some(frame) = r.next() {
+                assert_eq!(frame.unwrap().data.len(), 10);
+                n += 1;
+            }
+            assert_eq!(n, 3, "the frames are still read");
+            let (count, first) = r.implausible();
+            let e = first.unwrap();
+            assert_eq!((count, e.field, e.value, e.offset), (1, field, value, offset));
+        }
+        // Beyond the file's own snaplen of 8.
+        let mut f = pcap_header(false, false, 1, 8);
+        pcap_record(&mut f, false, 0, 0, &[0; 8], 8);
+        pcap_record(&mut f, false, 0, 0, &[0; 10], 10);
+        let mut r = CaptureReader::new(&f[..]).unwrap();
+        while r.next().is_some() {}
+        let (count, e) = r.implausible();
+        assert_eq!((count, e.unwrap().offset, e.unwrap().field), (1, 24 + 24 + 8, "incl_len"));
+        assert!(e.unwrap().to_string().contains("snaplen 8"), "{}", e.unwrap());
     }
 
     #[test]
