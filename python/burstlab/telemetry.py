@@ -9,7 +9,10 @@ input's kind, reads simulator output, and shapes the answer.
     result = tm.detect("runs/r1")                      # `burstlab run --out` with a [telemetry] section
 
 ``result`` is the ``burstlab detect --json`` object: ``{"input", "format", "reports",
-"reports_lost", "malformed", "samples", "bursts": [...], "warnings": [...]}``.
+"reports_lost", "malformed", "suspect_sequence", "suspect_occupancy", "samples", "bursts": [...],
+"warnings": [...]}``. ``suspect_sequence`` counts reports whose number jumped more than 65,536
+ahead with the next report not following on (a corrupt field: neither received nor lost);
+``suspect_occupancy`` samples deeper than ``buffer`` (kept out of every burst).
 
 A capture cut short inside its last record (as a capture stopped mid-write is) is read up to the
 cut, as tcpdump reads it; the cut is named in ``warnings`` (``detect``), in the ``warning`` of
@@ -70,7 +73,10 @@ def decode_lines(
     dicts built; the CLI uses it). An exception ``write`` raises (a closed pipe) or Ctrl-C stops
     the decoding and propagates. Returns counts: frames, reports, malformed, ``skipped`` (the
     frames without a report, by why: ``unreadable``, ``not_ip``, ``not_udp``, ``other_port``),
-    bytes, and ``warning``: one line naming where a capture cut short ends, else ``None``."""
+    bytes, ``warning``: one line naming where a capture cut short ends, else ``None``;
+    ``suspect_sequence`` (reports whose number jumped implausibly), ``implausible_records``
+    (records with impossible lengths) and ``implausible``: one line naming the first one's
+    offset, else ``None``."""
     from burstlab import _core
 
     src = _existing_file(path, "capture")

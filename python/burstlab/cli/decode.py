@@ -69,11 +69,13 @@ def _decode(capture: Path, as_json: bool, profile: Path | None, ports: list[int]
     size = capture.stat().st_size if capture.is_file() else 0
     with status.guarded("decode", err), file_progress(err, "decoding", size) as progress:
         stats = decode_lines(capture, write, profile=profile, ports=ports, on_progress=progress)
-    if stats["warning"]:
-        err.print(f"burstlab decode: warning: {stats['warning']}", markup=False, soft_wrap=True)
-    # With --json the summary goes to stderr only when frames were skipped: they are never left
-    # out unsaid, and a clean capture's stderr stays empty for scripts.
-    if not as_json or any((stats.get("skipped") or {}).values()):
+    for key in ("warning", "implausible"):
+        if stats.get(key):
+            err.print(f"burstlab decode: warning: {stats[key]}", markup=False, soft_wrap=True)
+    # With --json the summary goes to stderr only when something was skipped, malformed or
+    # suspect: never left out unsaid, and a clean capture's stderr stays empty for scripts.
+    doubtful = stats["malformed"] or stats.get("suspect_sequence") or stats.get("implausible_records")
+    if not as_json or doubtful or any((stats.get("skipped") or {}).values()):
         err.print(_summary(stats), markup=False, soft_wrap=True)
     return status.SUCCESS
 
@@ -84,13 +86,16 @@ _SKIP_REASONS = (("unreadable", "unreadable"), ("not_ip", "not IP"), ("not_udp",
 
 
 def _summary(stats: dict) -> str:
-    """`12 reports, 0 malformed, from 15 frames; 3 skipped (2 not IP, 1 not UDP)`."""
-    line = f"{stats['reports']} reports, {stats['malformed']} malformed, from {stats['frames']} frames"
+    """`12 reports, 0 malformed, 0 suspect, from 15 frames; 3 skipped (2 not IP, 1 not UDP)`."""
+    line = (f"{stats['reports']} reports, {stats['malformed']} malformed, "
+            f"{stats.get('suspect_sequence', 0)} suspect, from {stats['frames']} frames")
     skipped = stats.get("skipped") or {}
     total = sum(skipped.values())
     if total:
         why = ", ".join(f"{skipped[k]} {said}" for k, said in _SKIP_REASONS if skipped.get(k))
         line += f"; {total} skipped ({why})"
+    if stats.get("implausible_records"):
+        line += f"; {stats['implausible_records']} records with impossible lengths"
     return line
 
 

@@ -105,10 +105,13 @@ def _print(result: dict[str, Any]) -> None:
         console.width = max(console.width, 160)
     bursts = result["bursts"]
     head = f"{result['input']} ({result['format']}): {len(bursts)} bursts"
-    if result.get("reports"):
+    if result["format"] in ("int-reports", "simulation-int") or result.get("malformed"):
+        # Always said for reports, 0 included: "0 bursts" means little when none could be read.
         head += (f" from {result['reports']} reports, {result['reports_lost']} reports lost, "
-                 f"{result['malformed']} malformed")
-    console.print(head)
+                 f"{result['malformed']} malformed, {_suspect(result)}")
+    elif result.get("suspect_occupancy"):
+        head += f", {_suspect(result)}"
+    console.print(head, soft_wrap=True)
     if not bursts:
         return
     view = Table(box=box.SIMPLE_HEAD, pad_edge=False)
@@ -133,6 +136,14 @@ def _print(result: dict[str, Any]) -> None:
             seen.append(b["definition"])
     for d in seen:
         console.print("definition: " + _definition(d))
+
+
+def _suspect(result: dict[str, Any]) -> str:
+    """`3 suspect (1 sequence jump, 2 occupancy beyond --buffer)`, or `0 suspect`."""
+    seq, occ = result.get("suspect_sequence", 0), result.get("suspect_occupancy", 0)
+    if not seq and not occ:
+        return "0 suspect"
+    return f"{seq + occ} suspect ({seq} sequence jump, {occ} occupancy beyond --buffer)"
 
 
 def _definition(d: dict[str, Any]) -> str:

@@ -54,7 +54,7 @@ def test_labelled_reports_decode_and_skipped_frames_are_counted(tmp_path: Path) 
     assert local["flow"] == {"src": "10.0.1.1", "dst": "10.0.2.1", "sport": 1234, "dport": 80, "proto": "udp"}
     assert (dropped["flags"], dropped["drop_reason"]) == ("D", 71)
     # The two frames without a report are said, by why, even with --json.
-    assert "2 reports, 0 malformed, from 4 frames; 2 skipped (1 not IP, 1 not UDP)" in r.stderr, r.stderr
+    assert "2 reports, 0 malformed, 0 suspect, from 4 frames; 2 skipped (1 not IP, 1 not UDP)" in r.stderr, r.stderr
     text = burstlab("decode", pcap)
     assert text.returncode == 0 and "2 skipped (1 not IP, 1 not UDP)" in text.stderr
     rows = {line.split()[0]: line.split() for line in text.stdout.splitlines()[1:]}
