@@ -291,7 +291,8 @@ impl From<Stopped> for DetectError {
 
 /// Run the hysteresis detector over observations (time-ordered per queue); `progress` ticks
 /// every [`TICK_FRAMES`] observations with `bytes_done` unchanged. Returns the bursts, the
-/// reports lost, the observations seen and those deeper than the stated buffer (suspect).
+/// reports lost, the observations seen and those deeper than the stated buffer (suspect; only
+/// counted for reported occupancies, see [`Detector::with_reported_occupancy`], so 0 here).
 pub fn detect_observations(
     observations: impl IntoIterator<Item = Observation>,
     opts: &DetectOptions,
@@ -358,6 +359,7 @@ pub fn detect_capture<R: Read>(
                         Detector::new(opts.hysteresis)
                             .with_top_k(opts.top_k)
                             .with_seq_width(if v2 { SeqWidth::Bits22 } else { SeqWidth::Bits32 })
+                            .with_reported_occupancy()
                     });
                     for o in &observations {
                         det.push(o);

@@ -249,6 +249,9 @@ pub struct Detector {
     out_of_order: u64,
     /// Samples deeper than the stated buffer, kept out of the bursts.
     suspect_occupancy: u64,
+    /// Whether occupancies are a device's reports, which cannot exceed its buffer (a queue
+    /// rebuilt from two captures can: it also holds what the device dropped).
+    reported_occupancy: bool,
 }
 
 impl Detector {
@@ -265,6 +268,7 @@ impl Detector {
             observations: 0,
             out_of_order: 0,
             suspect_occupancy: 0,
+            reported_occupancy: false,
         }
     }
 
@@ -280,6 +284,13 @@ impl Detector {
         self
     }
 
+    /// The occupancies pushed are a device's own reports: one above the stated buffer
+    /// ([`HysteresisParams::buffer_bytes`]) is counted suspect and kept out of the bursts.
+    pub fn with_reported_occupancy(mut self) -> Self {
+        self.reported_occupancy = true;
+        self
+    }
+
     pub fn params(&self) -> &HysteresisParams {
         &self.params
     }
@@ -289,7 +300,9 @@ impl Detector {
         if let Some((stream, seq)) = obs.report {
             self.loss.observe(stream, seq, obs.t_ns);
         }
-        if self.params.buffer_bytes.is_some_and(|b| obs.occupancy_bytes > b) {
+        if self.reported_occupancy
+            && self.params.buffer_bytes.is_some_and(|b| obs.occupancy_bytes > b)
+        {
             self.suspect_occupancy += 1;
             return;
         }
@@ -555,7 +568,7 @@ mod tests {
     fn occupancy_beyond_the_stated_buffer_is_suspect_not_a_burst() {
         // 2 MB buffer; one sample reads 671 MB (a flipped bit in the field, issue 41).
         let p = HysteresisParams::from_options(None, None, Some(2_000_000), None, None);
-        let mut d = Detector::new(p);
+        let mut d = Detector::new(p).with_reported_occupancy();
         for i in 0..100u64 {
             let occ = if i == 50 { 671_088_640 } else { 10_000 };
             d.push(&depth(Q, i * US, occ));
@@ -564,7 +577,7 @@ mod tests {
         assert_eq!(d.observations(), 100);
         assert!(d.finish().is_empty());
         // A full buffer is real.
-        let mut d = Detector::new(p);
+        let mut d = Detector::new(p).with_reported_occupancy();
         d.push(&depth(Q, 0, 2_000_000));
         assert_eq!(d.suspect_occupancy(), 0);
         assert_eq!(d.finish().len(), 1);
