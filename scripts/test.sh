@@ -5,18 +5,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3}"
+# Each phase's time, so CI's log shows where its minutes go.
+phase() { echo "test: ${SECONDS} s: $1" >&2; }
 
+phase "setup"
 bash scripts/setup.sh
 # The test profile is optimised (Cargo.toml) and keeps debug assertions: the engine's invariants
 # (queue ≤ buffer, dequeue spacing, monotone time) are checked in every integration test.
+phase "cargo test"
 cargo test --workspace
 # Lints, warnings as errors: clippy comes with rustup's default profile.
+phase "clippy and rustfmt"
 cargo clippy --workspace --all-targets -- -D warnings
 # Formatting, as rustfmt.toml sets it (rustfmt comes with rustup's default profile).
 cargo fmt --all --check
 # `pip install .` into a fresh virtualenv, then `burstlab demo --quick` in an empty folder: the
 # wheel must carry the scenario catalogue and all the demo needs. It runs beside the fuzz smoke,
 # which takes its fixed time on one core whatever else runs; its log follows the fuzzers'.
+phase "the wheel's demo beside the fuzz smoke"
 wheel_log="$(mktemp)"
 bash scripts/check_wheel.sh >"$wheel_log" 2>&1 &
 wheel_pid=$!
@@ -27,5 +33,7 @@ wheel_status=0
 wait "$wheel_pid" || wheel_status=$?
 cat "$wheel_log"
 [ "$wheel_status" = 0 ] || { echo "test: check_wheel.sh failed (exit $wheel_status)" >&2; exit 1; }
+phase "pytest"
 # The slowest tests are listed at the end, so CI's log shows where its time goes.
 "$PYTHON" -m pytest -q --durations=15 tests/python
+phase "done"
