@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from burstlab.cli import status
+from burstlab.cli import output, status
 from burstlab.cli.file_progress import file_progress
 
 
@@ -89,20 +87,14 @@ def _detect(input_: Path, egress, profile, ports, rise, fall, buffer, min_durati
                         top=top, on_progress=progress)
     for warning in result.get("warnings", ()):
         err.print(f"burstlab detect: warning: {warning}", markup=False, soft_wrap=True)
-    if as_json:
-        sys.stdout.write(json.dumps(result) + "\n")
-    else:
-        _print(result)
-    return status.SUCCESS
+    return output.emit(result, as_json, _print)
 
 
 def _print(result: dict[str, Any]) -> None:
     from rich import box
     from rich.table import Table
 
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    console = output.wide_console()
     bursts = result["bursts"]
     head = f"{result['input']} ({result['format']}): {len(bursts)} bursts"
     if result["format"] in ("int-reports", "simulation-int") or result.get("malformed"):

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from burstlab.cli import status
+from burstlab.cli import output, status
 
 
 def command(
@@ -79,11 +77,7 @@ def _explain(run_json: Path, options: dict[str, Any], emit: Path | None, html: P
             from burstlab.advise.page import to_html
 
             _write(html, to_html(result))
-    if as_json:
-        sys.stdout.write(json.dumps(result) + "\n")
-    else:
-        _print(result, emit, html)
-    return status.SUCCESS
+    return output.emit(result, as_json, lambda r: _print(r, emit, html))
 
 
 def _write(path: Path, text: str) -> None:
@@ -99,9 +93,7 @@ def _print(r: dict[str, Any], emit: Path | None, html: Path | None) -> None:
 
     from burstlab.advise.explain import fmt_rate
 
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    console = output.wide_console()
     console.print(f"{r['input']}: {r['version']}, {r['streams']} stream(s), {r['cca'] or 'cca unknown'}, "
                   f"{fmt_rate(r['throughput_bps'])} over {r['seconds']:.2f} s, "
                   f"{r['retransmits'] if r['retransmits'] is not None else '?'} retransmits", markup=False)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from burstlab.cli import status
+from burstlab.cli import output, status
 
 
 def command(
@@ -66,11 +64,7 @@ def _tune(options: dict[str, Any], html: Path | None, overwrite: bool, as_json: 
         result = tune(**options, progress=progress)
         if html is not None:
             _write(html, to_html(result))
-    if as_json:
-        sys.stdout.write(json.dumps(result) + "\n")
-    else:
-        _print(result)
-    return status.SUCCESS
+    return output.emit(result, as_json, _print)
 
 
 def _print(r: dict[str, Any]) -> None:
@@ -79,9 +73,7 @@ def _print(r: dict[str, Any]) -> None:
 
     from burstlab.advise.explain import fmt_bytes, fmt_rate
 
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    console = output.wide_console()
     p, f = r["path"], r["figures"]
     console.print(f"path {fmt_rate(p['rate_bps'])}, RTT {p['rtt_s'] * 1e3:.4g} ms, MTU {p['mtu']}, host "
                   f"{fmt_rate(p['host_rate_bps'])}, {p['streams']} stream(s): BDP {fmt_bytes(f['bdp_bytes'])}; "
