@@ -56,11 +56,15 @@ class StudyResult:
 
     @property
     def points(self) -> list[dict[str, Any]]:
-        """Median FCT and retransmits per (CCA, RTT, burst start, burst duration)."""
+        """Median FCT and retransmits per (CCA, RTT, burst start, burst duration), with their
+        seed-to-seed spread (smallest and largest over the point's repetitions)."""
         return [
             {"cca": c, "rtt_s": rtt, "start_s": s, "duration_s": d,
              "fct_s": _finite(statistics.median(r.fct_s for r in g)),
-             "retransmits": statistics.median(r.retransmits for r in g), "runs": len(g)}
+             "fct_min_s": _finite(min(r.fct_s for r in g)), "fct_max_s": _finite(max(r.fct_s for r in g)),
+             "retransmits": statistics.median(r.retransmits for r in g),
+             "retransmits_min": min(r.retransmits for r in g), "retransmits_max": max(r.retransmits for r in g),
+             "runs": len(g)}
             for (c, rtt, s, d), g in sorted(sections.groups(self.runs).items())
         ]
 

@@ -18,7 +18,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from burstlab.report.amlight.runs import Run
 from burstlab.report.units import format_duration
@@ -59,6 +59,9 @@ class Finding:
     ours: str  # our number ("" when not run)
     status: str  # "pass", "fail" or "not run"
     missing: str = ""  # what the sweep lacks, when not run
+    #: With repetitions: the same check on each repetition's copy of the grid alone, in
+    #: repetition order; empty without repetitions.
+    per_seed: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, str]:
         return asdict(self)
@@ -365,5 +368,16 @@ FINDINGS: tuple[Callable[[Sequence[Run]], Finding], ...] = (
 
 
 def check_all(runs: Sequence[Run]) -> list[Finding]:
-    """Every finding checked on ``runs``."""
-    return [check(runs) for check in FINDINGS]
+    """Every finding checked on ``runs`` (medians over repetitions). With two or more
+    repetitions each finding is also checked on every repetition alone, so a verdict that one
+    seed would flip shows as, say, "seeds: 2 of 3 pass"."""
+    reps = sorted({r.rep for r in runs})
+    out = []
+    for check in FINDINGS:
+        finding = check(runs)
+        if len(reps) > 1 and finding.status != NOT_RUN:
+            per_seed = tuple(check([r for r in runs if r.rep == k]).status for k in reps)
+            tally = f"seeds: {per_seed.count(PASS)} of {len(per_seed)} pass"
+            finding = replace(finding, ours=f"{finding.ours}; {tally}", per_seed=per_seed)
+        out.append(finding)
+    return out

@@ -24,7 +24,8 @@ class Run:
 
     ``duration_s`` is 0 for a run whose burst sent nothing (``burst[0].duration=1ns``, a
     scenario without a burst): a no-burst baseline. ``fct_s`` is ``inf`` when the transfer did
-    not finish before the scenario's ``stop``.
+    not finish before the scenario's ``stop``. ``rep`` is the sweep repetition (0 in a sweep
+    without ``--reps``): runs of one repetition form one whole copy of the grid.
     """
 
     run_id: int
@@ -34,6 +35,7 @@ class Run:
     duration_s: float
     fct_s: float
     retransmits: int
+    rep: int = 0
 
     @property
     def is_baseline(self) -> bool:
@@ -62,5 +64,6 @@ def study_runs(data: SweepData) -> list[Run]:
             duration_s=float(burst["duration_s"]) if burst and r.burst_bytes > 0 else 0.0,
             fct_s=transfer.fct_s,
             retransmits=transfer.retransmits,
+            rep=r.rep,
         ))
     return out

@@ -106,19 +106,42 @@ def retransmissions(runs: Sequence[Run]) -> Section:
     if not by:
         sec.missing = "no run with a burst."
         return sec
+    median = {k: float(np.median(v)) for k, v in by.items()}
     rows = []
     for (c, rtt, s), retx in sorted(by.items()):
         theirs = seed.RETRANSMITS.get((c, _ms(rtt), s))
-        rows.append([c, _ms(rtt), s, len(retx), float(np.median(retx)), float(np.percentile(retx, 95)),
-                     theirs[0] if theirs else None, theirs[1] if theirs else None])
-    sec.table = Table(["CCA", "RTT (ms)", "burst start (s)", "runs", "median", "p95", "seed median", "seed p95"],
-                      rows, [False] + [True] * 7,
-                      ["cca", "rtt_ms", "start_s", "runs", "median", "p95", "seed_median", "seed_p95"])
+        rows.append([c, _ms(rtt), s, len(retx), median[(c, rtt, s)], float(np.percentile(retx, 95)),
+                     theirs[0] if theirs else None, theirs[1] if theirs else None,
+                     _ratio(median[(c, rtt, s)], theirs[0] if theirs else None),
+                     *_bbr_over_htcp(c, rtt, s, median)])
+    sec.table = Table(["CCA", "RTT (ms)", "burst start (s)", "runs", "median", "p95", "seed median", "seed p95",
+                       "median / seed", "BBR / H-TCP", "seed BBR / H-TCP"],
+                      rows, [False] + [True] * 10,
+                      ["cca", "rtt_ms", "start_s", "runs", "median", "p95", "seed_median", "seed_p95",
+                       "median_over_seed", "bbr_over_htcp", "seed_bbr_over_htcp"])
     sec.note = ("Retransmitted segments of the transfer per burst start, median and 95th percentile "
                 "(linear interpolation) over every burst duration and repetition at that start, as the "
                 "seed pooled them; the seed's columns are filled where its table has the same CCA, RTT "
-                "and start (209/301 ms, 2–7.5 s).")
+                "and start (209/301 ms, 2–7.5 s). median / seed: our median over the seed's (the error "
+                "per mark); BBR / H-TCP: on BBR's rows, BBR's median over H-TCP's at the same RTT and "
+                "start, ours and the seed's (the seed: 6–10× on average).")
     return sec
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    """``a / b`` rounded to 0.01, or ``None`` when either is missing or ``b`` is 0."""
+    return None if a is None or not b else round(a / b, 2)
+
+
+def _bbr_over_htcp(cca: str, rtt: float, start: float,
+                   median: dict[tuple[str, float, float], float]) -> tuple[float | None, float | None]:
+    """On a BBR row: BBR's median retransmits over H-TCP's at the same RTT and start, ours and
+    the seed's; ``None`` elsewhere or where a side is missing or 0."""
+    if cca != "bbr":
+        return None, None
+    ours = _ratio(median.get(("bbr", rtt, start)), median.get(("htcp", rtt, start)))
+    b, h = (seed.RETRANSMITS.get((c, _ms(rtt), start)) for c in ("bbr", "htcp"))
+    return ours, _ratio(b[0] if b else None, h[0] if h else None)
 
 
 def chosen_runs(data: SweepData, runs: Sequence[Run]) -> list[RunData]:
