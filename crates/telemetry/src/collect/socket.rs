@@ -1,19 +1,27 @@
-//! UDP in batches: `recvmmsg(2)` takes up to [`BATCH`] datagrams per system call from each
+//! UDP in batches: `recvmmsg(2)` takes up to [`BATCH`] buffers per system call from each
 //! listening socket, so a collector pays one call per batch, not per report (the way AmLight's
-//! XDP collector and Linux's own `udpgro` tests read at line rate). What the kernel drops
-//! because the socket's buffer was full is read apart, from `SO_MEMINFO`.
+//! XDP collector and Linux's own `udpgro` tests read at line rate). Each socket asks for UDP GRO
+//! (`UDP_GRO`): the kernel then hands over runs of same-flow datagrams as one buffer with their
+//! segment size in a control message, which is split here, so a run costs the kernel's
+//! per-datagram path once. On loopback it coalesces what a sender sent with `UDP_SEGMENT`
+//! (`burstlab replay` does); from a NIC the kernel's GRO engine coalesces same-flow datagrams
+//! for a socket that asks. What the kernel drops because the socket's buffer was full is read
+//! apart, from `SO_MEMINFO`.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Datagrams per `recvmmsg` call.
-pub const BATCH: usize = 256;
+/// Buffers per `recvmmsg` call (each up to [`SLOT_BYTES`], a coalesced run or one datagram).
+pub const BATCH: usize = 64;
 
-/// Bytes kept per datagram: a jumbo frame's payload. A longer datagram is cut by the kernel
-/// (`MSG_TRUNC`) and counted, not decoded.
+/// Bytes kept per datagram: a jumbo frame's payload. A longer datagram (not a coalesced run) is
+/// counted as cut, not decoded, as a receive buffer of this size would cut it.
 pub const DATAGRAM_BYTES: usize = 9_216;
+
+/// Room per buffer: the longest coalesced run the kernel hands over (an IP packet's 64 KiB).
+pub const SLOT_BYTES: usize = 65_536;
 
 /// Receive buffer asked for per socket (the kernel caps it at `net.core.rmem_max` unless the
 /// process may force it): 64 MiB holds about 300 ms of reports at 1 M reports/s.
@@ -25,15 +33,30 @@ const SO_MEMINFO: libc::c_int = 55;
 const SK_MEMINFO_DROPS: usize = 8;
 const SK_MEMINFO_VARS: usize = 9;
 
+/// `UDP_SEGMENT` and `UDP_GRO`, socket options and control-message types at level `SOL_UDP`
+/// (include/uapi/linux/udp.h; the libc crate has them only for some targets).
+pub(super) const UDP_SEGMENT: libc::c_int = 103;
+const UDP_GRO: libc::c_int = 104;
+
+/// Control-message room per buffer: one `cmsghdr` with an `int` (the GRO segment size), aligned.
+const CONTROL_BYTES: usize = 32;
+
 /// The listening sockets and the buffers `recvmmsg` fills.
 pub struct Receiver {
     sockets: Vec<(UdpSocket, u16)>,
     bufs: Vec<u8>,
-    lens: Vec<(usize, bool)>,
+    /// Per buffer: its length, whether the kernel cut it, and its GRO segment size (0: one
+    /// datagram).
+    lens: Vec<(usize, bool, usize)>,
+    /// Control-message room, [`CONTROL_BYTES`] per buffer; `u64`s for `cmsghdr`'s alignment.
+    control: Vec<u64>,
+    /// Buffers that held a coalesced run of more than one datagram.
+    coalesced: u64,
 }
 
 impl Receiver {
-    /// Bind each address (non-blocking, with a large receive buffer).
+    /// Bind each address (non-blocking, with a large receive buffer and UDP GRO where the
+    /// kernel has it).
     pub fn bind(addrs: &[SocketAddr]) -> io::Result<Receiver> {
         let mut sockets = Vec::new();
         for addr in addrs {
@@ -41,13 +64,17 @@ impl Receiver {
                 .map_err(|e| io::Error::new(e.kind(), format!("--listen {addr}: {e}")))?;
             s.set_nonblocking(true)?;
             grow_rcvbuf(&s);
+            // Without it (kernels before 5.0) each datagram comes on its own, as before.
+            let _ = set_int_option(&s, libc::SOL_UDP, UDP_GRO, 1);
             let port = s.local_addr()?.port();
             sockets.push((s, port));
         }
         Ok(Receiver {
             sockets,
-            bufs: vec![0; BATCH * DATAGRAM_BYTES],
-            lens: vec![(0, false); BATCH],
+            bufs: vec![0; BATCH * SLOT_BYTES],
+            lens: vec![(0, false, 0); BATCH],
+            control: vec![0; BATCH * CONTROL_BYTES / 8],
+            coalesced: 0,
         })
     }
 
@@ -56,8 +83,10 @@ impl Receiver {
         self.sockets.iter().filter_map(|(s, _)| s.local_addr().ok()).collect()
     }
 
-    /// Wait up to `timeout_ms` for datagrams, then take what is queued, at most `max` of them;
-    /// `each(payload, port, recv_ns, truncated)` gets each. Returns how many were taken.
+    /// Wait up to `timeout_ms` for datagrams, then take what is queued, until at least `max`
+    /// datagrams are taken (a coalesced run is taken whole, so a few more may come);
+    /// `each(payload, port, recv_ns, truncated)` gets each datagram, a coalesced run split
+    /// into its datagrams. Returns how many datagrams were taken.
     pub fn recv(
         &mut self,
         timeout_ms: i32,
@@ -88,11 +117,12 @@ impl Receiver {
                 }
                 let recv_ns = now_ns();
                 for k in 0..n {
-                    let (len, cut) = self.lens[k];
-                    let at = k * DATAGRAM_BYTES;
-                    each(&self.bufs[at..at + len.min(DATAGRAM_BYTES)], port, recv_ns, cut);
+                    let (len, cut, seg) = self.lens[k];
+                    let buf = &self.bufs[k * SLOT_BYTES..k * SLOT_BYTES + len.min(SLOT_BYTES)];
+                    let datagrams = split_run(buf, cut, seg, |p, cut| each(p, port, recv_ns, cut));
+                    self.coalesced += u64::from(datagrams > 1);
+                    taken += datagrams;
                 }
-                taken += n;
                 if n < BATCH {
                     break;
                 }
@@ -101,18 +131,26 @@ impl Receiver {
         Ok(taken)
     }
 
-    /// One `recvmmsg` of up to `n` datagrams without waiting; their lengths go to `self.lens`.
+    /// One `recvmmsg` of up to `n` buffers without waiting; their lengths and segment sizes go
+    /// to `self.lens`.
     fn recv_batch(&mut self, fd: libc::c_int, n: usize) -> io::Result<usize> {
         let mut iovs: Vec<libc::iovec> = (0..n)
             .map(|k| libc::iovec {
                 // SAFETY: k < BATCH, so the slot lies inside `bufs`.
-                iov_base: unsafe { self.bufs.as_mut_ptr().add(k * DATAGRAM_BYTES) }.cast(),
-                iov_len: DATAGRAM_BYTES,
+                iov_base: unsafe { self.bufs.as_mut_ptr().add(k * SLOT_BYTES) }.cast(),
+                iov_len: SLOT_BYTES,
             })
             .collect();
         let mut msgs = mmsg_headers(&mut iovs);
-        // SAFETY: `msgs` points at `n` headers whose iovecs point into `bufs`, all alive for
-        // the call; MSG_DONTWAIT makes it return at once.
+        for (k, m) in msgs.iter_mut().enumerate() {
+            // SAFETY: k < BATCH, so the CONTROL_BYTES from here lie inside `control`.
+            m.msg_hdr.msg_control =
+                unsafe { self.control.as_mut_ptr().add(k * CONTROL_BYTES / 8) }.cast();
+            m.msg_hdr.msg_controllen = CONTROL_BYTES as _;
+        }
+        // SAFETY: `msgs` points at `n` headers whose iovecs point into `bufs` and whose control
+        // buffers point into `control`, all alive for the call; MSG_DONTWAIT makes it return at
+        // once.
         let got = unsafe {
             libc::recvmmsg(
                 fd,
@@ -131,12 +169,19 @@ impl Receiver {
         }
         let got = got as usize;
         for (k, m) in msgs.iter().take(got).enumerate() {
-            self.lens[k] = (m.msg_len as usize, m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0);
+            let cut = m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
+            self.lens[k] = (m.msg_len as usize, cut, gro_segment_size(&m.msg_hdr));
         }
         Ok(got)
     }
 
-    /// Datagrams the kernel dropped on these sockets (buffer full), since they were bound.
+    /// Buffers received that held a coalesced run of datagrams (UDP GRO), since bound.
+    pub fn coalesced(&self) -> u64 {
+        self.coalesced
+    }
+
+    /// Buffers the kernel dropped on these sockets (their buffer full), since they were bound:
+    /// datagrams, or coalesced runs of them (up to 64 datagrams each).
     pub fn kernel_drops(&self) -> u64 {
         self.sockets.iter().map(|(s, _)| socket_drops(s).unwrap_or(0)).sum()
     }
@@ -154,6 +199,60 @@ pub(super) fn mmsg_headers(iovs: &mut [libc::iovec]) -> Vec<libc::mmsghdr> {
             libc::mmsghdr { msg_hdr: hdr, msg_len: 0 }
         })
         .collect()
+}
+
+/// The GRO segment size a received message's control data carries; 0 when none.
+fn gro_segment_size(hdr: &libc::msghdr) -> usize {
+    // SAFETY: `hdr` was filled by recvmmsg: its control pointer and length describe what the
+    // kernel wrote, which the CMSG_* walk stays inside.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(hdr);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_UDP && (*c).cmsg_type == UDP_GRO {
+                let size = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>());
+                return usize::try_from(size).unwrap_or(0);
+            }
+            c = libc::CMSG_NXTHDR(hdr, c);
+        }
+    }
+    0
+}
+
+/// Hand each datagram of a received buffer to `each(payload, cut)`: a coalesced run (segment
+/// size `seg`) as its datagrams of `seg` bytes (the last may be shorter), a lone datagram
+/// whole, or as cut when the kernel cut it or it is longer than [`DATAGRAM_BYTES`]. Returns
+/// how many datagrams it held.
+fn split_run(buf: &[u8], cut: bool, seg: usize, mut each: impl FnMut(&[u8], bool)) -> usize {
+    if seg == 0 || buf.len() <= seg {
+        each(buf, cut || buf.len() > DATAGRAM_BYTES);
+        return 1;
+    }
+    let mut n = 0;
+    for p in buf.chunks(seg) {
+        each(p, p.len() > DATAGRAM_BYTES);
+        n += 1;
+    }
+    n
+}
+
+/// Set an `int` socket option.
+pub(super) fn set_int_option(
+    s: &impl AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: a c_int option value of the right size.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
 fn socket_drops(s: &UdpSocket) -> Option<u64> {
@@ -177,17 +276,7 @@ fn socket_drops(s: &UdpSocket) -> Option<u64> {
 fn grow_rcvbuf(s: &UdpSocket) {
     let size = RCVBUF_BYTES as libc::c_int;
     for opt in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
-        // SAFETY: a c_int option value of the right size.
-        let rc = unsafe {
-            libc::setsockopt(
-                s.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&size as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if rc == 0 {
+        if set_int_option(s, libc::SOL_SOCKET, opt, size).is_ok() {
             return;
         }
     }
@@ -233,5 +322,28 @@ mod tests {
         let addr = first.local_addrs()[0];
         let e = Receiver::bind(&[addr]).err().unwrap();
         assert!(e.to_string().starts_with(&format!("--listen {addr}: ")), "{e}");
+    }
+
+    #[test]
+    fn a_coalesced_run_splits_into_its_datagrams_the_last_one_shorter() {
+        let buf: Vec<u8> = (0..250u32).map(|k| k as u8).collect();
+        let mut got = Vec::new();
+        assert_eq!(split_run(&buf, false, 100, |p, cut| got.push((p.to_vec(), cut))), 3);
+        assert_eq!(got[0], (buf[..100].to_vec(), false));
+        assert_eq!(got[1], (buf[100..200].to_vec(), false));
+        assert_eq!(got[2], (buf[200..].to_vec(), false));
+        // No segment size, or one no shorter than the buffer: one datagram.
+        for seg in [0, 250, 1_000] {
+            let mut n = 0;
+            assert_eq!(split_run(&buf, false, seg, |p, _| n += p.len()), 1);
+            assert_eq!(n, 250);
+        }
+        // A lone datagram longer than a jumbo frame's payload is cut; so is one the kernel cut.
+        let long = vec![0u8; DATAGRAM_BYTES + 1];
+        let mut cut = Vec::new();
+        split_run(&long, false, 0, |_, c| cut.push(c));
+        split_run(&buf, true, 0, |_, c| cut.push(c));
+        split_run(&buf[..DATAGRAM_BYTES.min(250)], false, 0, |_, c| cut.push(c));
+        assert_eq!(cut, [true, true, false]);
     }
 }
