@@ -10,6 +10,11 @@ What changed between releases and is handled here:
 * `sndbuf_actual` / `rcvbuf_actual` in `start` from 3.6; `target_bitrate` and `fq_rate` later.
 * With `-R` the client receives: the sender's streams (with cwnd and rtt) are then in
   `server_output_json`, present only with `--get-server-output`.
+* `--json-stream` (esnet/iperf pull request #1098; not in Debian's 3.12) writes one line per event
+  (`{"event": "start" | "interval" | "end" | "error", "data": ...}`): read as the document -J
+  would have written.
+* Some 3.16-3.17 builds write the whole -J document twice (esnet/iperf issue #1716): the first
+  copy is read and a warning says so.
 
 A file that is not iperf3's JSON, an aborted run (iperf3 writes its reason in `error`), a UDP
 test (no congestion window to explain) and an empty file each raise one
@@ -112,11 +117,7 @@ def parse(text: str, where: str = "<input>") -> Iperf3Run:
     naming the field when it is not a completed TCP test."""
     if not text.strip():
         raise Iperf3InputError(f"{where}: empty file: expected iperf3's JSON output (iperf3 -c HOST -J)")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise Iperf3InputError(f"{where}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}): "
-                               "expected iperf3's JSON output (iperf3 -c HOST -J)") from None
+    doc, warnings = _document(text, where)
     if not isinstance(doc, dict) or "start" not in doc or "intervals" not in doc:
         found = sorted(doc)[:6] if isinstance(doc, dict) else type(doc).__name__
         raise Iperf3InputError(f"{where}: not iperf3 JSON: expected top-level 'start' and 'intervals', found {found}")
@@ -132,7 +133,6 @@ def parse(text: str, where: str = "<input>") -> Iperf3Run:
     client_is_sender = not reverse
     server = doc.get("server_output_json") if isinstance(doc.get("server_output_json"), dict) else None
     sender_doc = doc if client_is_sender else server
-    warnings: list[str] = []
     if sender_doc is None:
         warnings.append("a reverse (-R) test without --get-server-output: the client received, so "
                         "cwnd, RTT and retransmits (the sender's) are missing")
@@ -178,6 +178,44 @@ def parse(text: str, where: str = "<input>") -> Iperf3Run:
         receiver_kernel=_kernel(server if client_is_sender and server else doc),
         warnings=warnings,
     )
+
+
+def _document(text: str, where: str) -> tuple[Any, list[str]]:
+    """The one -J document in `text`: itself, the first of repeated copies, or the events of
+    `--json-stream` put together; with the warnings it deserves."""
+    decoder = json.JSONDecoder()
+    values, at = [], 0
+    while True:
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError as exc:
+            after = f" after {len(values)} JSON value(s)" if values else ""
+            raise Iperf3InputError(f"{where}: not JSON{after} (line {exc.lineno}, column {exc.colno}: {exc.msg}): "
+                                   "expected iperf3's JSON output (iperf3 -c HOST -J)") from None
+        values.append(value)
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            break
+    if all(isinstance(v, dict) and "event" in v and "data" in v for v in values):
+        return _from_events(values), []
+    if len(values) == 1:
+        return values[0], []
+    copies = "identical copies" if all(v == values[0] for v in values) else "documents"
+    return values[0], [f"the file holds {len(values)} {copies} (some iperf3 3.16-3.17 builds write -J twice, "
+                       "esnet/iperf#1716): the first is read"]
+
+
+def _from_events(events: list[dict]) -> dict:
+    """The -J document of `--json-stream`'s events (start, interval..., end, or error)."""
+    doc: dict[str, Any] = {"intervals": []}
+    for e in events:
+        kind, data = e.get("event"), e.get("data")
+        if kind == "interval":
+            doc["intervals"].append(data)
+        elif kind in ("start", "end", "error", "server_output_json"):
+            doc[kind] = data
+    return doc
 
 
 def _kernel(doc: dict) -> str | None:

@@ -7,8 +7,15 @@ Published fixtures under data/ (iperf3's own issue tracker, github.com/esnet/ipe
   from issue #1724 ("Add RTT to Sum when using JSON").
 * esnet-iperf-1684-interval.json: one omitted interval at 28.6 Gbit/s over loopback (pmtu 65535,
   rtt 51 µs) from pull request #1684 ("Add Time Flag For The Iperf Server Process").
-Local fixtures (local-3.12-*.json) are whole runs of Debian's iperf 3.12 made on this project's
-namespace dumbbell (tests/python/advise/test_explain_real.py builds the same set-ups).
+* esnet-iperf-1908-3.19.1-reverse.json: the start record and the second interval of a client's
+  `-R` run of iperf 3.19.1+ on macOS (the client receives: `sender: false`, no cwnd), the fields
+  read here, from pull request #1908 ("Server JSON Output Does Not Report Client's Results").
+* esnet-iperf-1098-json-stream-start.jsonl: the `start` event of `--json-stream` (iperf 3.9+),
+  the fields read here, from pull request #1098 ("Implement streaming json output").
+Behaviours published without a file: some 3.16-3.17 builds write -J twice (issue #1716, "JSON
+data is output twice"); the tests double a local run to match.
+Local fixtures (local-3.12-*) are whole runs of Debian's iperf 3.12 made on this project's
+namespace dumbbell (tests/python/advise/realnet.py builds the same set-ups).
 """
 
 from __future__ import annotations
@@ -112,3 +119,41 @@ def test_a_reverse_run_reads_the_senders_streams_from_the_servers_output():
     assert run.intervals[0].cwnd_bytes == server_streams[0]["snd_cwnd"] and server_streams[0]["sender"]
     assert all(s["sender"] is False and "snd_cwnd" not in s for iv in doc["intervals"] for s in iv["streams"])
     assert run.min_rtt_us == doc["server_output_json"]["end"]["streams"][0]["sender"]["min_rtt"]
+
+
+def test_published_3_19_reverse_run_without_server_output():
+    doc = _load("esnet-iperf-1908-3.19.1-reverse.json")
+    doc["end"] = {"sum_sent": {"seconds": 4.0, "bytes": 249561088},
+                  "sum_received": {"seconds": 4.0, "bytes": 249561088}}
+    run = iperf3.parse(json.dumps(doc))
+    assert run.version == "iperf 3.19.1+" and run.reverse and run.target_bitrate_bps == 170e6
+    assert run.fq_rate_bps is None and run.mss == 16332 and run.receiver_kernel is None  # macOS
+    iv = run.intervals[0]
+    assert (iv.bytes, iv.cwnd_bytes, iv.rtt_us) == (62390272, None, None)
+    assert any("--get-server-output" in w for w in run.warnings)
+
+
+def test_json_stream_events_read_as_the_document_of_minus_J():
+    # Debian's 3.12 has no --json-stream: a local run is written as its events (pull request
+    # #1098: one object per line, {"event": "start" | "interval" | "end", "data": ...}).
+    doc = _load("local-3.12-rmem8k.json")
+    events = [{"event": "start", "data": doc["start"]}, *({"event": "interval", "data": iv} for iv in doc["intervals"]),
+              {"event": "end", "data": doc["end"]}]
+    stream = iperf3.parse("\n".join(json.dumps(e, separators=(",", ":")) for e in events) + "\n")
+    whole = iperf3.parse(json.dumps({k: v for k, v in doc.items() if k != "server_output_json"}))
+    assert stream == whole and stream.intervals and stream.min_rtt_us and not stream.warnings
+
+
+def test_a_json_stream_cut_after_its_start_gets_one_line():
+    with pytest.raises(Iperf3InputError) as e:
+        iperf3.load(DATA / "esnet-iperf-1098-json-stream-start.jsonl")
+    assert "intervals = []" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_document_written_twice_is_read_once_with_a_warning():
+    text = (DATA / "local-3.12-rmem8k.json").read_text()
+    once, twice = iperf3.parse(text), iperf3.parse(text + text)
+    assert twice.intervals == once.intervals and twice.throughput_bps == once.throughput_bps
+    assert any("2 identical copies" in w and "#1716" in w for w in twice.warnings)
+    with pytest.raises(Iperf3InputError, match=r"not JSON after 1 JSON value\(s\) \(line"):
+        iperf3.parse(text + "\n{garbage")
