@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from burstlab.advise import twin as tw
 from burstlab.advise import units
 from burstlab.advise.explain import fmt_bytes
 from burstlab.advise.units import FlagError
+from burstlab.validate.compare import rcvbuf_tuning
 
 #: Linux's defaults, the "before" host: net.ipv4.tcp_rmem / tcp_wmem as tcp_init() sets them
 #: (net/ipv4/tcp.c; Documentation/networking/ip-sysctl.rst), the simulator's defaults too.
@@ -109,29 +110,32 @@ def figures(rate_bps: float, rtt_s: float, mtu: int, streams: int) -> dict[str, 
 
 
 def plan(rate_bps: float, rtt_s: float, mtu: int, host_rate_bps: float, streams: int,
-         dev: str) -> tuple[dict[str, Any], list[Change]]:
-    """The changes, in the order they are applied and simulated."""
+         dev: str, keep: tuple[int, int] = (0, 0), ccas: Sequence[str] = CCAS) -> tuple[dict[str, Any], list[Change]]:
+    """The changes, in the order they are applied and simulated. `keep` is the host's own
+    tcp_rmem and tcp_wmem maxima: advice never lowers them (a 6.18 host ships 32 MiB of rmem);
+    `ccas` the congestion controls compared."""
     f = figures(rate_bps, rtt_s, mtu, streams)
     mss, buf = f["mss"], f["buffer_bytes"]
     changes = []
-    rmem, wmem = (LINUX_TCP_RMEM[0], LINUX_TCP_RMEM[1], buf), (LINUX_TCP_WMEM[0], LINUX_TCP_WMEM[1], buf)
+    rbuf, wbuf = max(buf, keep[0]), max(buf, keep[1])
+    rmem, wmem = (LINUX_TCP_RMEM[0], LINUX_TCP_RMEM[1], rbuf), (LINUX_TCP_WMEM[0], LINUX_TCP_WMEM[1], wbuf)
     changes.append(Change(
         "socket buffers",
         f"BDP {fmt_bytes(f['bdp_bytes'])} ({rate_bps / 1e9:.4g} Gbit/s x {rtt_s * 1e3:.4g} ms), "
         f"{fmt_bytes(f['window_bytes'])} per stream; the kernel offers about half a buffer as window "
         "(tcp_win_from_space(), include/net/tcp.h) and both ends must grow: the receiver's rmem sets the "
         "window, the sender's wmem the bytes in flight (GRNET)",
-        sysctl={"net.core.rmem_max": str(buf), "net.core.wmem_max": str(buf),
+        sysctl={"net.core.rmem_max": str(rbuf), "net.core.wmem_max": str(wbuf),
                 "net.ipv4.tcp_rmem": " ".join(map(str, rmem)), "net.ipv4.tcp_wmem": " ".join(map(str, wmem))},
-        twin={"tcp_rmem": " ".join(map(str, rmem)), "tcp_wmem": " ".join(map(str, wmem)), "rmem_max": str(buf)}))
+        twin={"tcp_rmem": " ".join(map(str, rmem)), "tcp_wmem": " ".join(map(str, wmem)), "rmem_max": str(rbuf)}))
     changes.append(Change(
         "tcp_adv_win_scale",
         "kernels <= 6.5 only (6.6 measures the skb truesize ratio instead): keep the default 1, which the "
         "buffer sizes above assume (half the buffer is window)",
         sysctl={"net.ipv4.tcp_adv_win_scale": "1"}))
     changes.append(Change(
-        "congestion control", "the best FCT of cubic (Linux's default), htcp and bbr in the twin",
-        choices={cca: {"cca": cca} for cca in CCAS}))
+        "congestion control", f"the best FCT of {', '.join(ccas)} in the twin",
+        choices={cca: {"cca": cca} for cca in ccas}))
     pace = rate_bps * PACE_SHARE / streams if host_rate_bps > rate_bps else None
     fq = Change("fq", "fair queueing paces each flow (sch_fq.c), smoothing the bursts a sender's "
                 "TSO and slow start put on the path", sysctl={"net.core.default_qdisc": "fq"},
@@ -155,7 +159,7 @@ def plan(rate_bps: float, rtt_s: float, mtu: int, host_rate_bps: float, streams:
     if initcwnd > LINUX_INITCWND:
         # The receiver's first window is bounded by its initial buffer, tcp_rmem's middle value.
         mid = min(buf, max(LINUX_TCP_RMEM[1], _pow2_at_least(BUFFER_PER_WINDOW * initcwnd * mss)))
-        rmem = (LINUX_TCP_RMEM[0], mid, buf)
+        rmem = (LINUX_TCP_RMEM[0], mid, rbuf)
         changes.append(Change(
             "initcwnd",
             f"the window holds {packets:,} segments of {mss} bytes; start at {initcwnd} (AmLight: 1000 best at "
@@ -196,12 +200,24 @@ def tune(
     size: str | None = None,
     buffer: str | None = None,
     dev: str = "eth0",
+    tbf: bool = False,
+    tcp_rmem: str | None = None,
+    tcp_wmem: str | None = None,
+    cca: str | None = None,
+    kernel: str | None = None,
+    ccas: Sequence[str] = CCAS,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> dict[str, Any]:
     """Recommend host settings for a path and replay each on its twin (the CLI's `--json`).
 
     `rate`, `rtt`, `host_rate` (default: the path's rate), `size` and `buffer` take units;
-    `bursts` are "RATE:DURATION". `progress(done, total, what)` is called before each simulation.
+    `bursts` are "RATE:DURATION". With `tbf` the bottleneck is a Linux tbf between hosts on
+    veth pairs (`buffer` is its limit), as `explain --tbf` has it. The "before" is the host as
+    it is: `tcp_rmem`, `tcp_wmem` (the sysctls' three numbers), `cca` and the receiving
+    `kernel`'s release (its receive-buffer auto-tuning), each Linux's default when None. `ccas`
+    are the congestion controls the host can load (its tcp_available_congestion_control, or
+    what its kernel was built with), compared in the twin.
+    `progress(done, total, what)` is called before each simulation.
     """
     rate_bps = units.rate_bps("--rate", rate)
     rtt_s = units.seconds("--rtt", rtt)
@@ -215,7 +231,18 @@ def tune(
         raise FlagError(f"--streams {streams}: expected 1 to {MAX_STREAMS} (each is a simulated flow)")
     parsed = [parse_burst(b) for b in bursts]
     buffer_bytes = units.size_bytes("--buffer", buffer) if buffer else None
-    f, changes = plan(rate_bps, rtt_s, mtu, host_bps, streams, dev)
+    if cca is not None and cca not in (*CCAS, "reno"):
+        raise FlagError(f"--cca {cca!r}: expected the host's congestion control, one of {', '.join(CCAS)}, reno")
+    unknown = [c for c in ccas if c not in CCAS]
+    if unknown or not ccas:
+        raise FlagError(f"--ccas {','.join(ccas)!r}: expected some of {', '.join(CCAS)} (the congestion controls "
+                        "the host can load and tune compares)")
+    now = tw.Hosts(cca=cca or "cubic", tcp_rmem=units.triple("--tcp-rmem", tcp_rmem) if tcp_rmem else None,
+                   tcp_wmem=units.triple("--tcp-wmem", tcp_wmem) if tcp_wmem else None)
+    if now.tcp_rmem:
+        now = replace(now, rmem_max=now.tcp_rmem[2])
+    f, changes = plan(rate_bps, rtt_s, mtu, host_bps, streams, dev,
+                      keep=((now.tcp_rmem or (0, 0, 0))[2], (now.tcp_wmem or (0, 0, 0))[2]), ccas=ccas)
     base_mtu = min(mtu, 1500)
     if mtu > base_mtu:
         # Before initcwnd, whose segments are the MTU's.
@@ -227,11 +254,13 @@ def tune(
     total = units.size_bytes("--size", size) if size else _default_size(rate_bps, rtt_s, base_mtu, busy_s)
     if total < streams * f["mss"]:
         raise FlagError(f"--size {size!r}: expected at least one segment per stream ({streams * f['mss']} bytes)")
-    path = tw.Path(rate_bps, rtt_s, base_mtu, buffer_bytes, host_rate_bps=host_bps)
-    slowest = min(rate_bps, streams * LINUX_TCP_RMEM[2] / 2 * 8 / rtt_s)
+    path = tw.Path(rate_bps, rtt_s, base_mtu, buffer_bytes, tbf=tbf, host_rate_bps=host_bps)
+    rmem_now = now.tcp_rmem or LINUX_TCP_RMEM
+    wmem_now = now.tcp_wmem or LINUX_TCP_WMEM
+    slowest = min(rate_bps, streams * min(rmem_now[2], wmem_now[2]) / 2 * 8 / rtt_s)
     stop_s = max(60.0, 4 * total * 8 / slowest + 20 * rtt_s) + sum(b.duration_s for b in parsed)
-    toml = tw.dumbbell_toml("burstlab tune", path, tw.Hosts(), streams=streams, bytes_each=total // streams,
-                            cca="cubic", stop_s=stop_s)
+    toml = tw.dumbbell_toml("burstlab tune", path, now, streams=streams, bytes_each=total // streams,
+                            cca=now.cca, stop_s=stop_s, rcvbuf_tuning=rcvbuf_tuning(kernel))
     conditions = {"no bursts": toml}
     if parsed:
         # After slow start, but within every run: none ends before the transfer at the path's
@@ -252,7 +281,7 @@ def tune(
         out = {}
         sets = dict(extra)
         for k, v in keys.items():
-            sets.update(tw.what_if_overrides(f"{k}={v}", streams))
+            sets.update(tw.what_if_overrides(f"{k}={v}", streams, tbf=tbf))
         for name, text in conditions.items():
             if progress:
                 progress(done, runs, f"{label}, {name}")
@@ -262,7 +291,7 @@ def tune(
 
     decide = "with bursts" if parsed else "no bursts"
     applied: dict[str, str] = {}
-    before = replay("Linux defaults", applied)
+    before = replay("the host as it is" if now != tw.Hosts(cca="cubic") else "Linux defaults", applied)
     baseline = before
     rows = []
     for change in changes:
@@ -270,7 +299,7 @@ def tune(
             rows.append(_row(change, None, None, kept=True))
             continue
         if change.choices:
-            current = applied.get("cca", "cubic")
+            current = applied.get("cca", now.cca)
             tried = {name: before if name == current else replay(f"{change.name}: {name}", {**applied, **keys})
                      for name, keys in change.choices.items()}
             best = min(tried, key=lambda n: tried[n][decide]["fct_s"])
@@ -293,7 +322,9 @@ def tune(
         "path": {"rate_bps": rate_bps, "rtt_s": rtt_s, "mtu": mtu, "host_rate_bps": host_bps, "streams": streams,
                  "bursts": [{"rate_bps": b.rate_bps, "duration_s": b.duration_s} for b in parsed],
                  "buffer_bytes": buffer_bytes, "transfer_bytes": total,
-                 "burst_start_s": burst_start_s if parsed else None},
+                 "burst_start_s": burst_start_s if parsed else None, "tbf": tbf},
+        "host": {"cca": now.cca, "tcp_rmem": list(rmem_now), "tcp_wmem": list(wmem_now),
+                 "rcvbuf_tuning": rcvbuf_tuning(kernel)},
         "figures": f,
         "changes": rows,
         "sysctl": _merged(kept_changes),

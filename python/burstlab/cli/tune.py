@@ -21,6 +21,12 @@ def command(
     size: Annotated[str | None, typer.Option("--size", metavar="SIZE", help="The simulated transfer. Default: a second (or 20 RTTs) at --rate, at most 200,000 segments.")] = None,
     buffer: Annotated[str | None, typer.Option("--buffer", metavar="SIZE", help="The bottleneck's buffer in the twin. Default: the simulator's.")] = None,
     dev: Annotated[str, typer.Option("--dev", metavar="IFACE", help="The interface the tc and ip commands name.")] = "eth0",
+    tbf: Annotated[bool, typer.Option("--tbf", help="The bottleneck is a Linux tbf between hosts on veth pairs (--buffer is its limit), as `explain --tbf`.")] = False,
+    tcp_rmem: Annotated[str | None, typer.Option("--tcp-rmem", metavar="'MIN DEF MAX'", help="The receiver's net.ipv4.tcp_rmem now (the \"before\"). Default: Linux's.")] = None,
+    tcp_wmem: Annotated[str | None, typer.Option("--tcp-wmem", metavar="'MIN DEF MAX'", help="The sender's net.ipv4.tcp_wmem now. Default: Linux's.")] = None,
+    cca: Annotated[str | None, typer.Option("--cca", metavar="NAME", help="The sender's congestion control now: cubic (default), htcp or bbr.")] = None,
+    ccas: Annotated[str, typer.Option("--ccas", metavar="A,B", help="Congestion controls the host can load, compared in the twin (its /proc/sys/net/ipv4/tcp_available_congestion_control).")] = "cubic,htcp,bbr",
+    kernel: Annotated[str | None, typer.Option("--kernel", metavar="RELEASE", help="The receiving host's kernel release (`uname -r`): 6.18 and later grow the receive buffer their own way.")] = None,
     html: Annotated[Path | None, typer.Option("--html", metavar="FILE", help="Also write the result as a self-contained HTML page (the reports' style).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Let --html replace an existing FILE.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -31,8 +37,9 @@ def command(
     (half a buffer is window), picks the congestion control, fq and a pacing rate below the
     receiver's when the host outruns the path (fq maxrate, or SO_MAX_PACING_RATE above fq's
     34.36 Gbit/s), initcwnd/initrwnd, the MTU, and tcp_no_metrics_save. Each change is replayed
-    on a dumbbell twin of the path, cumulatively from Linux's defaults, with and without the
-    --burst given; one the simulation shows hurting is left out. Prints a sysctl.conf fragment,
+    on a dumbbell twin of the path, cumulatively from the host as it is (--tcp-rmem, --tcp-wmem,
+    --cca; Linux's defaults when not given), with and without the --burst given; one the
+    simulation shows hurting is left out, and no buffer the host has is lowered. Prints a sysctl.conf fragment,
     the tc and ip commands, and the before/after table (FCT, throughput, retransmits).
 
         burstlab tune --rate 10Gbps --rtt 8ms
@@ -40,13 +47,16 @@ def command(
         burstlab tune --rate 10Gbps --host-rate 100Gbps --rtt 92ms --streams 4 --dev ens1f0
         burstlab tune --rate 10Gbps --rtt 20ms --json
         burstlab tune --rate 10Gbps --rtt 20ms --html tune.html
+        burstlab tune --rate 50Mbps --host-rate 500Mbps --rtt 250us --tbf --buffer 16KiB --cca bbr
 
     Exit status: 0 advised, 2 bad options (the flag is named) or --html FILE exists without
     --overwrite, 130 interrupted (Ctrl-C), 1 internal error.
     """
     err = Console(stderr=True, highlight=False)
     raise typer.Exit(_tune(dict(rate=rate, rtt=rtt, mtu=mtu, host_rate=host_rate, streams=streams,
-                                bursts=burst or [], size=size, buffer=buffer, dev=dev), html, overwrite, json_, err))
+                                bursts=burst or [], size=size, buffer=buffer, dev=dev, tbf=tbf, tcp_rmem=tcp_rmem,
+                                tcp_wmem=tcp_wmem, cca=cca, kernel=kernel,
+                                ccas=[c.strip() for c in ccas.split(",") if c.strip()]), html, overwrite, json_, err))
 
 
 def _tune(options: dict[str, Any], html: Path | None, overwrite: bool, as_json: bool, err: Console) -> int:

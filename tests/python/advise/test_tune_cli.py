@@ -40,3 +40,24 @@ def test_html_refuses_an_existing_file_without_overwrite(tmp_path):
     assert page.read_text() == "mine"
     assert _cli(*SMALL, "--html", page, "--overwrite").exit_code == 0
     assert page.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_before_is_the_host_as_it_is_and_its_buffers_are_not_lowered():
+    # An 8 KiB receive buffer at 5 ms holds the flow far below the path; 32 MiB (a 6.18 host's
+    # tcp_rmem max) is above what 1 Gbit/s x 5 ms needs, and stays.
+    small = json.loads(_cli(*SMALL, "--tcp-rmem", "4096 8192 8192", "--cca", "bbr", "--ccas", "cubic,bbr", "--json").stdout)
+    linux = json.loads(_cli(*SMALL, "--json").stdout)
+    assert small["host"]["cca"] == "bbr" and small["host"]["tcp_rmem"] == [4096, 8192, 8192]
+    assert small["before"]["no bursts"]["throughput_bps"] < 0.2 * linux["before"]["no bursts"]["throughput_bps"]
+    assert small["after"]["no bursts"]["throughput_bps"] > 5 * small["before"]["no bursts"]["throughput_bps"]
+    cc = next(row for row in small["changes"] if row["change"] == "congestion control")
+    assert "htcp" not in cc["why"] and "cubic" in cc["why"] and "bbr" in cc["why"]
+    big = json.loads(_cli(*SMALL, "--tcp-rmem", "4096 131072 33554432", "--json").stdout)
+    assert big["sysctl"]["net.ipv4.tcp_rmem"].endswith(" 33554432") and big["sysctl"]["net.core.rmem_max"] == "33554432"
+
+
+def test_bad_host_flags_get_one_line():
+    for args, named in ((["--ccas", "cubic,vegas"], "--ccas 'cubic,vegas'"), (["--cca", "vegas"], "--cca 'vegas'"),
+                        (["--tcp-wmem", "4096 8192"], "--tcp-wmem '4096 8192'")):
+        r = _cli(*SMALL, *args)
+        assert r.exit_code == 2 and named in r.stderr and r.stderr.count("\n") == 1, r.stderr
