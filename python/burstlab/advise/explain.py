@@ -23,6 +23,7 @@ retransmits.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass, field
 
 from burstlab.advise.iperf3 import Interval, Iperf3Run
@@ -46,6 +47,8 @@ SLOW_START_GROWTH = 1.5
 LOSS_SHARE = 0.01
 #: A receiving host this busy (per cent of one CPU, iperf3's `remote_total`) can be the limit.
 BUSY_CPU = 90.0
+#: A window turned round this many RTTs or more is held by the receiving host, not the path.
+SLOW_TURNAROUND = 1.5
 
 
 @dataclass(frozen=True)
@@ -164,12 +167,28 @@ def explain(run: Iperf3Run, settings: Settings = Settings()) -> Explanation:
     if not any(iv.snd_wnd_bytes is not None for iv in run.intervals) and settings.tcp_rmem is None:
         notes.append(f"{run.version} reports no snd_wnd (iperf3 < 3.10) and no --tcp-rmem was given: "
                      "a receive-window limit cannot be told from a send-buffer one")
+    turn = window_turnaround(run, limits)
+    if turn is not None and turn[0] > SLOW_TURNAROUND * turn[1]:
+        notes.append(f"the receiver turned its window round every {fmt_time_us(turn[0])} (the window offered over "
+                     f"the rate) against an RTT of {fmt_time_us(turn[1])}: its application's reads, not the path, "
+                     "set the pace; the twin's receiver reads at once")
     if settings.rate_bps is None:
         notes.append("no --rate given: a full path cannot be told from a limit at the hosts")
     elif run.throughput_bps > (1 + AT_CAP) * settings.rate_bps:
         notes.append(f"the run's {fmt_rate(run.throughput_bps)} is above --rate {fmt_rate(settings.rate_bps)}: "
                      "the rate given is not this path's bottleneck")
     return Explanation(limit, summary, phases, losses, run.throughput_bps, notes)
+
+
+def window_turnaround(run: Iperf3Run, limits: list[str]) -> tuple[float, float] | None:
+    """The median time (µs) the receiver took to hand back its window, `snd_wnd` x 8 over the
+    interval's rate, and the median RTT, over the intervals the receive window limited; None
+    without snd_wnd (iperf3 < 3.10) or such intervals."""
+    pairs = [(iv.snd_wnd_bytes * 8 / iv.bits_per_second * 1e6, iv.rtt_us) for iv, limit in zip(run.intervals, limits)
+             if limit == RECEIVE_WINDOW and iv.snd_wnd_bytes and iv.bits_per_second > 0 and iv.rtt_us]
+    if not pairs:
+        return None
+    return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
 
 
 def loss_episodes(intervals: list[Interval]) -> list[LossEpisode]:

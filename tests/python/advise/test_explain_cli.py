@@ -39,6 +39,16 @@ def test_a_receive_window_phase_says_what_the_receiver_offered():
     assert "3.75 KiB" in out["summary"] and "cwnd of 201 KiB" in out["summary"]
 
 
+def test_a_window_the_receiver_turns_round_slowly_is_named_in_a_note():
+    # 3.75 KiB at ~220 Mbit/s is a window every ~137 us against an RTT of ~31 us.
+    out = explain_iperf3(RMEM, rate="1gbit", twin=False)
+    note = next(n for n in out["notes"] if "turned its window round" in n)
+    assert "every 137 µs" in note and "RTT of 31 µs" in note
+    turn, rtt = ex.window_turnaround(iperf3.load(RMEM), ex.classify(iperf3.load(RMEM), ex.Settings(rate_bps=1e9)))
+    assert turn > ex.SLOW_TURNAROUND * rtt
+    assert not any("turned its window" in n for n in explain_iperf3(LOSS, rate="50mbit", twin=False)["notes"])
+
+
 def test_without_snd_wnd_the_rmem_flag_tells_the_receive_window():
     run = iperf3.load(RMEM)
     bare = [iv.__class__(**{**iv.__dict__, "snd_wnd_bytes": None}) for iv in run.intervals]
