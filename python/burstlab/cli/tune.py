@@ -12,7 +12,7 @@ from burstlab.cli import output, status
 
 
 def command(
-    rate: Annotated[str, typer.Option("--rate", metavar="RATE", help='The path\'s bottleneck rate, e.g. "10Gbps" (the receiver\'s, if it is the slower end).')],
+    rate: Annotated[str, typer.Option("--rate", metavar="RATE", help='The path\'s bottleneck rate, e.g. "10Gbps": the slower of the path, the receiver, and what the hosts carry (iperf3 -w 2M through the path).')],
     rtt: Annotated[str, typer.Option("--rtt", metavar="TIME", help='The path\'s round-trip time, e.g. "92ms".')],
     mtu: Annotated[int, typer.Option("--mtu", metavar="BYTES", help="The largest MTU every hop carries.")] = 1500,
     host_rate: Annotated[str | None, typer.Option("--host-rate", metavar="RATE", help="The sending host's NIC rate. Default: --rate.")] = None,
