@@ -50,10 +50,10 @@ def _measure(name: str, advice: dict[str, Any] | None = None, args: tuple[str, .
     runs = []
     for _ in range(REPS):
         with Dumbbell(senders=1, bottleneck=bottleneck, tuning=tuning) as net:
-            args = [*args, *(_apply(net, advice) if advice else [])]
-            runs.append(json.loads(iperf3_run(net, *args)))
+            extra = [*args, *(_apply(net, advice) if advice else [])]
+            runs.append(json.loads(iperf3_run(net, *extra)))
             if not runs[-1].get("end", {}).get("sum_received"):
-                raise AssertionError(f"{name}: iperf3 {' '.join(args)} ended without a result: {runs[-1].get('error')}")
+                raise AssertionError(f"{name}: iperf3 {' '.join(extra)} ended without a result: {runs[-1].get('error')}")
     return runs
 
 
@@ -77,8 +77,11 @@ def _apply(net: Dumbbell, advice: dict[str, Any]) -> list[str]:
         elif "root fq" in cmd:
             raise AssertionError(f"tune advises plain fq ({cmd!r}) and this kernel has no sch_fq to apply it")
         elif m := re.search(r"initcwnd (\d+) initrwnd (\d+)", cmd):
-            for ns, route in zip(hosts, net.routes(net.sender_ns[0]).splitlines()[:1] + net.routes(net.receiver_ns).splitlines()[:1]):
+            # Each host's route to the other (the dumbbell's hosts have no default route).
+            for ns in hosts:
+                route = next(line for line in net.routes(ns).splitlines() if " via " in line)
                 run_cmd(["ip", "-n", ns, "route", "change", *route.split(), "initcwnd", m.group(1), "initrwnd", m.group(2)])
+                assert f"initcwnd {m.group(1)}" in net.routes(ns), net.routes(ns)
         elif not cmd.startswith(("#", "modprobe")):
             raise AssertionError(f"tune's command {cmd!r} has no equivalent in this test")
     return args
@@ -129,9 +132,12 @@ BEFORE_TWIN_MISSES = {"rmem", "wmem"}
 def test_tunes_advice_improves_the_real_transfer_as_predicted(name):
     before = _measure(name)
     # What the path carries with both sockets' buffers set by the application, past the sysctls
-    # (SO_SNDBUF/SO_RCVBUF, up to the namespaces' 4 MiB wmem_max/rmem_max): on these 2 shared
-    # cores the namespaces forward 1.2-4.3 Gbit/s of one stream, below the 10 Gbit/s tbf.
-    carried = statistics.median(map(_bps, _measure(name, args=("-w", "2M", "-C", "cubic"))))
+    # (SO_SNDBUF/SO_RCVBUF, up to the namespaces' 4 MiB wmem_max/rmem_max), and the CCA tune
+    # advises for the tbf's rate (bbr carries a fifth less than cubic here; on the shallow
+    # buffer it is its loss, not the hosts, that holds bbr to 42 of 50 Mbit/s): on these 2 shared
+    # cores the namespaces forward 0.85-4.3 Gbit/s of one stream, below the 10 Gbit/s tbf.
+    cca = tune(**_host_now(name, before, float("inf")))["sysctl"]["net.ipv4.tcp_congestion_control"]
+    carried = statistics.median(map(_bps, _measure(name, args=("-w", "2M", "-C", cca))))
     flags = _host_now(name, before, carried)
     advice = tune(**flags)
     after = _measure(name, advice)
