@@ -29,6 +29,7 @@ pub fn to_json(s: &Scenario) -> Value {
             "bottleneck": port(&t.bottleneck),
         },
         "flows": s.flows.iter().map(flow).collect::<Vec<_>>(),
+        "streams": s.streams,
         "incasts": s.incasts.iter().map(|i| json!({
             "senders": i.senders,
             "query_bytes": i.query_bytes,
@@ -212,6 +213,7 @@ mod tests {
                 hz: 1000,
                 ..FlowSpec::linux_default("cubic")
             }],
+            streams: vec![1],
             incasts: vec![],
             bursts: vec![BurstSpec {
                 sources: 4,

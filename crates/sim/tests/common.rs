@@ -49,6 +49,7 @@ pub fn dumbbell(rate: Rate, rtt: Time, buffer: u64, mtu: u32, flows: Vec<FlowSpe
             graph: None,
         },
         flows,
+        streams: vec![],
         incasts: vec![],
         bursts: vec![],
         telemetry: Telemetry::default(),
@@ -62,4 +63,21 @@ pub fn run_on_1g_path(f: FlowSpec, stop: Time) -> burstlab_sim::record::Output {
     let mut s = dumbbell(Rate::from_gbps(1), Time::from_us(100), 1 << 20, 1500, vec![f]);
     s.stop = stop;
     burstlab_sim::run(&s)
+}
+
+/// The scenario of TOML `text`, which must load.
+pub fn load(text: &str) -> Scenario {
+    burstlab_sim::scenario::load(text, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The loader's refusal of `text`, which must be one line.
+pub fn refusal(text: &str) -> String {
+    match burstlab_sim::scenario::load(text, &[]) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => {
+            let m = e.to_string();
+            assert!(!m.contains('\n'), "one line: {m}");
+            m
+        }
+    }
 }

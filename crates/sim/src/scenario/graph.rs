@@ -383,7 +383,8 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
     };
     let stop = scn.stop;
     let mut tcp = Vec::new();
-    for (i, (f, spec)) in root.tables("flow").iter().zip(scn.flows.iter_mut()).enumerate() {
+    let mut flows = Vec::with_capacity(scn.flows.len());
+    for (i, f) in root.tables("flow").iter().enumerate() {
         if let Some(k) = QDISC_KEYS.iter().find(|k| f.has(k)) {
             return Err(f.error(
                 k,
@@ -399,15 +400,19 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
         let src = one(f, "src")?;
         let path = f.strings("path", "node names from src to dst")?;
         let merged = settings(root, &src, &one(f, "dst")?, f.table_ref());
-        *spec = traffic::flow(&Fields::new(&merged, format!("scenario.flow[{i}]")), stop)?;
+        let mut spec = traffic::flow(&Fields::new(&merged, format!("scenario.flow[{i}]")), stop)?;
         spec.qdisc = qdisc_of(&src);
-        tcp.push(Attach {
+        let streams = scn.streams.get(i).copied().unwrap_or(1);
+        flows.extend(traffic::open_streams(vec![spec], &[streams]));
+        let attach = Attach {
             field: format!("scenario.flow[{i}]"),
             src,
             dst: one(f, "dst")?,
             path: path.map(|p| p.into_iter().map(str::to_owned).collect()),
-        });
+        };
+        tcp.extend(std::iter::repeat_n(attach, streams as usize));
     }
+    scn.flows = flows;
     for (k, (q, inc)) in root.tables("incast").iter().zip(scn.incasts.iter_mut()).enumerate() {
         let t = q.table("tcp");
         if let Some(key) = QDISC_KEYS.iter().find(|key| t.has(key)) {

@@ -24,6 +24,9 @@ pub struct Scenario {
     pub interval: Time,
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
+    /// Each `[[flow]]` entry's `streams` (iperf3 `-P`): its flows are consecutive in `flows`,
+    /// with its settings, between the same two hosts. Empty: one flow per entry.
+    pub streams: Vec<u32>,
     /// N-to-1 query apps; their senders' flows are numbered after `flows`.
     pub incasts: Vec<IncastSpec>,
     pub bursts: Vec<BurstSpec>,
@@ -80,5 +83,16 @@ impl Topology {
     /// IP MTU of every interface, bytes.
     pub fn mtu(&self) -> u32 {
         self.dumbbell.mtu
+    }
+}
+
+impl Scenario {
+    /// The `[[flow]]` entry each of `flows` comes from (`streams` opens several per entry).
+    pub fn flow_entries(&self) -> Vec<u32> {
+        if self.streams.is_empty() {
+            return (0..self.flows.len() as u32).collect();
+        }
+        let per = self.streams.iter().enumerate();
+        per.flat_map(|(i, &n)| std::iter::repeat_n(i as u32, n as usize)).collect()
     }
 }

@@ -32,8 +32,12 @@ impl Scenario {
     fn dumbbell(&self) -> (Dumbbell, Traffic) {
         let d = self.topology.dumbbell.clone();
         let mtu = d.mtu;
+        // One sending host per [[flow]] entry, its first stream's (streams share settings).
+        let entries = self.flow_entries();
+        let firsts = (0..self.flows.len()).filter(|&f| f == 0 || entries[f] != entries[f - 1]);
         let traffic = Traffic {
-            flows: self.flows.iter().map(|f| sender_host(f, mtu)).collect(),
+            flows: firsts.map(|f| sender_host(&self.flows[f], mtu)).collect(),
+            flow_streams: self.streams.clone(),
             incasts: self
                 .incasts
                 .iter()

@@ -29,8 +29,10 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
         "an interval of at least 1ms, such as \"1s\"".into()
     })?;
 
-    let flows =
+    let entries =
         f.tables("flow").iter().map(|q| traffic::flow(q, stop)).collect::<Result<Vec<_>>>()?;
+    let streams = f.tables("flow").iter().map(traffic::streams).collect::<Result<Vec<_>>>()?;
+    let flows = traffic::open_streams(entries, &streams);
     let incasts =
         f.tables("incast").iter().map(|q| traffic::incast(q, stop)).collect::<Result<Vec<_>>>()?;
     let tcp_flows = flows.len() + incasts.iter().map(|i| i.senders as usize).sum::<usize>();
@@ -54,6 +56,7 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
         interval,
         topology,
         flows,
+        streams,
         incasts,
         bursts,
         telemetry: Telemetry::default(),

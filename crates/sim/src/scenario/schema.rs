@@ -137,7 +137,7 @@ pub(crate) const HOST: &[(&str, Node)] = with_host_settings!(["cca"], []);
 pub(crate) const NODE: &[(&str, Node)] = with_host_settings!(["name", "kind", "cca"], []);
 
 pub(crate) const FLOW: &[(&str, Node)] =
-    with_host_settings!(["cca", "size", "start"], ["src", "dst", "path"]);
+    with_host_settings!(["cca", "size", "start", "streams"], ["src", "dst", "path"]);
 
 pub(crate) const BURST: &[(&str, Node)] = &[
     ("sources", Leaf),

@@ -107,6 +107,40 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
     })
 }
 
+/// iperf3's most parallel streams (`-P`): `MAX_STREAMS` in iperf3's `src/iperf.h`.
+pub const MAX_STREAMS: u32 = 128;
+
+/// `streams` (iperf3 `-P`): how many connections a `[[flow]]` opens between its two hosts; a
+/// `size` is the whole transfer's, so there must be a byte for each.
+pub(crate) fn streams(q: &Fields) -> Result<u32> {
+    let expected = format!("an integer from 1 to {MAX_STREAMS} (iperf3 -P)");
+    let n = q.read("streams", &expected, |v| {
+        v.as_integer().filter(|n| (1..=i64::from(MAX_STREAMS)).contains(n))
+    })?;
+    let n = n.map_or(1, |n| n as u32);
+    let size = q.size("size")?;
+    q.ensure("streams", size.is_none_or(|s| s >= u64::from(n)), || {
+        format!("at most size = {} streams (one byte each at least)", size.unwrap_or(0))
+    })?;
+    Ok(n)
+}
+
+/// Each entry's flow `streams[i]` times, in order, with the entry's settings. A `size` is split
+/// evenly (the first streams carry the remainder's bytes): iperf3 `-n` counts every stream's
+/// bytes toward one total (`iperf_send()` in `src/iperf_api.c` stops at `test->bytes_sent >=
+/// settings->bytes`), though it lets a faster stream send more than its share.
+pub(crate) fn open_streams(entries: Vec<FlowSpec>, streams: &[u32]) -> Vec<FlowSpec> {
+    let mut out = Vec::with_capacity(streams.iter().map(|&n| n as usize).sum());
+    for (f, &n) in entries.into_iter().zip(streams) {
+        for k in 0..u64::from(n) {
+            let size_bytes =
+                f.size_bytes.map(|s| s / u64::from(n) + u64::from(k < s % u64::from(n)));
+            out.push(FlowSpec { size_bytes, ..f.clone() });
+        }
+    }
+    out
+}
+
 /// `dctcp_shift_g`: Linux's module parameter, which `dctcp_shift_g_set()` keeps in 0..=10.
 fn dctcp_shift_g(q: &Fields) -> Result<u32> {
     use crate::tcp::cc::dctcp::{MAX_SHIFT_G, Params};
@@ -256,6 +290,9 @@ pub(crate) fn incast(q: &Fields, stop: Time) -> Result<IncastSpec> {
         .choice("serve_order", &[("fixed", ServeOrder::Fixed), ("shuffled", ServeOrder::Shuffled)])?
         .unwrap_or(ServeOrder::Fixed);
     let t = q.table("tcp");
+    if t.has("streams") {
+        return Err(t.error("streams", "no streams here: the incast's senders are its streams"));
+    }
     for key in ["size", "start"] {
         if t.has(key) {
             return Err(

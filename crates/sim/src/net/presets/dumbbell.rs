@@ -36,6 +36,8 @@ pub struct Dumbbell {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Traffic {
     pub flows: Vec<SenderHost>,
+    /// Each flow's parallel streams (iperf3 `-P`), all between its two hosts; empty: one each.
+    pub flow_streams: Vec<u32>,
     pub incasts: Vec<IncastHosts>,
     pub bursts: Vec<u32>,
 }
@@ -121,7 +123,9 @@ pub fn expand(t: &Dumbbell, traffic: &Traffic) -> GraphTopology {
         let rcv = b.node(format!("r{i}"), NodeKind::Host, None);
         b.access(&rcv, &sw_b, t.host_rate, false);
         let snd = b.sender(format!("s{i}"), host, &sw_a, t.host_rate);
-        tcp.push(attach(&snd, &rcv, format!("flow[{i}]")));
+        for _ in 0..traffic.flow_streams.get(i).copied().unwrap_or(1) {
+            tcp.push(attach(&snd, &rcv, format!("flow[{i}]")));
+        }
     }
     for (k, inc) in traffic.incasts.iter().enumerate() {
         let rcv = b.node(format!("q{k}"), NodeKind::Host, None);
