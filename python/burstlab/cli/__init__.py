@@ -36,6 +36,7 @@ VERBS: dict[str, str] = {
     "query": "burstlab.cli.query",
     "report": "burstlab.cli.report",
     "demo": "burstlab.cli.demo",
+    "study": "burstlab.cli.study",
     "validate": "burstlab.cli.validate",
     "decode": "burstlab.cli.decode",
     "detect": "burstlab.cli.detect",

@@ -1,0 +1,71 @@
+"""The catalogue's studies: each reproduces one seed document's findings from a few catalogue
+scenarios and sets the seed's figures beside ours (docs/studies.md).
+
+>>> from burstlab.report import studies
+>>> [s.name for s in studies.catalogue()]
+['amlight', 'esnet', 'htc24', 'grnet']
+>>> studies.get("grnet").runs
+10
+
+``burstlab study NAME`` runs one (``burstlab study`` lists them); the AmLight study is
+``burstlab demo``, reported by :mod:`burstlab.report.amlight`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass
+
+from burstlab.errors import BurstlabError
+from burstlab.report.studies.core import Study, StudyResult, findings, run
+
+__all__ = ["Entry", "catalogue", "get", "names", "run", "findings", "Study", "StudyResult"]
+
+#: Study name -> the module defining its ``STUDY``.
+MODULES = {
+    "esnet": "burstlab.report.studies.esnet",
+    "htc24": "burstlab.report.studies.htc24",
+    "grnet": "burstlab.report.studies.grnet",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the catalogue."""
+
+    name: str
+    seed: str
+    runs: int
+    cpu_s: float  # measured CPU seconds of all its runs
+    command: str
+
+
+def names() -> list[str]:
+    return list(MODULES)
+
+
+def get(name: str) -> Study:
+    """The study ``name``; :class:`~burstlab.errors.BurstlabError` naming the known ones."""
+    if name not in MODULES:
+        raise BurstlabError(f"study {name!r}: no such study; the catalogue has {', '.join(MODULES)} "
+                            "(and amlight, run by `burstlab demo`)")
+    study: Study = importlib.import_module(MODULES[name]).STUDY
+    return study
+
+
+#: The AmLight demo's CPU time per run: its 56 runs took 169 and 181 CPU-seconds (README).
+AMLIGHT_CPU_S_PER_RUN = 175.0 / 56
+
+
+def catalogue() -> list[Entry]:
+    """Every study, the AmLight demo first."""
+    from burstlab.cli.demo import DEMO_GRID
+
+    runs = math.prod(len(v) for v in DEMO_GRID.values())
+    out = [Entry("amlight", "000 (AmLight, \"Handling Microbursts @ AmLight\")", runs,
+                 round(runs * AMLIGHT_CPU_S_PER_RUN), "burstlab demo")]
+    for name in MODULES:
+        s = get(name)
+        out.append(Entry(s.name, s.seed, s.runs, s.cpu_s, f"burstlab study {s.name}"))
+    return out

@@ -1,0 +1,121 @@
+"""The catalogue studies (python/burstlab/report/studies/): every part loads, the findings'
+arithmetic, a reduced study run end to end, parallel streams through the API, and the
+`burstlab study` command."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import burstlab
+from burstlab import _core, catalogue
+from burstlab.cli import build_app
+from burstlab.errors import BurstlabError
+from burstlab.report import studies
+from burstlab.report.studies import core, grnet
+from burstlab.report.studies.core import FAIL, NOT_RUN, PASS, Part, Study
+
+
+@pytest.mark.parametrize("name", studies.names())
+def test_every_part_loads_at_every_grid_point(name: str):
+    study = studies.get(name)
+    assert study.parts and study.runs == sum(p.runs for p in study.parts)
+    for part in study.parts:
+        if part.optional and core.unavailable(part):
+            continue  # a key this burstlab lacks (the host CPU model's): the study skips the part
+        text = catalogue.text(part.scenario)
+        points = [[]]
+        for path, values in part.grid.items():
+            points = [p + [f"{path}={v}"] for p in points for v in values]
+        for point in points:
+            _core.load_scenario(text, list(part.set) + point)  # raises on a bad key or value
+
+
+def test_catalogue_lists_every_study_with_its_seed_and_runs():
+    entries = studies.catalogue()
+    assert [e.name for e in entries] == ["amlight", "esnet", "htc24", "grnet"]
+    assert [e.seed[:3] for e in entries] == ["000", "002", "001", "003"]
+    assert all(e.runs > 0 for e in entries)
+    assert entries[3].runs == studies.get("grnet").runs == 10
+
+
+def test_unknown_study_names_the_catalogue():
+    with pytest.raises(BurstlabError, match="study 'nope': no such study; the catalogue has esnet, htc24, grnet"):
+        studies.get("nope")
+
+
+@pytest.mark.parametrize(("theirs", "ours", "tolerance", "status", "error"), [
+    (10.0, 10.4, 0.05, PASS, "+4.0%"),
+    (10.0, 9.4, 0.05, FAIL, "-6.0%"),
+    (10.0, None, 0.05, NOT_RUN, ""),
+])
+def test_compare_sets_error_and_status(theirs, ours, tolerance, status, error):
+    f = core.compare("k", "claim", theirs, ours, tolerance, unit=str, why="cause")
+    assert (f.status, f.error) == (status, error)
+    assert f.why == {PASS: "", FAIL: "cause", NOT_RUN: "no run"}[status]
+
+
+@pytest.mark.parametrize(("ours", "status", "error"), [
+    ([2.0, 3.0], PASS, "inside"),
+    ([3.2], PASS, "6.7% outside"),     # 3.2 is 6.7 % above 3.0: within the 10 % widening
+    ([1.7], FAIL, "15.0% outside"),    # 1.7 is 15 % below 2.0
+    ([], NOT_RUN, ""),
+])
+def test_within_measures_the_distance_outside_the_range(ours, status, error):
+    f = core.within("k", "claim", 2.0, 3.0, ours, 0.10, unit=str)
+    assert (f.status, f.error) == (status, error)
+
+
+def test_grnet_bounds_to_the_digit_and_the_seeds_odd_window():
+    bounds = grnet._bounds()
+    assert [b.ours for b in bounds] == ["3,145.73 Mbit/s", "2,097.15 Mbit/s", "8,388.61 Mbit/s", "7,255.01 Mbit/s"]
+    assert [b.status for b in bounds] == [PASS, PASS, PASS, FAIL]
+    # The seed's fourth window (131,070 KiB) is 2 KiB under rmem/2: with it, its own digits.
+    assert "131,070 KiB" in bounds[3].why and "7,254.90 Mbit/s" in bounds[3].why
+
+
+def test_reduced_study_runs_checks_and_writes_its_findings(tmp_path: Path):
+    part = Part("ramp", "grnet/ramp", {grnet.RTT: ["0.15ms"]}, ("stop=1s",))
+    study = Study("grnet", "t", "003", "n", (part,), grnet.check)
+    result = core.run(study, tmp_path, jobs=1)
+    by_key = {f.key: f for f in result.findings}
+    at_once = by_key["at-once-015ms"]
+    assert at_once.status == PASS, at_once
+    assert float(at_once.ours.split()[0]) == pytest.approx(9.90, abs=0.03)
+    # The parts this reduced study did not run are not run, never fail.
+    assert by_key["ramp-plateau"].status == NOT_RUN and by_key["default-buffers"].status == NOT_RUN
+    saved = json.loads((tmp_path / "findings.json").read_text())
+    assert saved["counts"] == result.counts and saved["runs"] == 1
+    assert "| 0.15 ms: 9.92 Gbit/s from the first second | 9.92 Gbit/s |" in (tmp_path / "findings.md").read_text()
+
+
+def test_streams_share_hosts_and_sum_like_iperf3():
+    text = catalogue.text("grnet/dc")
+    result = burstlab.run(text, set={"flow[0].streams": "3", "stop": "2s"})
+    assert json.loads(_core.load_scenario(text, ["flow[0].streams=3"]))["streams"] == [3]
+    flows = result.to_pandas("flows")
+    tcp = flows[flows["kind"] == "tcp"]
+    assert len(tcp) == 3 and set(tcp["src"]) == {"s0"} and set(tcp["dst"]) == {"r0"}
+    # Three 3 MiB windows at 7.8 ms (9.7 Gbit/s) fill most of the 10 Gbit/s link's payload
+    # (9.41 Gbit/s at MTU 1500) once grown: the second second's [SUM].
+    intervals = result.to_pandas("intervals")
+    sums = intervals.groupby("t_start_s")["bits_per_second"].sum()
+    assert sums.iloc[1] == pytest.approx(10e9 * 1448 / 1538, rel=0.03)
+    each = intervals[intervals["t_start_s"] == sums.index[1]]["bits_per_second"]
+    assert len(each) == 3 and math.isclose(each.sum(), sums.iloc[1], rel_tol=1e-12)
+
+
+def test_study_command_lists_and_refuses_unknown_names():
+    runner = CliRunner()
+    listed = runner.invoke(build_app(), ["study"])
+    assert listed.exit_code == 0, listed.output
+    lines = listed.output.splitlines()
+    assert lines[0].split() == ["study", "seed", "runs", "CPU", "time", "command"]
+    assert [line.split()[0] for line in lines[1:5]] == ["amlight", "esnet", "htc24", "grnet"]
+    bad = runner.invoke(build_app(), ["study", "nope"])
+    assert bad.exit_code == 2
+    assert "no such study" in bad.output
