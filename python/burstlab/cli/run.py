@@ -145,7 +145,7 @@ def _run(scenario: Path, opts: _Options, err: Console) -> int:
             check_output_dir(opts.out, overwrite=opts.overwrite, label="--out", overwrite_flag="--overwrite")
         if opts.int_pcap is not None:
             _check_int_pcap(opts.int_pcap, opts.int_version, opts.overwrite, scn)
-        lines = None if opts.as_json else _IntervalLines()
+        lines = None if opts.as_json else _IntervalLines(scn.get("streams", []))
         with _progress(err, enabled=err.is_terminal) as show:
 
             def on_progress(sim_time_s: float, rows: list[IntervalRow]) -> None:
@@ -247,22 +247,52 @@ def _stage_int_pcap(result: RunResult, opts: _Options) -> tuple[StagedFile, int]
 
 
 class _IntervalLines:
-    """iperf3's interval report on stdout, flushed as rows arrive so a pipe sees them live."""
+    """iperf3's interval report on stdout, flushed as rows arrive so a pipe sees them live; a
+    flow of several streams (``streams``, iperf3 ``-P``) also gets iperf3's ``[SUM]`` line per
+    interval once each of its streams' rows is in."""
 
-    def __init__(self) -> None:
+    def __init__(self, streams: list[int]) -> None:
         self.printed = False
+        # flow id -> (its [[flow]] entry, the entry's stream count), for entries of 2+ streams:
+        # the loader numbers an entry's streams consecutively.
+        self.group: dict[int, tuple[int, int]] = {}
+        first = 0
+        for entry, n in enumerate(streams):
+            self.group.update({first + k: (entry, n) for k in range(n) if n > 1})
+            first += n
+        self.pending: dict[tuple[int, float], list[IntervalRow]] = {}
 
     def print(self, rows: list[IntervalRow]) -> None:
         from burstlab.cli.summary_view import INTERVAL_HEADER, interval_line
 
         if not rows:
             return
-        text = [interval_line(row) for row in rows]
+        text = []
+        for row in rows:
+            text.append(interval_line(row))
+            if row.flow_id in self.group:
+                entry, n = self.group[row.flow_id]
+                got = self.pending.setdefault((entry, row.t_start_s), [])
+                got.append(row)
+                if len(got) == n:
+                    text.append(_sum_line(self.pending.pop((entry, row.t_start_s))))
         if not self.printed:
             text.insert(0, INTERVAL_HEADER)
             self.printed = True
         sys.stdout.write("\n".join(text) + "\n")
         sys.stdout.flush()
+
+
+def _sum_line(rows: list[IntervalRow]) -> str:
+    """iperf3's ``[SUM]`` of one interval's streams (src/iperf_locale.c
+    report_sum_bw_retrans_format), no cwnd column."""
+    from burstlab.cli.summary_view import iperf_units
+
+    r = rows[0]
+    transfer = iperf_units(sum(x.bytes for x in rows), bits=False)
+    bitrate = iperf_units(sum(x.bits_per_second for x in rows) / 8, bits=True)
+    retransmits = sum(x.retransmits for x in rows)
+    return f"[SUM] {r.t_start_s:6.2f}-{r.t_end_s:<6.2f} sec  {transfer}s  {bitrate}s/sec  {retransmits:3d}"
 
 
 @contextmanager
