@@ -51,7 +51,8 @@ INTERVALS_COLUMNS = [
 ]
 QUEUE_COLUMNS = ["t_s", "node", "port", "queue", "occupancy_bytes"]
 DROPS_COLUMNS = ["t_s", "node", "port", "queue", "flow_id", "bytes", "reason"]
-QUERIES_COLUMNS = ["app", "query", "request_s", "done_s", "qct_s", "srtt_at_response_us"]
+QUERIES_COLUMNS = ["app", "query", "request_s", "done_s", "qct_s", "srtt_at_response_us", "kind", "size_bytes",
+                   "size_class"]
 INT_COLUMNS = [
     "t_s", "switch_id", "switch", "ingress_port", "ingress_port_name", "egress_port",
     "egress_port_name", "queue_id", "queue_occupancy_bytes", "hop_latency_ns", "src_ip", "dst_ip",

@@ -215,6 +215,7 @@ mod tests {
             }],
             streams: vec![1],
             incasts: vec![],
+            websearches: vec![],
             bursts: vec![BurstSpec {
                 sources: 4,
                 rate: Rate::from_gbps(25),

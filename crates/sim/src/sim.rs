@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use crate::app::burst::BurstSource;
 use crate::app::incast::{Conns, IncastApp};
+use crate::app::websearch::WebSearchApp;
 use crate::event::{Event, EventQueue};
 use crate::host::rx::Reader;
 use crate::host::socket::{ReceiverSocket, SenderSocket};
@@ -55,6 +56,8 @@ pub struct World<'s> {
     host_of: Vec<u32>,
     flows: Vec<Flow>,
     incasts: Vec<IncastApp>,
+    /// Web-search workloads; their connections' `Flow::app` is `incasts.len()` + their index.
+    websearches: Vec<WebSearchApp>,
     bursts: Vec<BurstSource>,
     /// Flows and burst sources not finished yet; the run ends when both are zero and the last
     /// packet has left the network (or at `stop`).
@@ -122,6 +125,17 @@ impl<'s> World<'s> {
         }
         let (hosts, host_of, flows) = open_sockets(&net, &specs, scn.topology.mtu(), scn.seed);
         let bursts: Vec<BurstSource> = scn
+        let mut websearches = Vec::new();
+        for (k, ws) in scn.websearches.iter().enumerate() {
+            let (first, app) = (specs.len(), Some(incasts.len() + k));
+            let mut spec = ws.tcp.clone();
+            (spec.size_bytes, spec.start) = (Some(0), ws.background.start);
+            specs.extend(ws.connections().iter().map(|_| (spec.clone(), app)));
+            let rtt = (first..specs.len()).map(|f| net.propagation_rtt[f]).max();
+            let app =
+                WebSearchApp::new(ws, first..specs.len(), scn.seed, k, rtt.unwrap_or_default());
+            websearches.push(app.expect("the scenario checked the workload"));
+        }
             .bursts
             .iter()
             .flat_map(|b| (0..b.sources).map(move |_| b))
@@ -151,12 +165,13 @@ impl<'s> World<'s> {
             drops: Drops::new(&net, RowCap::new(caps.drops)),
             int: IntRecorder::new(&net, &scn.telemetry, RowCap::new(caps.int)).map(Box::new),
             net,
-            active: scn.flows.len() + incasts.len() + bursts.len(),
+            active: scn.flows.len() + incasts.len() + websearches.len() + bursts.len(),
             hosts,
             host_of,
             incasts,
             flows,
             bursts,
+            websearches,
             intervals: Intervals::new(RowCap::new(caps.intervals)),
             iv_observed: 0,
             queries: Queries::default(),
@@ -174,6 +189,12 @@ impl<'s> World<'s> {
         for (i, b) in w.bursts.iter().enumerate() {
             if let Some(t) = b.next_departure() {
                 w.events.push(t, Event::BurstEmit { source: i as u32 });
+        for (k, app) in w.websearches.iter().enumerate() {
+            match app.first_wake() {
+                Some(t) => w.events.push(t, Event::WebSearchWake { app: k as u32 }),
+                None => w.active -= 1,
+            }
+        }
             } else {
                 w.active -= 1;
             }
@@ -214,6 +235,7 @@ impl<'s> World<'s> {
             until_observed -= 1;
             if until_observed == 0 {
                 until_observed = OBSERVE_EVERY;
+                Event::WebSearchWake { app } => self.websearch(app as usize, None),
                 self.observe_intervals(obs);
                 obs.poll(self.now)?;
             }
@@ -246,6 +268,9 @@ impl<'s> World<'s> {
         self.queries.push(k, &q, self.now);
         if q.next_after.is_none() {
             self.active -= 1;
+        if k >= self.incasts.len() {
+            return self.websearch(k - self.incasts.len(), Some(fi));
+        }
         }
     }
 
@@ -253,6 +278,27 @@ impl<'s> World<'s> {
     #[inline(never)]
     fn check_conservation(&self) {
         let in_net: usize = (self.net.ports.iter())
+    /// Hand web-search workload `k` its wake-up, or connection `fi`'s delivery; record the
+    /// requests that completes.
+    #[inline(never)]
+    fn websearch(&mut self, k: usize, fi: Option<usize>) {
+        let mut apps = std::mem::take(&mut self.websearches);
+        let mut done = Vec::new();
+        let app = &mut apps[k];
+        let was_over = app.is_over();
+        let over = match fi {
+            None => app.on_wake(self),
+            Some(fi) => app.on_delivered(fi, self, &mut done),
+        };
+        self.websearches = apps;
+        for c in &done {
+            self.queries.push_websearch(k, c);
+        }
+        if over && !was_over {
+            self.active -= 1;
+        }
+    }
+
             .map(|p| {
                 p.queues.packets()
                     + p.fq.as_ref().map_or(0, |f| f.packets())

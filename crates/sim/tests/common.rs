@@ -51,6 +51,7 @@ pub fn dumbbell(rate: Rate, rtt: Time, buffer: u64, mtu: u32, flows: Vec<FlowSpe
         flows,
         streams: vec![],
         incasts: vec![],
+        websearches: vec![],
         bursts: vec![],
         telemetry: Telemetry::default(),
         memory_budget: burstlab_sim::scenario::budget::machine_budget().bytes,

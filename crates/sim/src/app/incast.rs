@@ -183,6 +183,8 @@ pub struct QueryDone {
     /// Its index among the app's queries.
     pub index: u32,
     pub request_at: Time,
+    /// Response bytes of the query, all senders' together.
+    pub size_bytes: u64,
     /// The median SRTT its senders had as they started their responses, µs.
     pub median_srtt_us: f64,
     /// The think time before the next request; `None` after the last query.
@@ -233,6 +235,7 @@ impl IncastApp {
         Some(QueryDone {
             index,
             request_at: self.request_at,
+            size_bytes: self.each * self.flows.len() as u64,
             median_srtt_us: median_us(&mut self.srtt_at_response),
             next_after: (self.done < self.queries).then_some(self.gap),
         })

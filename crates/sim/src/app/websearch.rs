@@ -16,7 +16,13 @@
 //! second are `load·rate/8` (HPCC's `traffic_gen.py`, per sending host). Sizes and gaps come
 //! from two streams of the run's seed, so a change of load keeps the sizes drawn.
 
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::app::incast::Conns;
+use crate::event::Event;
 use crate::rng;
+use crate::tcp::config::FlowSpec;
 use crate::time::Time;
 use crate::units::Rate;
 
@@ -202,6 +208,11 @@ impl Arrivals {
         self.mean_gap_s
     }
 
+    /// When the next arrival comes, if before `stop`.
+    pub fn peek(&self) -> Option<Time> {
+        (self.next < self.stop).then_some(self.next)
+    }
+
     fn gap(&mut self) -> Time {
         Time::from_secs_f64(self.gap_rng.exponential() * self.mean_gap_s)
     }
@@ -217,6 +228,333 @@ impl Iterator for Arrivals {
         let at = self.next;
         self.next = at + self.gap();
         Some(FlowArrival { at, size_bytes: self.sizes.sample(&mut self.size_rng) })
+    }
+}
+
+// ---- The workload in a run ----
+
+/// Size classes of background flows as the DCTCP and S-ECN papers plot their FCTs (S-ECN
+/// Fig. 19: "large background flows in (10MB, ∞)"; DCTCP §4.3: small (0, 100 KB]).
+pub const SMALL_MAX_BYTES: u64 = 100_000;
+pub const LARGE_ABOVE_BYTES: u64 = 10_000_000;
+
+/// The size class of a background flow of `bytes`: "small", "medium" or "large".
+pub fn size_class(bytes: u64) -> &'static str {
+    if bytes <= SMALL_MAX_BYTES {
+        "small"
+    } else if bytes <= LARGE_ABOVE_BYTES {
+        "medium"
+    } else {
+        "large"
+    }
+}
+
+/// `[[websearch]]`: the DCTCP paper's benchmark (as the S-ECN paper runs it, seeds/004 §IV-D)
+/// among `hosts` hosts. Each host queries every other at Poisson times, each answering
+/// `query_bytes / (hosts − 1)`; and each sends background flows of web-search sizes to
+/// uniformly chosen others at `background.load` of its link. All of it runs over persistent
+/// connections opened at `background.start` (requests begin once they are up): one per (client, server) for the answers, and
+/// `connections` per ordered pair for background flows, a flow taking an idle one (or, when
+/// all are busy, the one with the fewest bytes outstanding, behind what it carries).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WebSearchSpec {
+    pub hosts: u32,
+    /// The background flows' load, sizes and arrival window (`load` 0: none).
+    pub background: FlowArrivalSpec,
+    /// Queries per second each host sends (0: none); they arrive in the same window.
+    pub queries_per_s: f64,
+    /// Response bytes per query, split equally among the answering hosts.
+    pub query_bytes: u64,
+    /// Persistent connections per ordered host pair for background flows.
+    pub connections: u32,
+    /// Every connection's TCP settings (`size` and `start` do not apply).
+    pub tcp: FlowSpec,
+}
+
+impl WebSearchSpec {
+    /// The connections, as (sending host, receiving host) indices among `hosts`: first the
+    /// answers to each client from each other host, then `connections` per ordered pair.
+    pub fn connections(&self) -> Vec<(u32, u32)> {
+        let n = self.hosts;
+        let others = |h: u32| (0..n).filter(move |&o| o != h);
+        let answers = (0..n).flat_map(|c| others(c).map(move |s| (s, c)));
+        let k = self.connections;
+        let background =
+            (0..n).flat_map(|a| others(a).flat_map(move |b| (0..k).map(move |_| (a, b))));
+        answers.chain(background).collect()
+    }
+
+    /// Connection of server `s`'s answers to client `c`.
+    fn answer_conn(&self, c: u32, s: u32) -> usize {
+        let n = self.hosts as usize;
+        c as usize * (n - 1) + if s < c { s as usize } else { s as usize - 1 }
+    }
+
+    /// The first of the `connections` background connections from `a` to `b`.
+    fn background_conn(&self, a: u32, b: u32) -> usize {
+        let n = self.hosts as usize;
+        let pair = a as usize * (n - 1) + if b < a { b as usize } else { b as usize - 1 };
+        n * (n - 1) + pair * self.connections as usize
+    }
+}
+
+/// What a completed request was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A query: its time runs from the request to the last byte of the last answer.
+    Query,
+    /// A background flow: from its arrival to its last byte at the receiving application.
+    Background,
+}
+
+/// A request that just completed (a row of the `queries` table).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Completed {
+    pub kind: Kind,
+    /// Its index among the app's requests of its kind, in arrival order.
+    pub index: u64,
+    /// When it arrived (a query's request went out) and when it completed.
+    pub start: Time,
+    pub done: Time,
+    pub size_bytes: u64,
+}
+
+/// A request in progress.
+struct Job {
+    completed: Completed,
+    /// Connections still to deliver their part.
+    waiting: u32,
+}
+
+/// A web-search workload's progress: its arrivals, the writes it has planned, and which
+/// request each connection's bytes complete.
+pub struct WebSearchApp {
+    /// Its index among the scenario's web-search workloads (its events name it).
+    index: u32,
+    spec: WebSearchSpec,
+    /// Its connections' flow indices.
+    pub flows: std::ops::Range<usize>,
+    /// Next arrival of each source: (time, source); sources `0..hosts` send queries,
+    /// `hosts..2·hosts` background flows.
+    next: BinaryHeap<Reverse<(Time, u32)>>,
+    background: Vec<Arrivals>,
+    query_gap: Vec<rng::Stream>,
+    dst_rng: Vec<rng::Stream>,
+    /// Answers to write once the request has crossed to the server: (at, connection, bytes),
+    /// in time order (every request takes the same half round trip).
+    writes: VecDeque<(Time, usize, u64)>,
+    /// Half the round trip the app plans with: its requests reach the servers this later.
+    half_rtt: Time,
+    /// Per connection: bytes written in all, and the requests its bytes complete, as
+    /// (cumulative bytes that complete it, job).
+    written: Vec<u64>,
+    pending: Vec<VecDeque<(u64, u32)>>,
+    jobs: Vec<Option<Job>>,
+    free: Vec<u32>,
+    counts: [u64; 2],
+    /// The wake-up scheduled last, if it is still ahead.
+    armed: Option<Time>,
+}
+
+impl WebSearchApp {
+    /// Workload `k` of a run seeded `seed`, whose connections are flows `flows`, planning with
+    /// round trip `rtt`.
+    pub fn new(
+        spec: &WebSearchSpec,
+        flows: std::ops::Range<usize>,
+        seed: u64,
+        k: usize,
+        rtt: Time,
+    ) -> Result<WebSearchApp, WorkloadError> {
+        let n = spec.hosts;
+        // Requests begin once the connections are up: a few round trips after their SYNs,
+        // and the hosts' slowest answer to a handshake.
+        let mut bg = spec.background.clone();
+        bg.start += (rtt * 4).max(Time::from_ms(10)) + spec.tcp.handshake_latency.upper();
+        let bg = &bg;
+        let mut next = BinaryHeap::new();
+        let mut background = Vec::new();
+        let id = |h: u32| ((k as u64) << 32) | u64::from(h);
+        for h in 0..n {
+            if bg.load > 0.0 {
+                let a = Arrivals::new(bg, seed, id(h))?;
+                if let Some(first) = a.peek() {
+                    next.push(Reverse((first, n + h)));
+                }
+                background.push(a);
+            }
+        }
+        let mut query_gap: Vec<rng::Stream> =
+            (0..n).map(|h| rng::stream(seed, "websearch-query", id(h))).collect();
+        if spec.queries_per_s > 0.0 {
+            for (h, g) in query_gap.iter_mut().enumerate() {
+                let at = bg.start + Time::from_secs_f64(g.exponential() / spec.queries_per_s);
+                if at < bg.stop {
+                    next.push(Reverse((at, h as u32)));
+                }
+            }
+        }
+        let conns = flows.len();
+        Ok(WebSearchApp {
+            index: k as u32,
+            spec: spec.clone(),
+            flows,
+            next,
+            background,
+            query_gap,
+            dst_rng: (0..n).map(|h| rng::stream(seed, "websearch-dst", id(h))).collect(),
+            writes: VecDeque::new(),
+            half_rtt: rtt / 2,
+            written: vec![0; conns],
+            pending: vec![VecDeque::new(); conns],
+            jobs: Vec::new(),
+            free: Vec::new(),
+            counts: [0; 2],
+            armed: None,
+        })
+    }
+
+    /// When the app first wakes: its first arrival (`None`: it has none).
+    pub fn first_wake(&self) -> Option<Time> {
+        self.next.peek().map(|Reverse((t, _))| *t)
+    }
+
+    /// `WebSearchWake`: start the requests that have arrived and write the answers whose
+    /// request has reached its server; true once the workload is over.
+    pub fn on_wake(&mut self, w: &mut impl Conns) -> bool {
+        let now = w.now();
+        if self.armed.is_some_and(|t| t <= now) {
+            self.armed = None;
+        }
+        while let Some(&(at, conn, bytes)) = self.writes.front() {
+            if at > now {
+                break;
+            }
+            self.writes.pop_front();
+            w.write(self.flows.start + conn, bytes);
+        }
+        while let Some(&Reverse((at, source))) = self.next.peek() {
+            if at > now {
+                break;
+            }
+            self.next.pop();
+            if source < self.spec.hosts {
+                self.query(source, now, w);
+            } else {
+                self.background_flow(source - self.spec.hosts, w);
+            }
+        }
+        self.arm(w);
+        self.is_over()
+    }
+
+    /// Connection `fi`'s receiving application got data: the requests that completes, and
+    /// whether the workload is over.
+    pub fn on_delivered(
+        &mut self,
+        fi: usize,
+        w: &mut impl Conns,
+        done: &mut Vec<Completed>,
+    ) -> bool {
+        let conn = fi - self.flows.start;
+        let delivered = w.delivered(fi);
+        while let Some(&(upto, job)) = self.pending[conn].front() {
+            if delivered < upto {
+                break;
+            }
+            self.pending[conn].pop_front();
+            let j = self.jobs[job as usize].as_mut().expect("a pending job is live");
+            j.waiting -= 1;
+            if j.waiting == 0 {
+                done.push(Completed { done: w.now(), ..j.completed });
+                self.jobs[job as usize] = None;
+                self.free.push(job);
+            }
+        }
+        self.is_over()
+    }
+
+    /// Nothing more will arrive and every request has completed.
+    pub fn is_over(&self) -> bool {
+        self.next.is_empty() && self.writes.is_empty() && self.free.len() == self.jobs.len()
+    }
+
+    /// Client `c` asks every other host; each answers half a round trip later.
+    fn query(&mut self, c: u32, now: Time, w: &mut impl Conns) {
+        let n = self.spec.hosts;
+        let each = self.spec.query_bytes / u64::from(n - 1);
+        let job = self.job(Kind::Query, now, self.spec.query_bytes, n - 1);
+        for s in (0..n).filter(|&s| s != c) {
+            let conn = self.spec.answer_conn(c, s);
+            w.send_request(self.flows.start + conn);
+            self.expect(conn, each, job);
+            self.writes.push_back((now + self.half_rtt, conn, each));
+        }
+        let at = now
+            + Time::from_secs_f64(
+                self.query_gap[c as usize].exponential() / self.spec.queries_per_s,
+            );
+        if at < self.spec.background.stop {
+            self.next.push(Reverse((at, c)));
+        }
+    }
+
+    /// Host `a`'s next background flow starts, to a uniformly chosen other host.
+    fn background_flow(&mut self, a: u32, w: &mut impl Conns) {
+        let Some(f) = self.background[a as usize].next() else { return };
+        if let Some(t) = self.background[a as usize].peek() {
+            self.next.push(Reverse((t, self.spec.hosts + a)));
+        }
+        let n = u64::from(self.spec.hosts);
+        let mut b = self.dst_rng[a as usize].below(n - 1) as u32;
+        if b >= a {
+            b += 1;
+        }
+        let first = self.spec.background_conn(a, b);
+        let conns = first..first + self.spec.connections as usize;
+        // An idle connection, else the one with the fewest bytes still to deliver.
+        let conn = conns
+            .min_by_key(|&c| {
+                self.written[c] - w.delivered(self.flows.start + c).min(self.written[c])
+            })
+            .expect("at least one connection per pair");
+        let job = self.job(Kind::Background, f.at, f.size_bytes, 1);
+        self.expect(conn, f.size_bytes, job);
+        w.write(self.flows.start + conn, f.size_bytes);
+    }
+
+    fn job(&mut self, kind: Kind, at: Time, size_bytes: u64, waiting: u32) -> u32 {
+        let k = kind as usize;
+        let completed = Completed { kind, index: self.counts[k], start: at, done: at, size_bytes };
+        self.counts[k] += 1;
+        let job = Some(Job { completed, waiting });
+        match self.free.pop() {
+            Some(i) => {
+                self.jobs[i as usize] = job;
+                i
+            }
+            None => {
+                self.jobs.push(job);
+                (self.jobs.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Connection `conn` will carry `bytes` more, the last of which completes its part of `job`.
+    fn expect(&mut self, conn: usize, bytes: u64, job: u32) {
+        self.written[conn] += bytes;
+        self.pending[conn].push_back((self.written[conn], job));
+    }
+
+    /// Schedule the next wake-up unless one at or before it is already pending.
+    fn arm(&mut self, w: &mut impl Conns) {
+        let write = self.writes.front().map(|&(t, _, _)| t);
+        let arrival = self.next.peek().map(|Reverse((t, _))| *t);
+        let Some(t) = write.into_iter().chain(arrival).min() else { return };
+        if self.armed.is_none_or(|a| t < a) {
+            self.armed = Some(t);
+            w.schedule(t, Event::WebSearchWake { app: self.index });
+        }
     }
 }
 
@@ -347,5 +685,185 @@ mod tests {
         assert_eq!(e.field, "rate");
         let e = Arrivals::new(&spec(0.5, 0), 1, 0).unwrap_err();
         assert_eq!(e.to_string(), "stop = 0 s: expected a time after start (0 s)");
+    }
+
+    // ---- The workload in a run ----
+
+    /// A world that records what the app does and delivers what the test says.
+    #[derive(Default)]
+    struct Fake {
+        now: Time,
+        wakes: Vec<Time>,
+        requests: Vec<usize>,
+        writes: Vec<(Time, usize, u64)>,
+        delivered: std::collections::HashMap<usize, u64>,
+    }
+
+    impl Conns for Fake {
+        fn now(&self) -> Time {
+            self.now
+        }
+        fn schedule(&mut self, at: Time, _: Event) {
+            self.wakes.push(at);
+        }
+        fn send_request(&mut self, flow: usize) {
+            self.requests.push(flow);
+        }
+        fn write(&mut self, flow: usize, bytes: u64) {
+            self.writes.push((self.now, flow, bytes));
+        }
+        fn srtt_us(&self, _: usize) -> u32 {
+            50
+        }
+        fn delivered(&self, flow: usize) -> u64 {
+            self.delivered.get(&flow).copied().unwrap_or(0)
+        }
+    }
+
+    fn workload(hosts: u32, load: f64, queries_per_s: f64, secs: u64) -> WebSearchSpec {
+        WebSearchSpec {
+            hosts,
+            background: spec(load, secs),
+            queries_per_s,
+            query_bytes: 100_000,
+            connections: 2,
+            tcp: FlowSpec::linux_default("dctcp"),
+        }
+    }
+
+    /// The app over flows 100.., woken at each time it asks for until `until`.
+    fn drive(spec: &WebSearchSpec, until: Time) -> (WebSearchApp, Fake) {
+        let n = spec.connections().len();
+        let mut app = WebSearchApp::new(spec, 100..100 + n, 5, 0, Time::from_us(50)).unwrap();
+        let mut w = Fake::default();
+        let mut at = app.first_wake();
+        while let Some(t) = at.filter(|&t| t < until) {
+            w.now = t;
+            app.on_wake(&mut w);
+            w.wakes.sort_unstable();
+            at = w.wakes.iter().copied().find(|&x| x > t);
+        }
+        (app, w)
+    }
+
+    #[test]
+    fn connections_are_answers_then_background_pairs() {
+        let s = workload(3, 0.3, 10.0, 1);
+        let c = s.connections();
+        // 3·2 answer connections (server → client), then 2 per ordered pair.
+        assert_eq!(c.len(), 6 + 6 * 2);
+        assert_eq!(&c[..6], &[(1, 0), (2, 0), (0, 1), (2, 1), (0, 2), (1, 2)]);
+        for (cl, sv) in [(0, 1), (0, 2), (1, 0), (2, 1)] {
+            assert_eq!(c[s.answer_conn(cl, sv)], (sv, cl));
+        }
+        for (a, b) in [(0, 2), (2, 0), (1, 2)] {
+            let first = s.background_conn(a, b);
+            assert_eq!(&c[first..first + 2], &[(a, b), (a, b)]);
+        }
+    }
+
+    #[test]
+    fn a_query_completes_when_its_last_answer_is_delivered() {
+        // One host pair's worth of queries, no background: the first query's requests go out
+        // on client's answer connections, the answers are written half an RTT later.
+        let s = workload(3, 0.0, 1.0, 100);
+        let n = s.connections().len();
+        let mut app = WebSearchApp::new(&s, 100..100 + n, 5, 0, Time::from_us(50)).unwrap();
+        let mut w = Fake { now: app.first_wake().unwrap(), ..Fake::default() };
+        let request = w.now;
+        app.on_wake(&mut w);
+        assert_eq!(w.requests.len(), 2, "a query asks the two other hosts");
+        assert!(w.writes.is_empty(), "answers wait for the request to cross");
+        w.now = request + Time::from_us(25);
+        app.on_wake(&mut w);
+        assert_eq!(w.writes.len(), 2);
+        assert!(w.writes.iter().all(|&(t, _, b)| t == request + Time::from_us(25) && b == 50_000));
+        let (a, b) = (w.writes[0].1, w.writes[1].1);
+        let mut done = Vec::new();
+        w.now = request + Time::from_ms(1);
+        w.delivered.insert(a, 50_000);
+        app.on_delivered(a, &mut w, &mut done);
+        assert!(done.is_empty(), "one answer of two is not a completed query");
+        w.now = request + Time::from_ms(3);
+        w.delivered.insert(b, 49_999);
+        app.on_delivered(b, &mut w, &mut done);
+        assert!(done.is_empty(), "the last byte is not there yet");
+        w.delivered.insert(b, 50_000);
+        app.on_delivered(b, &mut w, &mut done);
+        // QCT: from the request to the last byte of the last answer.
+        assert_eq!(
+            done,
+            [Completed {
+                kind: Kind::Query,
+                index: 0,
+                start: request,
+                done: request + Time::from_ms(3),
+                size_bytes: 100_000
+            }]
+        );
+    }
+
+    #[test]
+    fn queries_arrive_as_a_poisson_process_at_their_rate() {
+        // 4 hosts × 50 queries/s × 20 s = 4,000 queries (σ ≈ 63): within 5 %.
+        let s = workload(4, 0.0, 50.0, 20);
+        let (_, w) = drive(&s, Time::from_secs(21));
+        let queries = w.requests.len() as f64 / 3.0;
+        assert!((queries / 4000.0 - 1.0).abs() < 0.05, "{queries} queries");
+    }
+
+    #[test]
+    fn background_flows_offer_the_load_to_uniform_destinations() {
+        // 3 hosts at 0.5 of 1 Gbit/s for 200 s: 37.5 GB offered (heavy-tailed: σ ≈ 3 %).
+        let s = workload(3, 0.5, 0.0, 200);
+        let (_, w) = drive(&s, Time::from_secs(201));
+        let bytes: u64 = w.writes.iter().map(|&(_, _, b)| b).sum();
+        let offered = bytes as f64 * 8.0 / 200.0 / 1e9 / 3.0;
+        assert!((offered / 0.5 - 1.0).abs() < 0.1, "offered {offered} per host");
+        // Each host sends to both others, about equally often.
+        let conns = s.connections();
+        let mut per_pair = std::collections::HashMap::new();
+        for &(_, f, _) in &w.writes {
+            *per_pair.entry(conns[f - 100]).or_insert(0u32) += 1;
+        }
+        assert_eq!(per_pair.len(), 6, "{per_pair:?}");
+        let total: u32 = per_pair.values().sum();
+        for (&pair, &k) in &per_pair {
+            let share = k as f64 / total as f64;
+            assert!((share - 1.0 / 6.0).abs() < 0.03, "{pair:?}: {share}");
+        }
+    }
+
+    #[test]
+    fn a_background_flow_takes_an_idle_connection_else_the_least_loaded() {
+        let s = workload(2, 0.3, 0.0, 100);
+        let n = s.connections().len();
+        let mut app = WebSearchApp::new(&s, 0..n, 5, 0, Time::from_us(50)).unwrap();
+        // Host 0's background connections to host 1 are 2 and 3.
+        let mut w = Fake { now: Time::from_secs(1), ..Fake::default() };
+        app.background_flow(0, &mut w);
+        app.background_flow(0, &mut w);
+        let first_two: Vec<usize> = w.writes.iter().map(|&(_, f, _)| f).collect();
+        assert_eq!(first_two, [2, 3], "two flows, two idle connections");
+        // Connection 2 has delivered all but 1 byte: the third flow queues behind it.
+        w.delivered.insert(2, w.writes[0].2 - 1);
+        w.delivered.insert(3, 0);
+        app.background_flow(0, &mut w);
+        assert_eq!(w.writes[2].1, if w.writes[1].2 > 1 { 2 } else { 3 });
+        // Its completion waits for the bytes before it on that connection.
+        let mut done = Vec::new();
+        w.delivered.insert(2, w.writes[0].2);
+        app.on_delivered(2, &mut w, &mut done);
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].index, 0);
+    }
+
+    #[test]
+    fn size_classes_are_the_papers() {
+        assert_eq!(size_class(1), "small");
+        assert_eq!(size_class(100_000), "small");
+        assert_eq!(size_class(100_001), "medium");
+        assert_eq!(size_class(10_000_000), "medium");
+        assert_eq!(size_class(10_000_001), "large");
     }
 }

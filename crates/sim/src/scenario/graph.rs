@@ -448,6 +448,25 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
         b.ensure("src", sources.len() == spec.sources as usize, || {
             format!("{} host names, one per source (burst.sources)", spec.sources)
         })?;
+    for (k, (q, ws)) in root.tables("websearch").iter().zip(scn.websearches.iter_mut()).enumerate()
+    {
+        let field = format!("scenario.websearch[{k}]");
+        let hosts = q.strings("hosts", HOST_EXPECTED)?.expect("parsed before");
+        let t = q.table("tcp");
+        if let Some(key) = QDISC_KEYS.iter().chain(&["nic_rate"]).find(|key| t.has(key)) {
+            return Err(
+                t.error(key, "no qdisc or nic_rate on a workload in a graph: set it on the hosts")
+            );
+        }
+        let merged = settings(root, hosts[0], hosts[1], t.table_ref());
+        ws.tcp = traffic::flow(&Fields::new(&merged, format!("{field}.tcp")), stop)?;
+        ws.tcp.qdisc = qdisc_of(hosts[0]);
+        ws.background.rate = host_link_rate(q, "hosts", &hosts, &gt.graph)?;
+        for (s, r) in ws.connections() {
+            let (src, dst) = (hosts[s as usize].to_owned(), hosts[r as usize].to_owned());
+            tcp.push(Attach { field: field.clone(), src, dst, path: None });
+        }
+    }
         let dst = one(b, "dst")?;
         for s in sources {
             udp.push(Attach {
@@ -497,6 +516,19 @@ pub(crate) fn burst_link_rate(b: &Fields, topology: &Topology) -> Result<Rate> {
     let Some(gt) = &topology.graph else { return Ok(topology.dumbbell.burst_link_rate) };
     let sources = b.required("src", names(b, "src")?, "a host name, or one per source")?;
     let mut rate: Option<Rate> = None;
+/// The slowest of the links at `hosts` (`f.key`'s names).
+fn host_link_rate(f: &Fields, key: &str, hosts: &[&str], graph: &Graph) -> Result<Rate> {
+    let mut rate: Option<Rate> = None;
+    for s in hosts {
+        let r = graph.links.iter().find(|l| &l.a == s || &l.b == s).map(|l| l.rate);
+        let Some(r) = r else {
+            return Err(f.error(key, format!("{HOST_EXPECTED} with a link (\"{s}\" has none)")));
+        };
+        rate = Some(rate.map_or(r, |x: Rate| x.min(r)));
+    }
+    Ok(rate.expect("at least one host"))
+}
+
     for s in &sources {
         let r = gt.graph.links.iter().find(|l| &l.a == s || &l.b == s).map(|l| l.rate);
         let Some(r) = r else {

@@ -19,6 +19,7 @@ mod telemetry;
 mod traffic;
 pub mod units;
 
+mod websearch;
 pub use error::ScenarioError;
 pub use model::*;
 

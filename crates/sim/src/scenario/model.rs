@@ -6,6 +6,7 @@ use crate::time::Time;
 // Each component's own config type, re-exported: the scenario maps TOML onto them.
 pub use crate::app::burst::BurstSpec;
 pub use crate::app::incast::{IncastSpec, ServeOrder};
+pub use crate::app::websearch::WebSearchSpec;
 pub use crate::latency::Latency;
 pub use crate::net::port::Pause;
 pub use crate::net::presets::dumbbell::Dumbbell;
@@ -29,6 +30,8 @@ pub struct Scenario {
     pub streams: Vec<u32>,
     /// N-to-1 query apps; their senders' flows are numbered after `flows`.
     pub incasts: Vec<IncastSpec>,
+    /// Web-search workloads (graphs only); their connections are numbered after the incasts'.
+    pub websearches: Vec<WebSearchSpec>,
     pub bursts: Vec<BurstSpec>,
     /// `[telemetry]`: which switch ports export INT metadata (the `int` table).
     pub telemetry: Telemetry,

@@ -35,7 +35,12 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
     let flows = traffic::open_streams(entries, &streams);
     let incasts =
         f.tables("incast").iter().map(|q| traffic::incast(q, stop)).collect::<Result<Vec<_>>>()?;
-    let tcp_flows = flows.len() + incasts.iter().map(|i| i.senders as usize).sum::<usize>();
+    let websearches = (f.tables("websearch").iter())
+        .map(|q| super::websearch::websearch(q, stop))
+        .collect::<Result<Vec<_>>>()?;
+    let tcp_flows = flows.len()
+        + incasts.iter().map(|i| i.senders as usize).sum::<usize>()
+        + websearches.iter().map(|w| w.connections().len()).sum::<usize>();
     let mut topology = topology(&f, &f.table("topology"), tcp_flows)?;
     seed_slope_marking(&mut topology, seed);
     let bursts = f
@@ -43,7 +48,10 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
         .iter()
         .map(|b| traffic::burst(b, &topology, stop))
         .collect::<Result<Vec<_>>>()?;
-    if flows.is_empty() && incasts.is_empty() && bursts.is_empty() {
+    if !websearches.is_empty() && topology.graph.is_none() {
+        return Err(f.error("websearch", "a graph topology (a preset other than the dumbbell)"));
+    }
+    if flows.is_empty() && incasts.is_empty() && websearches.is_empty() && bursts.is_empty() {
         return Err(f.error(
             "flow",
             "at least one [[flow]], [[incast]] or [[burst]] (nothing to simulate)",
@@ -58,6 +66,7 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
         flows,
         streams,
         incasts,
+        websearches,
         bursts,
         telemetry: Telemetry::default(),
         memory_budget: super::budget::budget(&f)?.bytes,

@@ -162,6 +162,7 @@ pub(crate) const ROOT: &[(&str, Node)] = &[
     ("flow", Node::Tables(FLOW)),
     ("incast", Node::Tables(INCAST)),
     ("burst", Node::Tables(BURST)),
+    ("websearch", Node::Tables(WEBSEARCH)),
     ("telemetry", Node::Table(TELEMETRY)),
     ("node", Node::Tables(NODE)),
     ("link", Node::Tables(LINK)),
@@ -185,6 +186,17 @@ pub(crate) const INCAST: &[(&str, Node)] = &[
 ];
 
 /// Rejects the first key (in key order, depth first) that `fields` does not list, and any
+pub(crate) const WEBSEARCH: &[(&str, Node)] = &[
+    ("hosts", Leaf),
+    ("load", Leaf),
+    ("queries_per_s", Leaf),
+    ("query_size", Leaf),
+    ("connections", Leaf),
+    ("start", Leaf),
+    ("stop", Leaf),
+    ("tcp", Node::Table(FLOW)),
+];
+
 /// table or array of tables written with the wrong shape.
 pub(crate) fn check_keys(
     table: &Table,
@@ -306,9 +318,10 @@ mod tests {
 
     #[test]
     fn schema_keys_are_unique_per_table() {
-        for fields in
-            [ROOT, TOPOLOGY, QUEUE, FLOW, BURST, INCAST, TELEMETRY, PORT, LINK, HOST, NODE]
-        {
+        for fields in [
+            ROOT, TOPOLOGY, QUEUE, FLOW, BURST, INCAST, WEBSEARCH, TELEMETRY, PORT, LINK, HOST,
+            NODE,
+        ] {
             let mut names: Vec<_> = fields.iter().map(|(k, _)| *k).collect();
             names.sort_unstable();
             let n = names.len();
