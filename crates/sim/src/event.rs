@@ -58,10 +58,10 @@ pub enum Event {
     IncastWrite { app: u32 },
     /// One sender of an incast writes its response (one `serve_time` after the previous one).
     IncastServe { app: u32, sender: u32 },
-}
-
     /// A web-search workload's next arrival or planned write is due.
     WebSearchWake { app: u32 },
+}
+
 /// A time that differs from `last` first in digit `l` (bits `l * DIGIT_BITS` up) sits in bucket
 /// `l * RADIX + d`, `d` being its digit there. Wider digits mean fewer moves per entry (one per
 /// level at most) but more buckets in the cache: on the leaf-spine benchmark 6 and 8 bits ran

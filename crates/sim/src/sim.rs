@@ -123,8 +123,6 @@ impl<'s> World<'s> {
             };
             incasts.push(IncastApp::new(inc, first..specs.len(), scn.seed, k, rtt));
         }
-        let (hosts, host_of, flows) = open_sockets(&net, &specs, scn.topology.mtu(), scn.seed);
-        let bursts: Vec<BurstSource> = scn
         let mut websearches = Vec::new();
         for (k, ws) in scn.websearches.iter().enumerate() {
             let (first, app) = (specs.len(), Some(incasts.len() + k));
@@ -136,6 +134,8 @@ impl<'s> World<'s> {
                 WebSearchApp::new(ws, first..specs.len(), scn.seed, k, rtt.unwrap_or_default());
             websearches.push(app.expect("the scenario checked the workload"));
         }
+        let (hosts, host_of, flows) = open_sockets(&net, &specs, scn.topology.mtu(), scn.seed);
+        let bursts: Vec<BurstSource> = scn
             .bursts
             .iter()
             .flat_map(|b| (0..b.sources).map(move |_| b))
@@ -169,9 +169,9 @@ impl<'s> World<'s> {
             hosts,
             host_of,
             incasts,
+            websearches,
             flows,
             bursts,
-            websearches,
             intervals: Intervals::new(RowCap::new(caps.intervals)),
             iv_observed: 0,
             queries: Queries::default(),
@@ -186,15 +186,15 @@ impl<'s> World<'s> {
         for (k, app) in w.incasts.iter().enumerate() {
             w.events.push(app.first_request(), Event::IncastRequest { app: k as u32 });
         }
-        for (i, b) in w.bursts.iter().enumerate() {
-            if let Some(t) = b.next_departure() {
-                w.events.push(t, Event::BurstEmit { source: i as u32 });
         for (k, app) in w.websearches.iter().enumerate() {
             match app.first_wake() {
                 Some(t) => w.events.push(t, Event::WebSearchWake { app: k as u32 }),
                 None => w.active -= 1,
             }
         }
+        for (i, b) in w.bursts.iter().enumerate() {
+            if let Some(t) = b.next_departure() {
+                w.events.push(t, Event::BurstEmit { source: i as u32 });
             } else {
                 w.active -= 1;
             }
@@ -231,11 +231,11 @@ impl<'s> World<'s> {
                 Event::IncastServe { app, sender } => {
                     self.with_incast(app, |a, w| a.on_serve(sender, w))
                 }
+                Event::WebSearchWake { app } => self.websearch(app as usize, None),
             }
             until_observed -= 1;
             if until_observed == 0 {
                 until_observed = OBSERVE_EVERY;
-                Event::WebSearchWake { app } => self.websearch(app as usize, None),
                 self.observe_intervals(obs);
                 obs.poll(self.now)?;
             }
@@ -264,20 +264,16 @@ impl<'s> World<'s> {
     /// A receiver of incast app `k` got data: count the response if it is now complete.
     #[inline(never)]
     fn incast_progress(&mut self, fi: usize, k: usize) {
+        if k >= self.incasts.len() {
+            return self.websearch(k - self.incasts.len(), Some(fi));
+        }
         let Some(q) = self.with_incast(k as u32, |a, w| a.on_delivered(fi, w)) else { return };
         self.queries.push(k, &q, self.now);
         if q.next_after.is_none() {
             self.active -= 1;
-        if k >= self.incasts.len() {
-            return self.websearch(k - self.incasts.len(), Some(fi));
-        }
         }
     }
 
-    /// Every packet ever allocated is delivered, dropped, or still in a queue or on a wire.
-    #[inline(never)]
-    fn check_conservation(&self) {
-        let in_net: usize = (self.net.ports.iter())
     /// Hand web-search workload `k` its wake-up, or connection `fi`'s delivery; record the
     /// requests that completes.
     #[inline(never)]
@@ -299,6 +295,10 @@ impl<'s> World<'s> {
         }
     }
 
+    /// Every packet ever allocated is delivered, dropped, or still in a queue or on a wire.
+    #[inline(never)]
+    fn check_conservation(&self) {
+        let in_net: usize = (self.net.ports.iter())
             .map(|p| {
                 p.queues.packets()
                     + p.fq.as_ref().map_or(0, |f| f.packets())

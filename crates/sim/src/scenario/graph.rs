@@ -442,12 +442,6 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
             });
         }
     }
-    let mut udp = Vec::new();
-    for (i, (b, spec)) in root.tables("burst").iter().zip(&scn.bursts).enumerate() {
-        let sources = b.required("src", names(b, "src")?, "a host name, or one per source")?;
-        b.ensure("src", sources.len() == spec.sources as usize, || {
-            format!("{} host names, one per source (burst.sources)", spec.sources)
-        })?;
     for (k, (q, ws)) in root.tables("websearch").iter().zip(scn.websearches.iter_mut()).enumerate()
     {
         let field = format!("scenario.websearch[{k}]");
@@ -467,6 +461,12 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
             tcp.push(Attach { field: field.clone(), src, dst, path: None });
         }
     }
+    let mut udp = Vec::new();
+    for (i, (b, spec)) in root.tables("burst").iter().zip(&scn.bursts).enumerate() {
+        let sources = b.required("src", names(b, "src")?, "a host name, or one per source")?;
+        b.ensure("src", sources.len() == spec.sources as usize, || {
+            format!("{} host names, one per source (burst.sources)", spec.sources)
+        })?;
         let dst = one(b, "dst")?;
         for s in sources {
             udp.push(Attach {
@@ -510,12 +510,6 @@ fn nic_rates(root: &Fields, graph: &Graph) -> Result<Vec<(String, Rate)>> {
     Ok(rates)
 }
 
-/// The rate of the first link at host `src` of burst `b` (graph topologies), for the burst's
-/// rate and timing checks.
-pub(crate) fn burst_link_rate(b: &Fields, topology: &Topology) -> Result<Rate> {
-    let Some(gt) = &topology.graph else { return Ok(topology.dumbbell.burst_link_rate) };
-    let sources = b.required("src", names(b, "src")?, "a host name, or one per source")?;
-    let mut rate: Option<Rate> = None;
 /// The slowest of the links at `hosts` (`f.key`'s names).
 fn host_link_rate(f: &Fields, key: &str, hosts: &[&str], graph: &Graph) -> Result<Rate> {
     let mut rate: Option<Rate> = None;
@@ -529,6 +523,12 @@ fn host_link_rate(f: &Fields, key: &str, hosts: &[&str], graph: &Graph) -> Resul
     Ok(rate.expect("at least one host"))
 }
 
+/// The rate of the first link at host `src` of burst `b` (graph topologies), for the burst's
+/// rate and timing checks.
+pub(crate) fn burst_link_rate(b: &Fields, topology: &Topology) -> Result<Rate> {
+    let Some(gt) = &topology.graph else { return Ok(topology.dumbbell.burst_link_rate) };
+    let sources = b.required("src", names(b, "src")?, "a host name, or one per source")?;
+    let mut rate: Option<Rate> = None;
     for s in &sources {
         let r = gt.graph.links.iter().find(|l| &l.a == s || &l.b == s).map(|l| l.rate);
         let Some(r) = r else {

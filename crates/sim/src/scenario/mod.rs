@@ -18,8 +18,8 @@ mod schema;
 mod telemetry;
 mod traffic;
 pub mod units;
-
 mod websearch;
+
 pub use error::ScenarioError;
 pub use model::*;
 

@@ -161,8 +161,8 @@ pub(crate) const ROOT: &[(&str, Node)] = &[
     ("topology", Node::Table(TOPOLOGY)),
     ("flow", Node::Tables(FLOW)),
     ("incast", Node::Tables(INCAST)),
-    ("burst", Node::Tables(BURST)),
     ("websearch", Node::Tables(WEBSEARCH)),
+    ("burst", Node::Tables(BURST)),
     ("telemetry", Node::Table(TELEMETRY)),
     ("node", Node::Tables(NODE)),
     ("link", Node::Tables(LINK)),
@@ -185,7 +185,6 @@ pub(crate) const INCAST: &[(&str, Node)] = &[
     ("tcp", Node::Table(FLOW)),
 ];
 
-/// Rejects the first key (in key order, depth first) that `fields` does not list, and any
 pub(crate) const WEBSEARCH: &[(&str, Node)] = &[
     ("hosts", Leaf),
     ("load", Leaf),
@@ -197,6 +196,7 @@ pub(crate) const WEBSEARCH: &[(&str, Node)] = &[
     ("tcp", Node::Table(FLOW)),
 ];
 
+/// Rejects the first key (in key order, depth first) that `fields` does not list, and any
 /// table or array of tables written with the wrong shape.
 pub(crate) fn check_keys(
     table: &Table,
