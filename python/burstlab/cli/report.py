@@ -57,7 +57,11 @@ def _report(sweep_dir: Path, out: Path | None, fmt: Format, err: Console) -> int
     writes_page = fmt is Format.html or out is not None
     page = out if out is not None else sweep_dir / "report.html"
     with status.guarded("report", err, interrupted=f"{page} not written" if writes_page else "nothing written"):
-        from burstlab.report import build, dumps, stop, to_markdown, write
+        from burstlab.report import build, dc, dumps, stop, to_markdown, write
+
+        if dc.is_study(sweep_dir):  # the data-centre study's directory (python -m burstlab.report.dc DIR)
+            sys.stdout.write(dc.report(sweep_dir, out, fmt.value))
+            return status.SUCCESS
 
         with stop.catching():
             report = build(sweep_dir)

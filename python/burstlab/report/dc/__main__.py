@@ -1,0 +1,31 @@
+"""Run the data-centre study into a directory: ``python -m burstlab.report.dc DIR [PART ...]
+[--websearch-seconds S]``; then ``burstlab report DIR`` prints its findings. Parts: law1, law2,
+law3, secn_peaks, goodput, incast, websearch (all by default)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from burstlab.report.dc.study import PARTS, run_study
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m burstlab.report.dc", description=__doc__)
+    p.add_argument("dir")
+    p.add_argument("parts", nargs="*", choices=[[], *PARTS, "websearch"], metavar="PART")
+    p.add_argument("--websearch-seconds", type=float, default=300.0,
+                   help="simulated seconds of each web-search run (the paper's: 300)")
+    a = p.parse_args(argv)
+    try:
+        path = run_study(a.dir, websearch_seconds=a.websearch_seconds, parts=a.parts or None,
+                         progress=lambda s: print(s, file=sys.stderr))
+    except KeyboardInterrupt:
+        print("interrupted: the parts finished before are kept", file=sys.stderr)
+        return 130
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,215 @@
+"""The data-centre study's runs (scenarios/dc/, seeds/004) and what each measures: run them
+with :func:`run_study`, which writes ``dc-study.json`` into a directory; the findings are
+computed from that file (:mod:`burstlab.report.dc.findings`).
+
+Every run is a shipped scenario file with overrides or, where the paper's hosts each emulate
+several senders, with its sender list written out. Repetitions: the paper repeats each
+microbenchmark 100 times; ours repeat a query within one run (each after the RTO-long idle that
+restarts the senders' windows), and the deterministic threshold-marking runs need no seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from burstlab.report.dc import measure
+
+__all__ = ["SCENARIO_DIR", "STUDY_FILE", "PORT", "run_study", "load_study"]
+
+#: Where the study's scenario files are.
+SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "dc"
+#: The file a study directory holds.
+STUDY_FILE = "dc-study.json"
+#: The port the paper measures: the root switch's towards Host 10's rack.
+PORT = ("agg", "agg->tor3")
+#: The port rate, bit/s (every link of the testbed).
+RATE_BPS = 1e9
+#: The hosts that answer (Hosts 1-9); the paper's hosts each emulate several senders.
+SERVERS = [f"h{i}" for i in range(9)]
+#: The loads of the web-search benchmark (seeds/004 Fig. 18-19).
+LOADS = (0.2, 0.3, 0.4, 0.5, 0.6)
+#: Incast sizes: around the paper's 19-32 (Fig. 17).
+INCAST_SENDERS = (9, 16, 19, 24, 28, 32, 40)
+MARKING = {"dctcp": [], "s-ecn": ["topology.ecn_mode=s-ecn"]}
+
+
+def _text(name: str) -> str:
+    return (SCENARIO_DIR / name).read_text(encoding="utf-8")
+
+
+def _senders(text: str, hosts: Sequence[str]) -> str:
+    """``text`` with its incast answered by ``hosts`` (a host may repeat)."""
+    src = ", ".join(f'"{h}"' for h in hosts)
+    text = re.sub(r"(?m)^senders = \d+$", f"senders = {len(hosts)}", text, count=1)
+    return re.sub(r"(?m)^src = \[.*\]$", f"src = [{src}]", text, count=1)
+
+
+def _run(text: str, sets: Sequence[str]) -> Any:
+    import burstlab
+
+    return burstlab.run(text, set=list(sets))
+
+
+def _port(summary: dict[str, Any]) -> dict[str, Any]:
+    node, port = PORT
+    return next(p for p in summary["ports"] if p["node"] == node and p["port"] == port)
+
+
+def _queue(result: Any) -> tuple[list[float], list[float]]:
+    q = result.table("queue").to_pandas()
+    p = q[(q.node == PORT[0]) & (q.port == PORT[1])]
+    return p.t_s.tolist(), p.occupancy_bytes.astype(float).tolist()
+
+
+def _queries(result: Any, kind: str = "incast") -> Any:
+    q = result.table("queries").to_pandas()
+    return q[q.kind == kind]
+
+
+def _phase2(result: Any, first_round_bytes: float) -> dict[str, Any]:
+    """Per query: the slope of phase 1 (until the queue holds the first round) and of phase 2
+    (from there to 90 % of the query's peak), least squares, bit/s."""
+    t, occ = _queue(result)
+    p1, p2 = [], []
+    for _, row in _queries(result).iterrows():
+        s = measure.phase_fit(t, occ, row.request_s, row.done_s, first_round_bytes)
+        if s is not None:
+            p1.append(s[0])
+            p2.append(s[1])
+    return {"phase1_bps": p1, "phase2_bps": p2}
+
+
+def law1() -> dict[str, Any]:
+    # 9 senders × the initial window of 3: the first round is 27 packets.
+    return _phase2(_run(_text("law1-fan-in.toml"), []), 27 * 1500)
+
+
+def _background(text: str, per_host: int, hosts: Sequence[str], dsts: Sequence[str]) -> str:
+    """``text`` with ``per_host`` long flows from each of ``hosts`` instead of one."""
+    head, _, tail = text.partition("[[flow]]")
+    rest = tail[tail.index("[[incast]]"):]
+    flows = []
+    for k in range(per_host):
+        for i, h in enumerate(hosts):
+            flows.append(f'[[flow]]\nsrc = "{h}"\ndst = "{dsts[(i + k) % len(dsts)]}"\nsize = "1GB"\n')
+    return head + "\n".join(flows) + "\n" + rest
+
+
+def law2() -> dict[str, Any]:
+    out = {}
+    for n in (3, 6, 9):
+        text = _background(_text("law2-same-hop.toml"), n // 3, ["h0", "h3", "h6"], ["h10", "h11"])
+        out[str(n)] = _phase2(_run(text, []), 18 * 1500)
+    return out
+
+
+def law3() -> dict[str, Any]:
+    out = {}
+    for kb in (128, 256, 512):
+        out[str(kb)] = _phase2(_run(_text("law3-hidden-buffer.toml"), [f"link[2].ab.buffer={kb}KB"]), 18 * 1500)
+    return out
+
+
+def secn_peaks() -> dict[str, Any]:
+    text = _text("secn-fan-in.toml")
+    sets = {"dctcp": [], "s-ecn": ["topology.ecn_mode=s-ecn"], "dctcp-k2": ["topology.ecn_threshold=2KB"],
+            "dequeue": ["topology.ecn_mode=dequeue"]}
+    out: dict[str, Any] = {}
+    for key, s in sets.items():
+        out[key] = _peaks(_run(text, s))
+    for key in ("dctcp", "s-ecn"):
+        out[f"{key}-36"] = _peaks(_run(_senders(text, SERVERS * 4), MARKING[key]))
+    return out
+
+
+def _peaks(result: Any) -> list[float]:
+    """The queue's peak at the port in each query, bytes."""
+    t, occ = _queue(result)
+    peaks = []
+    for _, row in _queries(result).iterrows():
+        during = [o for ti, o in zip(t, occ, strict=True) if row.request_s <= ti <= row.done_s]
+        if during:
+            peaks.append(max(during))
+    return peaks
+
+
+def goodput() -> dict[str, float]:
+    out = {}
+    for key, s in MARKING.items():
+        iv = _run(_text("goodput.toml"), s).table("intervals").to_pandas()
+        iv = iv[iv.t_start_s >= 0.5]
+        out[key] = float(iv.bytes.sum() * 8 / (iv.t_end_s.max() - 0.5))
+    return out
+
+
+def incast() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    text = _text("incast.toml")
+    for n in INCAST_SENDERS:
+        hosts = [SERVERS[i % len(SERVERS)] for i in range(n)]
+        for key, s in MARKING.items():
+            q = _queries(_run(_senders(text, hosts), s))
+            out[f"{key}-{n}"] = q.qct_s.tolist()
+    return out
+
+
+def websearch(seconds: float) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for load in LOADS:
+        for key, s in MARKING.items():
+            t0 = time.perf_counter()
+            r = _run(_text("websearch.toml"), [*s, f"websearch[0].load={load}", f"stop={seconds}s"])
+            q = r.table("queries").to_pandas()
+            bg = q[q.kind == "background"]
+            out[f"{key}-{load}"] = {
+                "qct_s": q[q.kind == "query"].qct_s.tolist(),
+                "fct_s": {c: bg[bg.size_class == c].qct_s.tolist() for c in ("small", "medium", "large")},
+                "wall_s": time.perf_counter() - t0,
+            }
+    return out
+
+
+PARTS: dict[str, Callable[..., Any]] = {
+    "law1": law1, "law2": law2, "law3": law3, "secn_peaks": secn_peaks, "goodput": goodput, "incast": incast,
+}
+
+
+def run_study(out_dir: str | os.PathLike[str], *, websearch_seconds: float = 300.0,
+              parts: Sequence[str] | None = None, progress: Callable[[str], object] = print) -> Path:
+    """Run the study's parts (all by default; ``"websearch"`` included) and write
+    ``out_dir/dc-study.json`` (parts already in it are kept unless run again)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / STUDY_FILE
+    data = load_study(out) if path.exists() else {}
+    chosen = list(parts) if parts else [*PARTS, "websearch"]
+    for name in chosen:
+        t0 = time.perf_counter()
+        if name == "websearch":
+            data[name] = websearch(websearch_seconds)
+            data["websearch_seconds"] = websearch_seconds
+        else:
+            data[name] = PARTS[name]()
+        progress(f"{name}: {time.perf_counter() - t0:.1f} s")
+        tmp = path.with_suffix(".partial")
+        tmp.write_text(json.dumps(data, allow_nan=True), encoding="utf-8")
+        os.replace(tmp, path)
+    return path
+
+
+def load_study(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    return json.loads((Path(out_dir) / STUDY_FILE).read_text(encoding="utf-8"))
+
+
+def cv(values: Sequence[float]) -> float:
+    """Coefficient of variation (population standard deviation over mean)."""
+    m = statistics.fmean(values) if values else math.nan
+    return statistics.pstdev(values) / m if values and m else math.nan

@@ -1,0 +1,106 @@
+"""The data-centre study's measurements and findings (burstlab.report.dc): the phase slopes
+on series whose slopes are known, the slope laws on a small simulated fan-in, and the findings'
+pass/fail/not-run logic."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from burstlab.report import dc
+from burstlab.report.dc import measure, study
+from burstlab.report.dc.findings import FAIL, NOT_RUN, PASS, check_all
+
+R = 1e9  # bit/s
+
+
+def _fluid(first_round: float, a: float, rounds: float, t0: float = 0.0, dt: float = 12e-6):
+    """A queue fed at ``a`` until it holds ``first_round`` bytes, then at 2R (one ACK at R
+    releases two packets, drained at R: slope R) to ``rounds`` bytes; sampled every ``dt``."""
+    t, q, x = [], [], 0.0
+    s = t0
+    while x < rounds:
+        t.append(s)
+        q.append(x)
+        rate = (a - R) if x < first_round else R
+        x += rate / 8 * dt
+        s += dt
+    return t, q
+
+
+def test_phase_fit_recovers_both_slopes_of_a_fluid_fan_in():
+    t, q = _fluid(40_500, 3e9, 400_000)
+    p1, p2 = measure.phase_fit(t, q, 0.0, t[-1], 40_500)
+    assert p1 == pytest.approx(2e9, rel=0.02)
+    assert p2 == pytest.approx(R, rel=0.02)
+
+
+def test_phase_fit_counts_the_rounds_above_a_standing_queue():
+    t, q = _fluid(27_000, 3e9, 300_000)
+    q = [x + 200_000 for x in q]  # background flows held 200 KB before the query
+    p1, p2 = measure.phase_fit(t, q, 0.0, t[-1], 27_000)
+    assert p2 == pytest.approx(R, rel=0.02)
+    assert measure.phase_fit(t, q, 0.0, t[-1], 500_000) is None, "the first round never queued"
+
+
+def test_rising_legs_split_at_a_fall_of_more_than_three_packets():
+    t = [i * 1e-5 for i in range(9)]
+    q = [0, 3000, 6000, 9000, 3000, 3000, 9000, 12000, 10500]
+    legs = measure.rising_legs(t, q)
+    assert [(leg.q0, leg.q1) for leg in legs] == [(0, 9000), (3000, 12000)]
+    assert legs[0].slope_bps == pytest.approx(9000 * 8 / 3e-5)
+
+
+def test_the_hidden_buffer_bound_is_below_twice_the_port():
+    assert measure.hidden_buffer_bound(R, R) == pytest.approx(R)
+    assert measure.hidden_buffer_bound(3 * R, R) == pytest.approx(1.5 * R)
+    assert measure.hidden_buffer_bound(1e15, R) < 2 * R
+
+
+def test_percentile_and_reduction():
+    assert measure.percentile([1, 2, 3, 4, 5], 50) == 3
+    assert measure.percentile(list(range(101)), 99) == pytest.approx(99)
+    assert measure.reduction(100, 80) == pytest.approx(20)
+    assert measure.reduction(100, 120) == pytest.approx(-20)
+
+
+def test_law1_phase_two_rises_at_the_port_speed_in_a_small_fan_in():
+    # Law 1 on the study's own scenario, three queries: slow start without delayed ACK sends two
+    # packets per ACK clocked at R, so the queue gains R.
+    r = study._run(study._text("law1-fan-in.toml"), ["incast[0].queries=3"])
+    t, q = study._queue(r)
+    fits = [measure.phase_fit(t, q, row.request_s, row.done_s, 27 * 1500)
+            for _, row in study._queries(r).iterrows()]
+    p2 = [f[1] for f in fits if f is not None]
+    assert len(p2) == 3
+    assert measure.mean(p2) == pytest.approx(R, rel=0.35)
+    # Phase 1 is the first round from three racks' uplinks: faster than the port.
+    assert all(f[0] > 1.5 * R for f in fits if f is not None)
+
+
+def test_findings_pass_fail_and_not_run(tmp_path):
+    d = {"law1": {"phase1_bps": [2e9] * 3, "phase2_bps": [1.0e9, 1.01e9, 1.005e9]},
+         "goodput": {"dctcp": 941.48e6, "s-ecn": 900e6}}
+    by = {f.key: f for f in check_all(d)}
+    assert by["law1"].status == PASS and by["law1"].ours.startswith("1.005 Gbit/s")
+    assert by["goodput-dctcp"].status == PASS
+    assert by["goodput-s-ecn"].status == FAIL
+    assert by["law2-3"].status == NOT_RUN and by["ws-qct-mean"].status == NOT_RUN
+    (tmp_path / study.STUDY_FILE).write_text(json.dumps(d))
+    assert dc.is_study(tmp_path)
+    md = dc.to_markdown(tmp_path)
+    assert "| 3 long flows' goodput (DCTCP+S-ECN) | 941.5 Mbit/s | 900.0 Mbit/s | -4.41 % | fail |" in md
+    assert json.loads(dc.to_json(tmp_path))["findings"][0]["key"] == "law1"
+
+
+def test_websearch_findings_read_reductions_per_load():
+    run = lambda qct, small: {"qct_s": qct, "fct_s": {"small": small, "medium": [1.0], "large": [2.0]}}
+    d = {"websearch": {f"{k}-{load}": run([1.0] * 99 + [10.0], [0.1]) if k == "dctcp"
+                       else run([0.8] * 99 + [8.0], [0.09]) for k in ("dctcp", "s-ecn") for load in study.LOADS}}
+    by = {f.key: f for f in check_all(d)}
+    assert by["ws-qct-mean"].status == PASS, by["ws-qct-mean"]
+    assert "0.2: -20.0 %" in by["ws-qct-mean"].ours
+    assert by["ws-small-mean"].status == PASS
+    assert not math.isnan(measure.mean([1.0]))
