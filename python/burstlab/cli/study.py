@@ -57,8 +57,9 @@ def _list(as_json: bool, err: Console) -> int:
         sys.stdout.write(json.dumps([e.__dict__ for e in entries]) + "\n")
         return status.SUCCESS
     rows = [("study", "seed", "runs", "CPU time", "command")]
-    rows += [(e.name, e.seed, str(e.runs), f"{e.cpu_s:.0f} s" if e.cpu_s else "not measured", e.command)
-             for e in entries]
+    rows += [(e.name, e.seed, f"{e.runs}" + (f" (+{e.skipped_runs} need a key this burstlab lacks)" if e.skipped_runs
+                                              else ""),
+              f"{e.cpu_s:.0f} s" if e.cpu_s else "not measured", e.command) for e in entries]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 from burstlab.errors import BurstlabError
-from burstlab.report.studies.core import Study, StudyResult, findings, run
+from burstlab.report.studies.core import Study, StudyResult, findings, run, unavailable
 
 __all__ = ["Entry", "catalogue", "get", "names", "run", "findings", "Study", "StudyResult"]
 
@@ -36,9 +36,10 @@ class Entry:
 
     name: str
     seed: str
-    runs: int
-    cpu_s: float  # measured CPU seconds of all its runs
+    runs: int  # the runs this burstlab can run
+    cpu_s: float  # measured CPU seconds of those runs
     command: str
+    skipped_runs: int = 0  # runs of optional parts this burstlab cannot run (a key it lacks)
 
 
 def names() -> list[str]:
@@ -67,5 +68,8 @@ def catalogue() -> list[Entry]:
                  round(runs * AMLIGHT_CPU_S_PER_RUN), "burstlab demo")]
     for name in MODULES:
         s = get(name)
-        out.append(Entry(s.name, s.seed, s.runs, s.cpu_s, f"burstlab study {s.name}"))
+        optional = [(p, not unavailable(p)) for p in s.parts if p.optional]
+        skipped = sum(p.runs for p, ok in optional if not ok)
+        cpu_s = s.cpu_s + sum(p.cpu_s for p, ok in optional if ok)
+        out.append(Entry(s.name, s.seed, s.runs - skipped, cpu_s, f"burstlab study {s.name}", skipped))
     return out

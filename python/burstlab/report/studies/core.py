@@ -20,7 +20,7 @@ from typing import Any
 from burstlab.report.data import RunData, SweepData
 
 __all__ = ["Part", "Study", "Finding", "StudyResult", "run", "findings", "compare", "within",
-           "relation", "not_run", "rate_bps", "interval_sums", "PASS", "FAIL", "NOT_RUN"]
+           "relation", "not_run", "rate_bps", "interval_sums", "swing", "PASS", "FAIL", "NOT_RUN"]
 
 PASS, FAIL, NOT_RUN = "pass", "fail", "not run"
 
@@ -36,6 +36,8 @@ class Part:
     #: Run only where this burstlab accepts ``set`` (a key another part of burstlab adds, such as
     #: the host CPU model's ``cpu``); otherwise skipped, its findings "not run" with the reason.
     optional: bool = False
+    #: An optional part's measured CPU seconds (a study's own ``cpu_s`` counts the others).
+    cpu_s: float = 0.0
 
     @property
     def runs(self) -> int:
@@ -182,6 +184,12 @@ def interval_sums(data: SweepData, run: RunData) -> list[tuple[float, float]]:
         return []
     return [(t0, b * 8 / (t1 - t0)) for t0, t1, b in zip(rows["t_start_s"], rows["t_end_s"], rows["bytes"],
                                                          strict=True) if t1 > t0]
+
+
+def swing(data: SweepData | None, run: RunData | None, after_s: float = 5.0) -> str:
+    """The run's lowest and highest per-second [SUM] from ``after_s`` on (past its ramp)."""
+    sums = [b for t, b in interval_sums(data, run) if t >= after_s] if data and run else []
+    return f"{min(sums) / 1e9:.2f}–{max(sums) / 1e9:.2f} Gbit/s per second" if sums else "no intervals"
 
 
 # --- findings -----------------------------------------------------------------------------
