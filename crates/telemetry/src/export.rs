@@ -243,6 +243,35 @@ fn udp_frame(switch_id: u32, dport: u16, payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(payload);
 }
 
+/// The synthetic report the collector's and the pipeline's tests replay: report `k`, 1 µs after
+/// the one before, from `switch_id`, about a flow from 10.0.0.`src_host`, on a queue that ramps
+/// to 1.6 MB and back every 4,000 reports.
+#[cfg(test)]
+pub(crate) fn ramp_row(k: u32, switch_id: u32, src_host: u8) -> IntRow {
+    use std::net::{IpAddr, Ipv4Addr};
+    let phase = u64::from(k % 4_000);
+    let occupancy = if phase < 2_000 { phase * 800 } else { (4_000 - phase) * 800 };
+    IntRow {
+        t_ns: 1_000_000 + u64::from(k) * 1_000,
+        switch_id,
+        ingress_port: 3,
+        egress_port: 7,
+        queue_id: 0,
+        occupancy_bytes: occupancy,
+        hop_latency_ns: occupancy * 8 / 100,
+        flow: FlowKey {
+            src: IpAddr::V4(Ipv4Addr::new(10, 0, 0, src_host)),
+            dst: IpAddr::V4(Ipv4Addr::new(10, 1, 0, 1)),
+            sport: 10_000,
+            dport: 5201,
+            proto: 6,
+        },
+        packet_bytes: 1500,
+        dropped: false,
+        seq: k,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -606,36 +606,14 @@ pub fn detect_capture_pair<R1: Read, R2: Read>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::{ExportFormat, IntRow, write_int_pcap};
+    use crate::export::{ExportFormat, IntRow, ramp_row, write_int_pcap};
     use crate::profile::DEFAULT_REPORT_PORTS;
     use crate::profiles::Profiles;
-    use std::net::{IpAddr, Ipv4Addr};
 
-    /// Reports 1 µs apart whose queue ramps to 1.6 MB and back every 4,000 reports.
+    /// Reports 1 µs apart whose queue ramps to 1.6 MB and back every 4,000 reports, about
+    /// four flows in turn.
     fn rows(n: u32) -> impl Iterator<Item = IntRow> {
-        (0..n).map(|k| {
-            let phase = u64::from(k % 4_000);
-            let occupancy = if phase < 2_000 { phase * 800 } else { (4_000 - phase) * 800 };
-            IntRow {
-                t_ns: 1_000_000 + u64::from(k) * 1_000,
-                switch_id: 1,
-                ingress_port: 3,
-                egress_port: 7,
-                queue_id: 0,
-                occupancy_bytes: occupancy,
-                hop_latency_ns: occupancy * 8 / 100,
-                flow: FlowKey {
-                    src: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1 + (k % 4) as u8)),
-                    dst: IpAddr::V4(Ipv4Addr::new(10, 1, 0, 1)),
-                    sport: 10_000,
-                    dport: 5201,
-                    proto: 6,
-                },
-                packet_bytes: 1500,
-                dropped: false,
-                seq: k,
-            }
-        })
+        (0..n).map(|k| ramp_row(k, 1, 1 + (k % 4) as u8))
     }
 
     /// A capture of `n` NoviFlow TR v1.0 reports and the file offset of its last record.

@@ -8,7 +8,7 @@
 //! uses for VXLAN-GPE (0x82) and Geneve (0x0103, "tentatively assigned").
 
 use super::bytes::{take, u8_at, u16_at};
-use super::inner::{Headers, PROTO_GRE, PROTO_UDP};
+use super::inner::{ETHERTYPE_IPV4, ETHERTYPE_IPV6, Headers, PROTO_GRE, PROTO_UDP};
 use crate::error::DecodeError;
 use crate::model::InnerKind;
 
@@ -31,10 +31,8 @@ const TYPE_MX: u8 = 3;
 const GRE_C: u16 = 0x8000;
 const GRE_K: u16 = 0x2000;
 const GRE_S: u16 = 0x1000;
-/// EtherTypes a GRE or Geneve payload may start with: IPv4, IPv6, transparent Ethernet
-/// bridging (RFC 1701).
-const ETHERTYPE_IPV4: u16 = 0x0800;
-const ETHERTYPE_IPV6: u16 = 0x86DD;
+/// The EtherType of a GRE or Geneve payload that is an Ethernet frame: transparent Ethernet
+/// bridging (RFC 1701); IPv4 and IPv6 as in [`super::inner`].
 const ETHERTYPE_TEB: u16 = 0x6558;
 
 /// Where a tunnel puts its INT header and what follows it.
