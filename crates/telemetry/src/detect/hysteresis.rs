@@ -235,6 +235,43 @@ impl QueueState {
     }
 }
 
+impl QueueState {
+    /// Samples held back waiting for the thresholds.
+    fn held(&self) -> usize {
+        match &self.mode {
+            Mode::Streaming(..) => 0,
+            Mode::Deferred(d) => {
+                d.held.iter().chain(&d.current).map(|h| h.samples.len()).sum::<usize>()
+            }
+        }
+    }
+
+    /// Fix the thresholds at those of the deepest occupancy so far: the ended runs held are
+    /// replayed at them and closed (as at [`QueueState::finish`]), the current one replayed and
+    /// left open, and later samples go through the machine as they come. Returns whether the
+    /// queue was waiting.
+    fn settle(&mut self, p: &HysteresisParams) -> bool {
+        if matches!(self.mode, Mode::Streaming(..)) {
+            return false;
+        }
+        let th = p.thresholds(self.deepest);
+        let Mode::Deferred(d) =
+            std::mem::replace(&mut self.mode, Mode::Streaming(Machine::default(), th))
+        else {
+            unreachable!("checked above")
+        };
+        let Mode::Streaming(machine, _) = &mut self.mode else { unreachable!("set above") };
+        for h in d.held.iter().filter(|h| !h.samples.is_empty()) {
+            h.samples.iter().for_each(|o| machine.push(o, p, th, &mut self.outside));
+            machine.close(p, h.samples.back().map_or(0, |o| o.t_ns));
+        }
+        for o in d.current.iter().flat_map(|h| &h.samples) {
+            machine.push(o, p, th, &mut self.outside);
+        }
+        true
+    }
+}
+
 /// The hysteresis detector over every queue it is shown.
 #[derive(Debug)]
 pub struct Detector {
@@ -383,6 +420,21 @@ impl Detector {
         }
         bursts.sort_by_key(|b| (b.start_ns, b.queue));
         bursts
+    }
+
+    /// Samples held back by queues whose rise waits for their deepest occupancy.
+    pub fn held_samples(&self) -> usize {
+        self.queues.iter().map(QueueState::held).sum()
+    }
+
+    /// Fix the thresholds of every queue whose rise waits for its deepest occupancy at those
+    /// of its deepest occupancy so far, so its bursts come out of [`Detector::take_closed`] as
+    /// they end and nothing more is held for it. What was held is judged as `finish` would
+    /// judge it had the capture ended here; later samples are judged at these thresholds even
+    /// if the queue goes deeper. Returns how many queues were settled.
+    pub fn settle(&mut self) -> usize {
+        let p = self.params;
+        self.queues.iter_mut().map(|q| q.settle(&p)).filter(|&settled| settled).count()
     }
 
     /// Queues seen so far.
@@ -722,20 +774,25 @@ mod tests {
 
     /// A 10 Gbit/s port's routine: every 500 µs a 60 µs train of two flows' TSO bursts reaching
     /// 90 kB; at 5 ms and 20 ms a burst filling 2 MB over 4 ms and draining over 2 ms.
+    fn routine_and_two_bursts_samples() -> Vec<Observation> {
+        (0..30_000 * US)
+            .step_by(US as usize)
+            .map(|t| {
+                let ms = t / 1_000_000;
+                let occ = if (5..11).contains(&ms) || (20..26).contains(&ms) {
+                    let into = t % 15_000_000 - 5_000_000;
+                    if into < 4_000_000 { into / 2 } else { 2_000_000 - (into - 4_000_000) }
+                } else {
+                    let phase = t % (500 * US);
+                    if phase < 60 * US { 1_500 * (phase / US) } else { 0 }
+                };
+                depth(Q, t, occ)
+            })
+            .collect()
+    }
+
     fn routine_and_two_bursts(d: &mut Detector) {
-        let mut t = 0;
-        while t < 30_000 * US {
-            let ms = t / 1_000_000;
-            let occ = if (5..11).contains(&ms) || (20..26).contains(&ms) {
-                let into = t % 15_000_000 - 5_000_000;
-                if into < 4_000_000 { into / 2 } else { 2_000_000 - (into - 4_000_000) }
-            } else {
-                let phase = t % (500 * US);
-                if phase < 60 * US { 1_500 * (phase / US) } else { 0 }
-            };
-            d.push(&depth(Q, t, occ));
-            t += US;
-        }
+        routine_and_two_bursts_samples().iter().for_each(|o| d.push(o));
     }
 
     #[test]
@@ -761,17 +818,31 @@ mod tests {
         assert!(d.finish().len() > 30);
     }
 
-    /// Samples a detector holds back, over its queues.
-    fn held_samples(d: &Detector) -> usize {
-        d.queues
-            .iter()
-            .map(|q| match &q.mode {
-                Mode::Deferred(def) => {
-                    def.held.iter().chain(&def.current).map(|h| h.samples.len()).sum()
-                }
-                Mode::Streaming(..) => 0,
-            })
-            .sum()
+    #[test]
+    fn a_settled_queue_gives_finishs_bursts_as_they_end() {
+        let p = HysteresisParams::from_options(None, None, None, None, None);
+        let samples = routine_and_two_bursts_samples();
+        let mut whole = Detector::new(p);
+        samples.iter().for_each(|o| whole.push(o));
+        let want: Vec<(u64, u64, u64)> =
+            whole.finish().iter().map(|b| (b.start_ns, b.end_ns, b.peak_bytes)).collect();
+        // Settled at 12 ms: the first burst has filled the queue to its deepest and ended.
+        let mut d = Detector::new(p);
+        let (before, after) = samples.split_at(12_000);
+        before.iter().for_each(|o| d.push(o));
+        assert!(d.held_samples() > 0);
+        assert!(d.take_closed().is_empty(), "a waiting queue knows its bursts only at the end");
+        assert_eq!((d.settle(), d.held_samples(), d.settle()), (1, 0, 0));
+        let mut got = d.take_closed();
+        assert_eq!(got.len(), 1);
+        after.iter().for_each(|o| d.push(o));
+        got.extend(d.take_closed());
+        assert_eq!(d.held_samples(), 0);
+        got.extend(d.finish());
+        let got: Vec<(u64, u64, u64)> =
+            got.iter().map(|b| (b.start_ns, b.end_ns, b.peak_bytes)).collect();
+        assert_eq!(got, want);
+        assert_eq!(want.len(), 2);
     }
 
     #[test]
@@ -782,12 +853,12 @@ mod tests {
             let phase = i % 500;
             d.push(&depth(Q, i * US, if phase < 60 { 1_500 * phase } else { 0 }));
         }
-        assert!(held_samples(&d) > 5 * 20);
+        assert!(d.held_samples() > 5 * 20);
         // A queue of 2 MB puts the rise at 1 MB: the trains are released, only the burst is held.
         for i in 0..=100u64 {
             d.push(&depth(Q, 3_000 * US + i * US, 20_000 * i));
         }
-        assert_eq!(held_samples(&d), 51);
+        assert_eq!(d.held_samples(), 51);
         assert_eq!(d.finish().len(), 1);
     }
 
