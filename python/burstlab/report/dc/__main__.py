@@ -1,5 +1,5 @@
 """Run the data-centre study into a directory: ``python -m burstlab.report.dc DIR [PART ...]
-[--websearch-seconds S]``; then ``burstlab report DIR`` prints its findings. Parts: law1, law2,
+[--websearch-seconds S]``; then ``burstlab report DIR`` prints its findings. Parts: law1, law1_staggered, law2,
 law3, secn_peaks, goodput, incast, websearch (all by default)."""
 
 from __future__ import annotations

@@ -92,6 +92,11 @@ def law1() -> dict[str, Any]:
     return _phase2(_run(_text("law1-fan-in.toml"), []), 27 * 1500)
 
 
+def law1_staggered() -> dict[str, Any]:
+    # 18 senders, their first rounds spread over ~2 ms: phase 1 holds 18 × 3 packets.
+    return _phase2(_run(_text("fan-in-staggered.toml"), []), 54 * 1500)
+
+
 def _background(text: str, per_host: int, hosts: Sequence[str], dsts: Sequence[str]) -> str:
     """``text`` with ``per_host`` long flows from each of ``hosts`` instead of one."""
     head, _, tail = text.partition("[[flow]]")
@@ -178,7 +183,8 @@ def websearch(seconds: float) -> dict[str, Any]:
 
 
 PARTS: dict[str, Callable[..., Any]] = {
-    "law1": law1, "law2": law2, "law3": law3, "secn_peaks": secn_peaks, "goodput": goodput, "incast": incast,
+    "law1": law1, "law1_staggered": law1_staggered, "law2": law2, "law3": law3, "secn_peaks": secn_peaks,
+    "goodput": goodput, "incast": incast,
 }
 
 
