@@ -18,7 +18,6 @@ use burstlab_telemetry::collect::{
     Batch, CollectOptions, Collector, Pace, Receiver, ReplayError, Sender, VERSION_NAMES,
 };
 use burstlab_telemetry::decode::Decoder;
-use burstlab_telemetry::detect::params::{RISE_FLOOR_BYTES, Rise};
 use burstlab_telemetry::pipeline::Stoppable;
 use burstlab_telemetry::profile::DEFAULT_REPORT_PORTS;
 
@@ -48,9 +47,8 @@ pub struct PyCollector {
 #[pymethods]
 impl PyCollector {
     /// Bind every `listen` address. `options_json` are `detect`'s options (rise, fall, buffer,
-    /// min_duration, merge_gap, top, profiles_toml) plus `max_queues`, `max_flows` and `report_sample`;
-    /// without a rise or buffer the rise is the detector's floor (a live collector cannot wait
-    /// for each queue's deepest occupancy).
+    /// min_duration, merge_gap, top, profiles_toml) plus `max_queues`, `max_flows` and `report_sample`,
+    /// with `detect`'s defaults (see `burstlab_telemetry::collect::engine`).
     #[new]
     fn new(py: Python<'_>, listen: Vec<String>, options_json: &str) -> PyResult<Self> {
         let mut value: serde_json::Value = serde_json::from_str(options_json)
@@ -59,10 +57,7 @@ impl PyCollector {
         let max_queues = take(&mut value, "max_queues").and_then(|v| v.as_u64()).unwrap_or(65_536);
         let report_sample = take(&mut value, "report_sample").and_then(|v| v.as_u64()).unwrap_or(1);
         let max_flows = take(&mut value, "max_flows").and_then(|v| v.as_u64()).unwrap_or(1_000_000);
-        let (raw, mut opts) = parse_options(py, &value.to_string())?;
-        if opts.hysteresis.relative() {
-            opts.hysteresis.rise = Rise::Bytes(RISE_FLOOR_BYTES);
-        }
+        let (raw, opts) = parse_options(py, &value.to_string())?;
         let decoder = Decoder::new(profiles(py, raw.profiles_toml.as_deref())?);
         let addrs = listen.iter().map(|a| addr(py, "--listen", a)).collect::<PyResult<Vec<_>>>()?;
         let receiver = Receiver::bind(&addrs).map_err(|e| input_error(py, e.to_string()))?;
@@ -217,8 +212,10 @@ impl PyCollector {
             ("without_occupancy", n.without_occupancy),
             ("samples", n.samples),
             ("bursts", n.bursts),
+            ("settled", n.settled),
             ("reports_lost", self.collector.lost()),
             ("kernel_drops", self.receiver.kernel_drops()),
+            ("buffers", self.receiver.buffers()),
         ] {
             counters.set_item(k, v)?;
         }
@@ -237,7 +234,7 @@ impl PyCollector {
 /// "max", "capture" (the capture's spacing divided by `value`) or "rate" (`value` datagrams per
 /// second). `progress(sent)` is called every [`crate::reattach::POLL_EVERY`]; an exception it
 /// raises, or Ctrl-C, stops the replay and propagates. Returns `{"frames", "sent", "bytes",
-/// "refused", "seconds"}`.
+/// "messages", "refused", "seconds"}`.
 #[pyfunction]
 #[pyo3(signature = (path, to, pace, value, ports = None, repeat = 1, progress = None))]
 #[allow(clippy::too_many_arguments)]
@@ -293,6 +290,7 @@ pub fn replay<'py>(
     out.set_item("frames", s.frames)?;
     out.set_item("sent", s.sent)?;
     out.set_item("bytes", s.bytes)?;
+    out.set_item("messages", s.messages)?;
     out.set_item("refused", s.refused)?;
     out.set_item("seconds", start.elapsed().as_secs_f64())?;
     Ok(out)

@@ -16,7 +16,7 @@ from burstlab.cli import status
 def command(
     listen: Annotated[list[str] | None, typer.Option("--listen", metavar="ADDR:PORT", help="Where to receive reports (repeatable). Default 127.0.0.1:5900; another address only when given.")] = None,
     out: Annotated[Path | None, typer.Option("--out", metavar="DIR", help="Store reports, queue samples and bursts here as Parquet (goes on where a previous run stopped).")] = None,
-    rise: Annotated[str | None, typer.Option("--rise", metavar="SIZE|PCT", help='Burst starts when a queue reaches this: "200KB", or "50%" of --buffer. Default: 25% of --buffer; without it 30KB.')] = None,
+    rise: Annotated[str | None, typer.Option("--rise", metavar="SIZE|PCT", help='Burst starts when a queue reaches this: "200KB", or "50%" of --buffer. Default: 25% of --buffer; without it, as detect: half each queue\'s deepest occupancy, so bursts come at the end.')] = None,
     fall: Annotated[str | None, typer.Option("--fall", metavar="SIZE|PCT", help="Burst ends below this. Default: half the rise.")] = None,
     buffer: Annotated[str | None, typer.Option("--buffer", metavar="SIZE", help='Queue buffer size, e.g. "64MiB".')] = None,
     min_duration: Annotated[str | None, typer.Option("--min-duration", metavar="TIME", help='Shorter bursts are discarded. Default "0s".')] = None,
@@ -41,7 +41,11 @@ def command(
     `burstlab decode` knows) and go through the same detector, attribution and report-loss
     accounting as `burstlab detect`, per (switch, port, queue), as they come. A burst is reported
     when its queue's next sample comes a merge gap after its fall; the bursts still open when
-    the collector stops end there, as at the end of a capture.
+    the collector stops end there, as at the end of a capture. Without --rise or --buffer the
+    rise is detect's default, half each queue's deepest occupancy, which is known only at the
+    end: those bursts come when the collector stops, or, once 1,048,576 samples wait, at
+    thresholds fixed from the deepest occupancy so far (counted as `settled`). Give --buffer or
+    --rise to see bursts as they end.
 
     **Storage** (--out DIR): DIR/reports, DIR/queue and DIR/bursts hold Parquet files, each closed
     after --rotate seconds or --rotate-size and renamed into place, so DuckDB or pandas can read
@@ -110,12 +114,9 @@ def _collect(listen, out, rise, fall, buffer, min_duration, merge_gap, top, prof
         err.print(f"burstlab collect: listening on {', '.join(collection.addresses)}"
                   + (f", metrics on {metrics}" if metrics else ""), markup=False)
         if rise is None and buffer is None:
-            # detect's default rise is half each queue's deepest occupancy over the whole capture,
-            # which a collector cannot know before the end: a standing queue above the floor would
-            # read as one long burst where detect finds short ones.
-            err.print("burstlab collect: no --buffer or --rise: a burst starts at 30KB of queue, "
-                      "not at detect's half of each queue's deepest occupancy; give the queues' "
-                      "--buffer (rise 25% of it) or a --rise to see the bursts detect sees", markup=False)
+            err.print("burstlab collect: no --buffer or --rise: bursts start at half each queue's deepest "
+                      "occupancy, as in detect, which is known only at the end; give the queues' --buffer "
+                      "(rise 25% of it) or a --rise to see bursts as they end", markup=False)
 
     def on_batch(result: dict[str, Any]) -> None:
         if as_json:

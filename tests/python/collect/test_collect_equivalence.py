@@ -126,3 +126,17 @@ def test_ctrl_c_and_sigterm_close_the_files_with_everything_received(tmp_path: P
 
     assert pq.read_table(out / "reports").num_rows == 5_000
     assert not list(out.glob("*/.part-*"))
+
+
+def test_without_rise_or_buffer_collect_uses_detects_default_rule(tmp_path: Path):
+    # detect's default rise is half each queue's deepest occupancy; collect's default is the
+    # same rule, its bursts given when it stops.
+    capture = tmp_path / "ramps.pcap"
+    write_capture(capture, ramp_table(30_000, lose_every=250))
+    detected = json.loads(burstlab("detect", capture, "--json").stdout)
+    assert len(detected["bursts"]) >= 6
+    assert {b["definition"]["rise_of_deepest"] for b in detected["bursts"]} == {0.5}
+    port = free_port()
+    events = collect_replayed(capture, noviflow_profile(tmp_path / "p.toml", port), port)
+    same_findings(detected, events)
+    assert events[-1]["settled"] == 0

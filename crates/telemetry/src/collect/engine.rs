@@ -11,6 +11,14 @@
 //! pairs over all queues; a sample of a pair past the cap is kept without its flow (its queue
 //! occupancy still counts) and counted in [`Counters::flow_overflow`]. The rows wait in
 //! [`Batch`] until the caller takes them.
+//!
+//! The bursts are `detect`'s, with its defaults: without a rise or a buffer, each queue's rise
+//! is half its deepest occupancy, known only at the end, so such a queue's bursts come out at
+//! [`Collector::finish`] and the samples that may hold one are held until then. Once more than
+//! [`MAX_HELD_SAMPLES`] are held, every waiting queue's thresholds are fixed at those of its
+//! deepest occupancy so far ([`Detector::settle`]; counted in [`Counters::settled`]): what was
+//! held is judged as `detect` would judge a capture ending there, and its bursts come out as
+//! they end.
 
 use crate::decode::Decoder;
 use crate::detect::Burst;
@@ -20,6 +28,10 @@ use crate::model::{FlowKey, Report, ReportVersion};
 use crate::observation::{Observation, QueueKey, ReportStream};
 use crate::observe::Observer;
 use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Most queue samples held for queues whose rise waits for their deepest occupancy, over all
+/// queues, before their thresholds are fixed: about 100 MB of [`Observation`]s.
+pub const MAX_HELD_SAMPLES: usize = 1 << 20;
 
 /// What the collector is told.
 #[derive(Clone, Debug)]
@@ -64,6 +76,9 @@ pub struct Counters {
     pub samples: u64,
     /// Bursts that have ended.
     pub bursts: u64,
+    /// Queues whose rise waited for their deepest occupancy and was fixed before the end,
+    /// because [`MAX_HELD_SAMPLES`] were held.
+    pub settled: u64,
 }
 
 /// A flow-key column: per-row codes into the batch's dictionary of flow strings; -1 none.
@@ -169,6 +184,8 @@ pub struct Collector {
     streams: FxHashSet<ReportStream>,
     pairs: FxHashSet<(QueueKey, FlowKey)>,
     counters: Counters,
+    /// [`MAX_HELD_SAMPLES`] unless told.
+    max_held: usize,
     batch: Batch,
     scratch: Vec<Observation>,
     /// The loss accounting as it stood when [`Collector::finish`] consumed the detector.
@@ -188,11 +205,18 @@ impl Collector {
             streams: FxHashSet::default(),
             pairs: FxHashSet::default(),
             counters: Counters::default(),
+            max_held: MAX_HELD_SAMPLES,
             batch: Batch::default(),
             scratch: Vec::new(),
             lost_at_finish: 0,
             losses_at_finish: Vec::new(),
         }
+    }
+
+    /// Hold at most `samples` for queues waiting for their deepest occupancy.
+    pub fn with_max_held(mut self, samples: usize) -> Self {
+        self.max_held = samples;
+        self
     }
 
     pub fn counters(&self) -> Counters {
@@ -278,6 +302,9 @@ impl Collector {
 
     fn collect_bursts(&mut self) {
         if let Some(det) = self.detector.as_mut() {
+            if det.held_samples() > self.max_held {
+                self.counters.settled += det.settle() as u64;
+            }
             let ended = det.take_closed();
             self.counters.bursts += ended.len() as u64;
             self.batch.bursts.extend(ended);
@@ -434,44 +461,19 @@ fn push_sample(b: &mut Batch, o: &Observation, recv_ns: u64) {
 mod tests {
     use super::*;
     use crate::capture::CaptureReader;
-    use crate::export::{ExportFormat, IntRow, write_int_pcap};
+    use crate::export::{ExportFormat, IntRow, ramp_row, write_int_pcap};
     use crate::pipeline::{DetectOptions, detect_capture, report_of};
     use crate::profile::DEFAULT_REPORT_PORTS;
     use crate::profiles::Profiles;
-    use std::net::{IpAddr, Ipv4Addr};
 
     /// Reports 1 µs apart on one queue that ramps to 1.6 MB and back every 4,000 reports; two
     /// flows fill it, a third is there all along.
     fn rows(n: u32, switches: u32) -> impl Iterator<Item = IntRow> {
         (0..n)
             .map(move |k| {
-                let phase = u64::from(k % 4_000);
-                let occupancy = if phase < 2_000 { phase * 800 } else { (4_000 - phase) * 800 };
+                let phase = k % 4_000;
                 let burst = phase > 500 && phase < 3_500;
-                IntRow {
-                    t_ns: 1_000_000 + u64::from(k) * 1_000,
-                    switch_id: 1 + k % switches,
-                    ingress_port: 3,
-                    egress_port: 7,
-                    queue_id: 0,
-                    occupancy_bytes: occupancy,
-                    hop_latency_ns: occupancy * 8 / 100,
-                    flow: FlowKey {
-                        src: IpAddr::V4(Ipv4Addr::new(
-                            10,
-                            0,
-                            0,
-                            if burst { 1 + (k % 2) as u8 } else { 9 },
-                        )),
-                        dst: IpAddr::V4(Ipv4Addr::new(10, 1, 0, 1)),
-                        sport: 10_000,
-                        dport: 5201,
-                        proto: 6,
-                    },
-                    packet_bytes: 1500,
-                    dropped: false,
-                    seq: k,
-                }
+                ramp_row(k, 1 + k % switches, if burst { 1 + (k % 2) as u8 } else { 9 })
             })
             // Every 997th report lost on its way.
             .filter(|r| r.seq % 997 != 996)
@@ -487,15 +489,22 @@ mod tests {
         file
     }
 
+    fn collector(hysteresis: HysteresisParams, max_queues: usize, max_flows: usize) -> Collector {
+        let opts = CollectOptions { hysteresis, top_k: 5, max_queues, max_flows, report_sample: 1 };
+        Collector::new(Decoder::new(Profiles::builtin()), opts)
+    }
+
     fn collect(file: &[u8], cap: usize) -> (Vec<Burst>, Collector) {
-        let opts = CollectOptions {
-            hysteresis: params(),
-            top_k: 5,
-            max_queues: cap,
-            max_flows: 1 << 20,
-            report_sample: 1,
-        };
-        let mut c = Collector::new(Decoder::new(Profiles::builtin()), opts);
+        collect_with(file, cap, params(), MAX_HELD_SAMPLES)
+    }
+
+    fn collect_with(
+        file: &[u8],
+        cap: usize,
+        hysteresis: HysteresisParams,
+        max_held: usize,
+    ) -> (Vec<Burst>, Collector) {
+        let mut c = collector(hysteresis, cap, 1 << 20).with_max_held(max_held);
         let mut reader = CaptureReader::new(file).unwrap();
         let mut bursts = Vec::new();
         while let Some(frame) = reader.next() {
@@ -513,11 +522,9 @@ mod tests {
 
     // ---- online against detect ----
 
-    #[test]
-    fn collect_gives_detects_bursts_culprits_and_losses() {
-        let file = capture(20_000, 1);
+    fn detect(file: &[u8], hysteresis: HysteresisParams) -> crate::pipeline::Detection {
         let opts = DetectOptions {
-            hysteresis: params(),
+            hysteresis,
             rate: None,
             top_k: 5,
             ports: DEFAULT_REPORT_PORTS.to_vec(),
@@ -525,7 +532,46 @@ mod tests {
             tcp_after_ns: 0,
         };
         let mut decoder = Decoder::new(Profiles::builtin());
-        let want = detect_capture(&file[..], "x", &mut decoder, &opts, |_| {}).unwrap();
+        detect_capture(file, "x", &mut decoder, &opts, |_| {}).unwrap()
+    }
+
+    fn starts_ends_peaks(b: &[Burst]) -> Vec<(u64, u64, u64)> {
+        b.iter().map(|b| (b.start_ns, b.end_ns, b.peak_bytes)).collect()
+    }
+
+    #[test]
+    fn with_detects_defaults_collect_gives_its_bursts_at_the_end() {
+        let file = capture(20_000, 1);
+        let defaults = HysteresisParams::from_options(None, None, None, None, None);
+        let want = detect(&file, defaults);
+        let (got, c) = collect_with(&file, 100, defaults, MAX_HELD_SAMPLES);
+        assert_eq!(want.bursts.len(), 5);
+        assert_eq!(starts_ends_peaks(&got), starts_ends_peaks(&want.bursts));
+        for (g, w) in got.iter().zip(&want.bursts) {
+            assert_eq!(
+                (g.culprit_flows.clone(), g.reports_lost),
+                (w.culprit_flows.clone(), w.reports_lost)
+            );
+        }
+        assert_eq!(c.counters().settled, 0);
+    }
+
+    #[test]
+    fn past_the_held_cap_the_thresholds_are_fixed_and_bursts_come_as_they_end() {
+        // The queue reaches its deepest (1.6 MB) in its first ramp, so thresholds fixed once
+        // 2,000 samples are held give detect's bursts.
+        let file = capture(20_000, 1);
+        let defaults = HysteresisParams::from_options(None, None, None, None, None);
+        let want = detect(&file, defaults);
+        let (got, c) = collect_with(&file, 100, defaults, 2_000);
+        assert_eq!(starts_ends_peaks(&got), starts_ends_peaks(&want.bursts));
+        assert_eq!(c.counters().settled, 1);
+    }
+
+    #[test]
+    fn collect_gives_detects_bursts_culprits_and_losses() {
+        let file = capture(20_000, 1);
+        let want = detect(&file, params());
         let (got, c) = collect(&file, 100);
         assert_eq!(want.bursts.len(), 5);
         assert_eq!(got.len(), want.bursts.len());
@@ -570,14 +616,7 @@ mod tests {
         }
         let mut file = Vec::new();
         write_int_pcap(rows, ExportFormat::NoviFlowV1_0, &mut file).unwrap();
-        let opts = CollectOptions {
-            hysteresis: params(),
-            top_k: 5,
-            max_queues: 10,
-            max_flows: 100,
-            report_sample: 1,
-        };
-        let mut c = Collector::new(Decoder::new(Profiles::builtin()), opts);
+        let mut c = collector(params(), 10, 100);
         let mut reader = CaptureReader::new(&file[..]).unwrap();
         while let Some(frame) = reader.next() {
             if let (Some((payload, dport)), _) =
@@ -595,14 +634,7 @@ mod tests {
 
     #[test]
     fn garbage_is_counted_malformed_and_nothing_is_tracked() {
-        let opts = CollectOptions {
-            hysteresis: params(),
-            top_k: 5,
-            max_queues: 10,
-            max_flows: 100,
-            report_sample: 1,
-        };
-        let mut c = Collector::new(Decoder::new(Profiles::builtin()), opts);
+        let mut c = collector(params(), 10, 100);
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         for len in 0..2_000usize {
             let bytes: Vec<u8> = (0..len % 300)

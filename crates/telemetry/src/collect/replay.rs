@@ -50,6 +50,9 @@ pub struct ReplayStats {
     pub sent: u64,
     /// Their payload bytes.
     pub bytes: u64,
+    /// Messages they went in: a datagram each, or a run of them sent with `UDP_SEGMENT`. On
+    /// loopback to a socket with UDP GRO each arrives as one buffer (or is dropped as one).
+    pub messages: u64,
     /// Sends refused because nothing listened at the destination (ICMP port unreachable);
     /// the datagram is sent again once.
     pub refused: u64,
@@ -270,6 +273,7 @@ impl Sender {
                     _ => return Err(e),
                 }
             }
+            self.stats.messages += sent as u64;
             for &(len, n) in &runs[..sent as usize] {
                 self.stats.sent += n as u64;
                 self.stats.bytes += (len * n) as u64;
@@ -317,31 +321,12 @@ fn segment_size_message(hdr: &mut libc::msghdr, ctl: *mut u8, size: u16) {
 mod tests {
     use super::*;
     use crate::collect::socket::Receiver;
-    use crate::export::{ExportFormat, IntRow, write_int_pcap};
-    use crate::model::FlowKey;
+    use crate::export::{ExportFormat, IntRow, ramp_row, write_int_pcap};
     use crate::profile::DEFAULT_REPORT_PORTS;
-    use std::net::{IpAddr, Ipv4Addr};
 
     fn capture(n: u32, spacing_ns: u64) -> Vec<u8> {
-        let rows = (0..n).map(|k| IntRow {
-            t_ns: 1_000_000 + u64::from(k) * spacing_ns,
-            switch_id: 1,
-            ingress_port: 1,
-            egress_port: 2,
-            queue_id: 0,
-            occupancy_bytes: u64::from(k),
-            hop_latency_ns: 100,
-            flow: FlowKey {
-                src: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
-                dst: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
-                sport: 1,
-                dport: 2,
-                proto: 17,
-            },
-            packet_bytes: 100,
-            dropped: false,
-            seq: k,
-        });
+        let rows = (0..n)
+            .map(|k| IntRow { t_ns: 1_000_000 + u64::from(k) * spacing_ns, ..ramp_row(k, 1, 1) });
         let mut file = Vec::new();
         write_int_pcap(rows, ExportFormat::NoviFlowV1_0, &mut file).unwrap();
         file
@@ -432,6 +417,8 @@ mod tests {
         lens.extend([80; 70]);
         send_lengths(&mut tx, &lens);
         assert_eq!((tx.stats().sent, tx.stats().refused), (lens.len() as u64, 0));
+        // 200 x 120 in 4 runs (64, 64, 64, 8), 37, 120 x 2, 9,000 x 3, 1, 80 x 70 in 2.
+        assert_eq!(tx.stats().messages, 4 + 1 + 1 + 1 + 1 + 2);
         let mut got = Vec::new();
         while got.len() < lens.len() {
             rx.recv(1_000, 10_000, |p, _, _, cut| {
@@ -444,8 +431,9 @@ mod tests {
             assert_eq!(p.len(), len, "datagram {k}");
             assert!(p.iter().all(|&b| b == k as u8), "datagram {k}");
         }
-        // This kernel segments, and the receiver's GRO hands the runs over whole.
+        // This kernel segments, and the receiver's GRO hands each run over whole.
         assert!(tx.segments());
-        assert!(rx.coalesced() > 0);
+        assert_eq!((rx.buffers(), rx.kernel_drops()), (tx.stats().messages, 0));
+        assert_eq!(rx.coalesced(), 4 + 1 + 1 + 2);
     }
 }

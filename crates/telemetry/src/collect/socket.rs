@@ -50,7 +50,9 @@ pub struct Receiver {
     lens: Vec<(usize, bool, usize)>,
     /// Control-message room, [`CONTROL_BYTES`] per buffer; `u64`s for `cmsghdr`'s alignment.
     control: Vec<u64>,
-    /// Buffers that held a coalesced run of more than one datagram.
+    /// Buffers received (each a datagram or a coalesced run), and those that held a coalesced
+    /// run of more than one datagram.
+    buffers: u64,
     coalesced: u64,
 }
 
@@ -74,6 +76,7 @@ impl Receiver {
             bufs: vec![0; BATCH * SLOT_BYTES],
             lens: vec![(0, false, 0); BATCH],
             control: vec![0; BATCH * CONTROL_BYTES / 8],
+            buffers: 0,
             coalesced: 0,
         })
     }
@@ -120,6 +123,7 @@ impl Receiver {
                     let (len, cut, seg) = self.lens[k];
                     let buf = &self.bufs[k * SLOT_BYTES..k * SLOT_BYTES + len.min(SLOT_BYTES)];
                     let datagrams = split_run(buf, cut, seg, |p, cut| each(p, port, recv_ns, cut));
+                    self.buffers += 1;
                     self.coalesced += u64::from(datagrams > 1);
                     taken += datagrams;
                 }
@@ -173,6 +177,12 @@ impl Receiver {
             self.lens[k] = (m.msg_len as usize, cut, gro_segment_size(&m.msg_hdr));
         }
         Ok(got)
+    }
+
+    /// Buffers received since bound: what the kernel queued on the sockets (a datagram or a
+    /// coalesced run), in the unit of [`Receiver::kernel_drops`].
+    pub fn buffers(&self) -> u64 {
+        self.buffers
     }
 
     /// Buffers received that held a coalesced run of datagrams (UDP GRO), since bound.
