@@ -48,6 +48,8 @@ pub enum Event {
     HandshakeAnswer { flow: u32 },
     /// A flow's receiving host hands the data segments it batched to TCP (`rx_coalesce`).
     RxBatch { flow: u32 },
+    /// A host's core ends its current work (a NAPI poll, an skb sent; `host::cpu`).
+    HostCpu { host: u32, core: u32 },
     /// A flow's iperf3-style reporting interval ends.
     Interval { flow: u32 },
     /// A burst source emits its next datagram.

@@ -155,6 +155,8 @@ pub enum DropReason {
     FqLimit,
     /// A host `fq`: the departure time was beyond the horizon.
     FqHorizon,
+    /// A host's NIC receive ring was full (`host::cpu`).
+    RxMissed,
 }
 
 impl From<crate::net::fq::FqDrop> for DropReason {
@@ -175,6 +177,7 @@ impl DropReason {
             DropReason::FqFlowLimit => "fq_flow_limit",
             DropReason::FqLimit => "fq_limit",
             DropReason::FqHorizon => "fq_horizon",
+            DropReason::RxMissed => "rx_missed",
         }
     }
 }
@@ -191,6 +194,26 @@ pub struct Summary {
     /// the JSON when every row was kept.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub rows_not_kept: BTreeMap<&'static str, u64>,
+    /// Every host with a CPU model (`host::cpu`); absent from the JSON when none has one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostSummary>,
+}
+
+/// A host's CPU in a run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HostSummary {
+    pub node: String,
+    /// The profile its CPU started from, if any.
+    pub cpu: Option<String>,
+    pub cores: u32,
+    /// Packets dropped at a full NIC receive ring, as the NIC counts them (`rx_missed`).
+    pub rx_missed: u64,
+    pub rx_packets: u64,
+    /// Skbs after GRO: `rx_packets / rx_skbs` segments per skb.
+    pub rx_skbs: u64,
+    pub tx_skbs: u64,
+    /// The busiest core's busy time over the run's time (1 = that core never idled).
+    pub busiest_core_share: f64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

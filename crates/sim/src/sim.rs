@@ -71,6 +71,8 @@ pub struct World<'s> {
     /// The `int` table's recorder; `None` (one predictable branch per hook) when INT is off.
     int: Option<Box<IntRecorder>>,
     out: Vec<Packet>,
+    /// The packets a host's core finished with (`host::cpu`), handed on from here.
+    cpu_done: Vec<Packet>,
     /// Sender-timer events superseded by an earlier deadline since the last sweep.
     stale_sender_timers: usize,
 }
@@ -176,6 +178,7 @@ impl<'s> World<'s> {
             iv_observed: 0,
             queries: Queries::default(),
             out: Vec::new(),
+            cpu_done: Vec::new(),
         };
         for (i, f) in w.flows.iter().enumerate() {
             w.events.push(f.start, Event::FlowStart { flow: i as u32 });
@@ -224,6 +227,7 @@ impl<'s> World<'s> {
                 Event::AppRead { flow } => self.app_read(flow),
                 Event::HandshakeAnswer { flow } => self.handshake_answer(flow),
                 Event::RxBatch { flow } => self.rx_batch(flow),
+                Event::HostCpu { host, core } => self.host_cpu(host, core),
                 Event::Interval { flow } => self.interval(flow),
                 Event::BurstEmit { source } => self.burst_emit(source),
                 Event::IncastRequest { app } => self.with_incast(app, |a, w| a.on_request(w)),
@@ -345,6 +349,7 @@ impl<'s> World<'s> {
             ports: record::summary::ports(net, &self.queue, now),
             engine: record::summary::engine(self.events.popped(), wall_s, now),
             rows_not_kept,
+            hosts: record::summary::hosts(&self.hosts, net, now),
         };
         let flows_table = record::flows::table(&fs, net);
         let tables = vec![
@@ -402,6 +407,8 @@ fn open_sockets(
             let snd = SocketRef { host: hs, index: hosts[hs as usize].add_sender(snd) };
             let rcv = ReceiverSocket::new(rcv, reader);
             let rcv = SocketRef { host: hr, index: hosts[hr as usize].add_receiver(rcv) };
+            hosts[hs as usize].use_cpu(spec.sender_cpu.as_deref(), net.next_port(i as u32, s, 0));
+            hosts[hr as usize].use_cpu(spec.receiver_cpu.as_deref(), net.next_port(i as u32, r, 0));
             Flow {
                 snd,
                 rcv,

@@ -2,12 +2,15 @@
 //! is ([`socket`]): each connection's sending end with its timers and TCP Small Queues
 //! accounting, and each receiving end with the application that reads it ([`rx`]). Its qdisc
 //! (`fq` or a FIFO) is its NIC's egress port's (`net::port`). A flow is a pair of sockets on
-//! two hosts ([`SocketRef`]) and a row of the `flows` table.
+//! two hosts ([`SocketRef`]) and a row of the `flows` table. A host may have a CPU that costs
+//! time and a NIC ring that drops ([`cpu`]); without one its CPU is infinite.
 
+pub mod cpu;
 pub mod rx;
 pub mod socket;
 
 use crate::packet::NodeId;
+use cpu::{HostCpu, HostCpuSpec};
 use socket::{ReceiverSocket, SenderSocket};
 
 /// A socket: its host (an index into the world's hosts) and its index among that host's
@@ -23,11 +26,21 @@ pub struct Host {
     pub node: NodeId,
     pub senders: Vec<SenderSocket>,
     pub receivers: Vec<ReceiverSocket>,
+    /// Its CPU and NIC rings, if the scenario gives it one.
+    pub cpu: Option<Box<HostCpu>>,
 }
 
 impl Host {
     pub fn new(node: NodeId) -> Host {
-        Host { node, senders: Vec::new(), receivers: Vec::new() }
+        Host { node, senders: Vec::new(), receivers: Vec::new(), cpu: None }
+    }
+
+    /// Give the host the CPU `spec` describes, sending from its NIC `nic_port`, unless it has
+    /// one already (the first socket opened on a host decides).
+    pub fn use_cpu(&mut self, spec: Option<&HostCpuSpec>, nic_port: u32) {
+        if let (None, Some(spec)) = (&self.cpu, spec) {
+            self.cpu = Some(Box::new(HostCpu::new(spec, nic_port)));
+        }
     }
 
     /// Open a sending socket here.

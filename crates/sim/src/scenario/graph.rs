@@ -326,6 +326,12 @@ fn settings(root: &Fields, src: &str, dst: &str, own: &toml::Table) -> toml::Tab
             }
         }
     }
+    // A host's `cpu` is its own: the sending host's reaches the flow as `cpu`, the receiving
+    // host's (or every host's) as `receiver_cpu`.
+    let hosts_cpu = root.table("hosts").table_ref().get("cpu");
+    if let Some(v) = node(dst).and_then(|n| n.table_ref().get("cpu")).or(hosts_cpu) {
+        t.insert("receiver_cpu".into(), v.clone());
+    }
     for (k, v) in own {
         t.insert(k.clone(), v.clone());
     }

@@ -10,6 +10,7 @@ pub mod defaults;
 mod error;
 mod fields;
 mod graph;
+mod host_cpu;
 pub mod model;
 mod network;
 mod overrides;

@@ -126,6 +126,7 @@ macro_rules! with_host_settings {
             ("fq_flow_limit", Leaf),
             ("fq_quantum", Leaf),
             ("nic_rate", Leaf),
+            ("cpu", Leaf),
             $(($last, Leaf),)*
         ]
     };
@@ -136,8 +137,10 @@ pub(crate) const HOST: &[(&str, Node)] = with_host_settings!(["cca"], []);
 
 pub(crate) const NODE: &[(&str, Node)] = with_host_settings!(["name", "kind", "cca"], []);
 
-pub(crate) const FLOW: &[(&str, Node)] =
-    with_host_settings!(["cca", "size", "start", "streams"], ["src", "dst", "path"]);
+pub(crate) const FLOW: &[(&str, Node)] = with_host_settings!(
+    ["cca", "size", "start", "streams"],
+    ["src", "dst", "path", "sender_cpu", "receiver_cpu"]
+);
 
 pub(crate) const BURST: &[(&str, Node)] = &[
     ("sources", Leaf),

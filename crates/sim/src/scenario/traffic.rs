@@ -104,6 +104,8 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         gso_max_size: gso_max_size(q)?,
         qdisc: qdisc(q)?,
         nic_rate: q.rate("nic_rate")?,
+        sender_cpu: cpu_end(q, "sender_cpu")?,
+        receiver_cpu: cpu_end(q, "receiver_cpu")?,
     })
 }
 
@@ -139,6 +141,14 @@ pub(crate) fn open_streams(entries: Vec<FlowSpec>, streams: &[u32]) -> Vec<FlowS
         }
     }
     out
+}
+
+/// One end's CPU: its own key (`sender_cpu`, `receiver_cpu`), else `cpu`, which sets both.
+fn cpu_end(q: &Fields, key: &str) -> Result<Option<Box<crate::host::cpu::HostCpuSpec>>> {
+    Ok(match super::host_cpu::cpu(q, key)? {
+        Some(spec) => Some(spec),
+        None => super::host_cpu::cpu(q, "cpu")?,
+    })
 }
 
 /// `dctcp_shift_g`: Linux's module parameter, which `dctcp_shift_g_set()` keeps in 0..=10.

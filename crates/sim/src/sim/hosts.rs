@@ -3,8 +3,10 @@
 
 use super::{NO_HOST, World};
 use crate::event::Event;
+use crate::host::cpu::{Arrival, Work};
 use crate::host::socket::{ReceiverSocket, SenderSocket};
 use crate::packet::{Kind, NodeId, Packet, PacketId};
+use crate::record::DropReason;
 use crate::record::intervals::SenderView;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{State, TcpSender};
@@ -77,9 +79,82 @@ impl World<'_> {
         self.sender_acts(fi as usize, |s, now, out| s.tsq_resume(now, out));
     }
 
-    /// A packet of a TCP flow reached host `node`.
+    /// A packet of a TCP flow reached host `node`: its CPU, if it has one, takes it from its
+    /// NIC's ring later (or the ring drops it); else the host takes it now.
     #[inline]
     pub(super) fn host_receives(&mut self, node: NodeId, p: Packet) {
+        let h = self.host_of[node as usize];
+        if self.hosts[h as usize].cpu.is_none() {
+            return self.host_takes(node, p);
+        }
+        let now = self.now;
+        let core = self.core_of(h, node, p.flow as usize);
+        let cpu = self.hosts[h as usize].cpu.as_deref_mut().expect("checked");
+        match cpu.arrive(now, core, p) {
+            Arrival::Polled(end) => self.events.push(end, Event::HostCpu { host: h, core }),
+            Arrival::Queued => {}
+            Arrival::Missed => self.drops.push(now, cpu.nic_port, 0, &p, DropReason::RxMissed),
+        }
+    }
+
+    /// The core of host `h` (at `node`) that serves flow `fi`'s socket there.
+    #[inline]
+    fn core_of(&self, h: u32, node: NodeId, fi: usize) -> u32 {
+        let host = &self.hosts[h as usize];
+        let f = &self.flows[fi];
+        let sock = if host.node == self.hosts[f.snd.host as usize].node { f.snd } else { f.rcv };
+        debug_assert_eq!(self.hosts[sock.host as usize].node, node);
+        host.cpu.as_deref().map_or(0, |c| c.core_of(sock.index))
+    }
+
+    /// Core `core` of host `h` ended its work: a poll's packets go up to TCP, an skb's
+    /// segments to the host's qdisc.
+    pub(super) fn host_cpu(&mut self, h: u32, core: u32) {
+        let (now, node) = (self.now, self.hosts[h as usize].node);
+        let mut done = std::mem::take(&mut self.cpu_done);
+        let cpu =
+            self.hosts[h as usize].cpu.as_deref_mut().expect("a HostCpu event's host has a CPU");
+        let (work, next) = cpu.finish(now, core, &mut done);
+        if let Some(end) = next {
+            self.events.push(end, Event::HostCpu { host: h, core });
+        }
+        match work {
+            Some(Work::Received) => {
+                for p in done.drain(..) {
+                    self.host_takes(node, p);
+                }
+            }
+            Some(Work::Sent) => self.send_all(node, &mut done),
+            None => {}
+        }
+        self.cpu_done = done;
+    }
+
+    /// What a socket on host `node` sent: data waits for the host's CPU, if it has one, to
+    /// build its skbs; the rest (ACKs, handshakes: their cost is the receive's) leaves now.
+    #[inline]
+    fn host_sends(&mut self, node: NodeId, out: &mut Vec<Packet>) {
+        let h = self.host_of[node as usize];
+        if self.hosts[h as usize].cpu.is_some() {
+            let now = self.now;
+            out.retain(|p| {
+                if p.kind != Kind::Data {
+                    return true;
+                }
+                let core = self.core_of(h, node, p.flow as usize);
+                let cpu = self.hosts[h as usize].cpu.as_deref_mut().expect("checked");
+                if let Some(end) = cpu.send(now, core, *p) {
+                    self.events.push(end, Event::HostCpu { host: h, core });
+                }
+                false
+            });
+        }
+        self.send_all(node, out);
+    }
+
+    /// A packet of a TCP flow is taken by host `node`'s stack.
+    #[inline]
+    fn host_takes(&mut self, node: NodeId, p: Packet) {
         let fi = p.flow as usize;
         let (now, flow) = (self.now, p.flow);
         if p.kind != Kind::Data || node == self.hosts[self.flows[fi].snd.host as usize].node {
@@ -146,7 +221,7 @@ impl World<'_> {
                 }
             }
         }
-        self.send_all(node, &mut out);
+        self.host_sends(node, &mut out);
         self.out = out;
         self.sync_timers(fi);
         if let (Some(k), true) = (self.flows[fi].app, read) {
@@ -194,7 +269,7 @@ impl World<'_> {
         let snd = &mut self.snd(fi).tcp;
         act(snd, now, &mut out);
         let node = snd.src;
-        self.send_all(node, &mut out);
+        self.host_sends(node, &mut out);
         self.out = out;
         self.sync_timers(fi);
     }
@@ -212,7 +287,7 @@ impl World<'_> {
         let sock = self.rcv(fi);
         act(sock, now, &mut out);
         let node = sock.tcp.node;
-        self.send_all(node, &mut out);
+        self.host_sends(node, &mut out);
         self.out = out;
         self.sync_timers(fi);
     }

@@ -123,6 +123,9 @@ pub struct FlowSpec {
     /// The sender host's NIC rate where it differs from its link's: its egress port
     /// serializes at this rate; the link's other direction keeps the link's rate.
     pub nic_rate: Option<Rate>,
+    /// The sending and the receiving host's CPU (`crate::host::cpu`); `None` = infinite.
+    pub sender_cpu: Option<Box<crate::host::cpu::HostCpuSpec>>,
+    pub receiver_cpu: Option<Box<crate::host::cpu::HostCpuSpec>>,
 }
 
 impl FlowSpec {
@@ -162,6 +165,8 @@ impl FlowSpec {
             gso_max_size: GSO_MAX_SIZE,
             qdisc: HostQdisc::PfifoFast,
             nic_rate: None,
+            sender_cpu: None,
+            receiver_cpu: None,
         }
     }
 }
