@@ -19,12 +19,15 @@ from burstlab.cli import status
 #: Where the records of real runs that ship with burstlab live; `--replay latest` takes the
 #: newest (`newest_record`).
 RECORDS = Path(__file__).resolve().parent.parent / "validate" / "records"
+#: The shipped records of the incast matrix (each CCA through 64, 128 and 512 KB, N = 1-32):
+#: `--replay latest-incast` takes the newest.
+INCAST_RECORDS = RECORDS / "incast"
 
 
-def newest_record() -> Path | None:
+def newest_record(folder: Path = RECORDS) -> Path | None:
     """The shipped record made last, by the time it holds (`recorded.date`, UTC): names carry
     only the day and a word, and two sittings of one day need not sort by name."""
-    shipped = sorted(RECORDS.glob("*.json"))
+    shipped = sorted(folder.glob("*.json"))
     if not shipped:
         return None
     return max(shipped, key=lambda p: str(json.loads(p.read_text()).get("recorded", {}).get("date", "")))
@@ -53,7 +56,8 @@ def command(
     repeat: Annotated[int | None, typer.Option("--repeat", min=1, show_default=False, help="Real-side repetitions per case [default: 3].")] = None,
     json_: Annotated[bool, typer.Option("--json", help='Print {"cases": [...]} as JSON on stdout.')] = False,
     detail: Annotated[Path | None, typer.Option("--detail", help="Also write every metric of both sides (per case: the real runs' mean, median, min, max; the twin's values and the host parameters it was given) to this JSON file: a record --replay can run again.")] = None,
-    replay: Annotated[str | None, typer.Option("--replay", metavar="RECORD", help="Run no real side: simulate the twins of a record --detail wrote again and compare them with the real runs it holds. 'latest' is the newest record shipped with burstlab. No root needed.")] = None,
+    replay: Annotated[str | None, typer.Option("--replay", metavar="RECORD", help="Run no real side: simulate the twins of a record --detail wrote again and compare them with the real runs it holds. 'latest' is the newest record shipped with burstlab, 'latest-incast' the newest of the incast matrix (reno, cubic, bbr through 64, 128, 512 KB). No root needed.")] = None,
+    no_host_measurements: Annotated[bool, typer.Option("--no-host-measurements", help="Twins from what a user can describe, as a new user would build them: the tbf (rate, burst, limit), MTU, CCA, rto_min, quickack, HZ = 250, the hosts' socket-buffer sysctls and kernel, and one host profile calibrated once for this kind of machine (compare.HOST_PROFILE), never a run's own measured latencies. Incast only: the median QCT where the kernel has not collapsed (within 15 %, not widened by the runs' spread) and the onset of the collapse, the first N whose median QCT exceeds 100 ms (within one step). Live, it runs the whole incast matrix on the real side (126 cells; about 30 min at --repeat 3); with --replay, any record's incast cells.")] = False,
 ) -> None:
     """Run the same set-ups on real Linux and in the simulator and compare them metric by metric.
 
@@ -103,6 +107,12 @@ def command(
     the newest record shipped with burstlab (python/burstlab/validate/records/, the full matrix
     behind docs/fidelity.md's table).
 
+    --no-host-measurements builds each twin as a user would, from the set-up alone and one
+    host profile calibrated once for this kind of machine, with nothing any run measured; it
+    compares the incast cells only, on issue 36's terms (median QCT within 15 % where the
+    kernel has not collapsed; the first N whose median QCT exceeds 100 ms within one step).
+    `--replay latest-incast --no-host-measurements` is the table docs/fidelity.md reports.
+
     Exit status: 0 every case within tolerance, 1 some outside, 2 not root or a bad record,
     130 interrupted (Ctrl-C; nothing written).
     """
@@ -113,22 +123,32 @@ def command(
             err.print("burstlab validate: --replay runs no real side; --quick and --repeat do not apply "
                       "(the record holds the cases and repeats it was run with)")
             raise typer.Exit(status.BAD_INPUT)
-        from burstlab.validate.compare import replay as replay_record
+        from burstlab.validate.compare import replay as replay_record, replay_described
 
         with status.guarded("validate", err, interrupted="nothing written"):
             record = _read_record(replay)
             with _progress(err, "twin") as progress:
-                result = replay_record(record, progress=progress)
+                if no_host_measurements:
+                    result = replay_described(record, progress=progress)
+                    record = {}  # its twins had measurements: no 'was' column
+                else:
+                    result = replay_record(record, progress=progress)
     else:
         if os.geteuid() != 0:
             err.print("burstlab validate: the real side needs root (network namespaces); "
                       "--replay latest compares the simulator with recorded real runs without it")
             raise typer.Exit(status.BAD_INPUT)
-        from burstlab.validate.compare import compare
+        from burstlab.validate.compare import compare, compare_described
 
+        if no_host_measurements and quick:
+            err.print("burstlab validate: --no-host-measurements runs the incast matrix; --quick does not apply")
+            raise typer.Exit(status.BAD_INPUT)
         with status.guarded("validate", err, interrupted="the namespaces are removed, nothing written"), \
                 _progress(err, "real, then twin") as progress:
-            result = compare(quick=quick, repeat=repeat or 3, progress=progress)
+            if no_host_measurements:
+                result = compare_described(repeat=repeat or 3, progress=progress)
+            else:
+                result = compare(quick=quick, repeat=repeat or 3, progress=progress)
     from burstlab.validate.compare import host_softirq_loads, incast_srtts
 
     cases = result["cases"]
@@ -156,8 +176,8 @@ def command(
             shown_was = (f"{was['sim']:.4g}" if isinstance(was, dict) and isinstance(was.get("sim"), int | float) else "-",)
             table.add_row(c["name"], c["metric"], f"{c['real']:.4g}", f"{c['sim']:.4g}",
                           *(shown_was if recorded else ()),
-                          f"{c['rel_error']:.1%}" if c["metric"] != "onset_n" else f"{c['rel_error']:.0f} step",
-                          f"{c['tolerance']:.0%}" if c["metric"] != "onset_n" else "1 step", verdict)
+                          f"{c['rel_error']:.1%}" if not c["metric"].startswith("onset") else f"{c['rel_error']:.0f} step",
+                          f"{c['tolerance']:.0%}" if not c["metric"].startswith("onset") else "1 step", verdict)
         # Piped to a file or CI log, rich would squeeze the table into 80 columns.
         out = Console()
         if not out.is_terminal:
@@ -184,10 +204,11 @@ def _read_record(spec: str) -> dict:
     """The record `--replay` names: a file, or `latest` (the newest one shipped)."""
     from burstlab.errors import ReplayError
 
-    if spec == "latest":
-        path = newest_record()
+    if spec in ("latest", "latest-incast"):
+        folder = RECORDS if spec == "latest" else INCAST_RECORDS
+        path = newest_record(folder)
         if path is None:
-            raise ReplayError(f"--replay latest: no record shipped in {RECORDS}")
+            raise ReplayError(f"--replay {spec}: no record shipped in {folder}")
     else:
         path = Path(spec)
     try:

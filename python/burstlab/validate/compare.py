@@ -410,11 +410,14 @@ def single_setup(cca: str, limit_bytes: int, rate: str, size_bytes: int, mtu: in
             "mtu": mtu}
 
 
-def incast_setup(n: int, variant: tuple[str, float | None, bool], queries: int) -> dict:
-    """What an incast cell sets up: N, the route variant (tag, rto_min, quickack), queries per run."""
+def incast_setup(n: int, variant: tuple[str, float | None, bool], queries: int,
+                 limit_bytes: int = LIMIT_BYTES, cca: str = "cubic") -> dict:
+    """What an incast cell sets up: N, the route variant (tag, rto_min, quickack), queries per
+    run, the tbf limit and the senders' CCA. Records made before the incast matrix have no
+    `cca`: theirs was cubic."""
     tag, rto_min, quickack = variant
-    return {"kind": "incast", "n": n, "limit_bytes": LIMIT_BYTES, "variant": tag, "rto_min": rto_min,
-            "quickack": quickack, "queries": queries}
+    return {"kind": "incast", "n": n, "limit_bytes": limit_bytes, "variant": tag, "rto_min": rto_min,
+            "quickack": quickack, "queries": queries, "cca": cca}
 
 
 def single_name(setup: dict) -> str:
@@ -423,8 +426,13 @@ def single_name(setup: dict) -> str:
     return f"single-{setup['cca']}-{setup['rate']}-{setup['limit_bytes'] // 1024}KB{jumbo}"
 
 
+def _cca_tag(cca: str | None) -> str:
+    """The CCA in an incast case's name: none for cubic, the incast cells' CCA before the matrix."""
+    return "" if cca in (None, "cubic") else f"{cca}-"
+
+
 def incast_name(setup: dict) -> str:
-    return f"incast-{setup['variant']}{setup['n']}-{setup['limit_bytes'] // 1024}KB"
+    return f"incast-{_cca_tag(setup.get('cca'))}{setup['variant']}{setup['n']}-{setup['limit_bytes'] // 1024}KB"
 
 
 #: The twins of one real run: its mean read gap moved by these many µs. The twin is chaotic in
@@ -506,11 +514,49 @@ def twin_incast(setup: dict, hosts: list[dict]) -> dict:
     of slow queries pooled (their mean), as the real side pools its runs'."""
     # Records made before each run measured its ratio: the one traced here.
     sims = [sim_incast(setup["n"], limit_bytes=setup["limit_bytes"], queries=setup["queries"],
-                       rto_min=setup["rto_min"], quickack=setup["quickack"],
+                       rto_min=setup["rto_min"], quickack=setup["quickack"], cca=setup.get("cca") or "cubic",
                        **{"scaling_ratio": TRACED_SCALING_RATIO[DEFAULT_MTU], **host}) for host in hosts]
     sim = _median_each(sims)
     sim["frac_over_100ms"] = statistics.fmean(s["frac_over_100ms"] for s in sims)
     return sim
+
+
+#: The host profile of the no-measurement mode (`twin_incast_described`): what this kind of
+#: machine does, calibrated once (2 CPUs, the hosts namespaces joined by veth pairs, the Python
+#: traffic tool), not what any one run measured. Each value is the median, over the incast cells
+#: of the record 2026-11-27-0442 (cubic through 128 KB, N = 1-32, both route variants, five runs
+#: each), of the per-run values `incast_twin_hosts` takes: the server's step between responses
+#: (80-168 µs per run), the aggregator's own share of its waits (13-1,117 µs; it grows with N, the
+#: profile keeps one mean), a handshake (19-129 µs) and the tbf watchdog's lateness (14-22 µs).
+HOST_PROFILE = {"name": "veth-2cpu-python", "serve_time_us": 110.0, "read_wait_us": 110.0,
+                "handshake_rtt_us": 45.0, "tbf_watchdog_us": 19.0}
+
+
+def twin_incast_described(setup: dict, runs: int, *, buffers: dict[str, list[int]] | None = None,
+                          kernel: str | None = None, profile: dict | None = None) -> dict:
+    """The twin of an incast cell from what a user can describe: the set-up (tbf rate, burst,
+    limit, MTU, CCA, rto_min, quickack; HZ = 250 jiffy timers), the hosts' socket-buffer sysctls
+    and kernel release, and a host `profile` calibrated once for the kind of machine. No value any
+    run measured. One simulation answers as many queries as the `runs` real runs together."""
+    profile = profile or HOST_PROFILE
+    return sim_incast(setup["n"], limit_bytes=setup["limit_bytes"], queries=setup["queries"], repeat=runs,
+                      rto_min=setup["rto_min"], quickack=setup["quickack"], cca=setup.get("cca") or "cubic",
+                      serve_time_us=profile["serve_time_us"], read_wait_us=profile["read_wait_us"],
+                      handshake_rtt_us=[profile["handshake_rtt_us"]],
+                      tbf_watchdog_us=[profile["tbf_watchdog_us"]], buffers=buffers,
+                      scaling_ratio=TRACED_SCALING_RATIO[DEFAULT_MTU], kernel=kernel)
+
+
+def incast_twin_hosts(runs: list[dict]) -> list[dict]:
+    """What each real run's hosts did, as an incast twin takes it (µs): the server's steps and
+    each connection's handshake as measured, and the aggregator's own share of its waits as an
+    exponential of their mean (`real.reader_waits_us`)."""
+    return [{"serve_time_us": r["serve_time_quantiles_us"] or SERVE_TIME_US,
+             "read_wait_us": twin_read_wait_us(r),
+             "handshake_rtt_us": r["handshake_rtt_us"],
+             "buffers": r["host_buffers"],
+             "tbf_watchdog_us": r["tbf_watchdog_quantiles_us"],
+             "scaling_ratio": r["scaling_ratio"], "kernel": os.uname().release} for r in runs]
 
 
 def single_cases(name: str, real: dict, sim: dict) -> list[Case]:
@@ -549,7 +595,8 @@ def incast_cases(name: str, real: dict, sim: dict) -> list[Case]:
     return cases
 
 
-def onset_case(variant: str, cells: list[tuple[int, dict, dict]], limit_bytes: int = LIMIT_BYTES) -> Case:
+def onset_case(variant: str, cells: list[tuple[int, dict, dict]], limit_bytes: int = LIMIT_BYTES,
+               cca: str | None = None) -> Case:
     """The onset of the collapse over one variant's cells `(n, real summary, twin)`: a share of
     queries pools over the runs (their mean: each run asks as many); the median of a few runs'
     shares would move in steps of one query."""
@@ -558,7 +605,7 @@ def onset_case(variant: str, cells: list[tuple[int, dict, dict]], limit_bytes: i
     on_real = _onset({n: real["frac_over_100ms"]["mean"] for n, real, _ in cells})
     on_sim = _onset({n: sim["frac_over_100ms"] for n, _, sim in cells})
     steps, ok = onset_steps(on_real, on_sim, ns)
-    return Case(f"incast-{variant}onset-{limit_bytes // 1024}KB", "onset_n", float(on_real or 0), float(on_sim or 0),
+    return Case(f"incast-{_cca_tag(cca)}{variant}onset-{limit_bytes // 1024}KB", "onset_n", float(on_real or 0), float(on_sim or 0),
                 float(steps), 1.0, ok)
 
 
@@ -619,15 +666,8 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
             real = incast(n, setup["limit_bytes"], queries=setup["queries"], burst_bytes=BURST_BYTES,
                           rto_min=setup["rto_min"], quickack=setup["quickack"], repeat=repeat)
             runs = real["runs"]
-            # One twin per real run, given what that run's hosts did (µs): the server's steps and
-            # each connection's handshake as measured, and the aggregator's own share of its
-            # waits as an exponential of their mean (`real.reader_waits_us`).
-            hosts = [{"serve_time_us": r["serve_time_quantiles_us"] or SERVE_TIME_US,
-                      "read_wait_us": twin_read_wait_us(r),
-                      "handshake_rtt_us": r["handshake_rtt_us"],
-                      "buffers": r["host_buffers"],
-                      "tbf_watchdog_us": r["tbf_watchdog_quantiles_us"],
-                      "scaling_ratio": r["scaling_ratio"], "kernel": os.uname().release} for r in runs]
+            # One twin per real run, given what that run's hosts did.
+            hosts = incast_twin_hosts(runs)
             sim = twin_incast(setup, hosts)
             metrics = incast_cases(name, real["summary"], sim)
             raw[name] = {"setup": setup, "real": real["summary"], "sim": sim, "twin_host": hosts,
@@ -640,6 +680,117 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
                 "kernel": os.uname().release, "cpus": os.cpu_count(), "burstlab": burstlab.__version__,
                 "quick": quick, "repeat": repeat}
     return {"recorded": recorded, "cases": [c.as_json() for c in cases], "detail": raw}
+
+
+#: The incast matrix of the no-measurement mode (issue 36): each CCA through each tbf limit at
+#: N = 1-32, with the default RTO and with `rto_min 5ms quickack 1`.
+INCAST_MATRIX = {"ccas": ("cubic", "reno", "bbr"), "limits": (64 * 1024, 128 * 1024, 512 * 1024),
+                 "incast_n": (1, 2, 4, 8, 16, 24, 32), "queries": 50, "incast_variants": (DEFAULT_RTO, SHORT_RTO)}
+
+
+def incast_entry(real: dict) -> tuple[str, dict]:
+    """A record's entry for one incast cell from `real.incast`'s result: its set-up, the real
+    runs' summary and what each run's hosts did (`incast_twin_hosts`), so that the record replays
+    with and without the hosts' measurements."""
+    sc = real["scenario"]
+    tag = next((t for t, rto_min, quickack in (DEFAULT_RTO, SHORT_RTO)
+                if (rto_min, quickack) == (sc["rto_min"], sc["quickack"])), None)
+    if tag is None:
+        raise ValueError(f"incast cell with rto_min = {sc['rto_min']}, quickack = {sc['quickack']}: "
+                         "expected one of the matrix's route variants (none, or 0.005 with quickack)")
+    setup = incast_setup(sc["n"], (tag, sc["rto_min"], sc["quickack"]), sc["queries"], sc["limit_bytes"], sc["cca"])
+    return incast_name(setup), {"setup": setup, "real": real["summary"], "twin_host": incast_twin_hosts(real["runs"])}
+
+
+def described(detail: dict, *, kernel: str | None, progress: Progress | None = None) -> dict:
+    """Compare the incast cells of `detail` (a record's, checked by `_replayable`) with twins
+    built without any run's measurements (`twin_incast_described`), and per CCA, limit and
+    route variant the onset of the collapse. Single-flow cases are left out: this mode is the
+    incast matrix's. `{"cases": [...], "detail": ...}` as `replay` returns."""
+    checked = [(name, *_replayable(name, entry)) for name, entry in detail.items()]
+    checked = [c for c in checked if c[1]["kind"] == "incast"]
+    if not checked:
+        raise ReplayError("record: no incast cell to compare without host measurements "
+                          "(the no-measurement mode covers incast only)")
+    cases: list[Case] = []
+    raw: dict[str, dict] = {}
+    cells: dict[tuple[str, str, int], list[tuple[int, dict, dict]]] = {}
+    for i, (name, setup, real, hosts) in enumerate(checked):
+        if progress is not None:
+            progress(i, len(checked), name)
+        # The socket-buffer sysctls and the release are the hosts' configuration, not a measurement.
+        buffers = hosts[0].get("buffers")
+        try:
+            sim = twin_incast_described(setup, len(hosts), buffers=buffers, kernel=hosts[0].get("kernel") or kernel)
+        except (BurstlabError, ValueError, RuntimeError) as e:
+            raise ReplayError(f'record: case "{name}": its twin cannot run: {e}') from None
+        cells.setdefault((setup.get("cca") or "cubic", setup["variant"], setup["limit_bytes"]), []).append(
+            (setup["n"], real, sim))
+        if real["qct_median_s"]["median"] <= SLOW_QUERY_S:
+            cases.append(described_median_case(name, real["qct_median_s"]["median"], sim["qct_median_s"]))
+        raw[name] = {**detail[name], "sim": sim, "twin_host_profile": HOST_PROFILE}
+    for (cca, variant, limit), group in cells.items():
+        cases.append(median_onset_case(variant, group, limit, cca))
+    return {"cases": [c.as_json() for c in cases], "detail": raw}
+
+
+def replay_described(record: dict, *, progress: Progress | None = None) -> dict:
+    """`described` over a record's incast cells (`burstlab validate --replay R
+    --no-host-measurements`), its real side as recorded."""
+    recorded = record.get("recorded") if isinstance(record, dict) else None
+    kernel = recorded.get("kernel") if isinstance(recorded, dict) else None
+    out = described(_record_detail(record), kernel=kernel, progress=progress)
+    if isinstance(recorded, dict):
+        out = {"recorded": recorded, "replayed": {"burstlab": burstlab.__version__, "host_measurements": False},
+               **out}
+    return out
+
+
+def described_median_case(name: str, real: float, sim: float) -> Case:
+    """Issue 36's rule for a cell the kernel has not collapsed in: the twin's median QCT within
+    15 % of the real runs' median, not widened by their spread."""
+    err = abs(sim - real) / real
+    tol = TOLERANCE["qct_median_s"]
+    return Case(name, "qct_median_s", real, sim, err, tol, err <= tol)
+
+
+def median_onset_case(variant: str, cells: list[tuple[int, dict, dict]], limit_bytes: int,
+                      cca: str | None) -> Case:
+    """Issue 36's onset of the collapse: the first N whose median QCT exceeds 100 ms (the real
+    runs' median; the twin's over all its queries), the same within one step of the N list."""
+    cells = sorted(cells, key=lambda cell: cell[0])
+    ns = [n for n, _, _ in cells]
+    on_real = _onset_by({n: real["qct_median_s"]["median"] for n, real, _ in cells})
+    on_sim = _onset_by({n: sim["qct_median_s"] for n, _, sim in cells})
+    steps, ok = onset_steps(on_real, on_sim, ns)
+    return Case(f"incast-{_cca_tag(cca)}{variant}onset-{limit_bytes // 1024}KB", "onset_median_n",
+                float(on_real or 0), float(on_sim or 0), float(steps), 1.0, ok)
+
+
+def _onset_by(medians: dict[int, float]) -> int | None:
+    return next((n for n in sorted(medians) if medians[n] > SLOW_QUERY_S), None)
+
+
+def compare_described(*, repeat: int = 3, progress: Progress | None = None) -> dict:
+    """The incast matrix (`INCAST_MATRIX`) on real Linux, compared with twins that take no
+    measurement of its runs (`described`). The record it returns holds each run's host
+    measurements too, so that `replay` can run the measured twins of the same cells."""
+    plan = INCAST_MATRIX
+    cells = [(cca, limit, variant, n) for variant in plan["incast_variants"] for limit in plan["limits"]
+             for cca in plan["ccas"] for n in plan["incast_n"]]
+    detail: dict[str, dict] = {}
+    for i, (cca, limit, (tag, rto_min, quickack), n) in enumerate(cells):
+        if progress is not None:
+            progress(i, len(cells), f"incast-{_cca_tag(cca)}{tag}{n}-{limit // 1024}KB")
+        real = incast(n, limit, queries=plan["queries"], burst_bytes=BURST_BYTES, rto_min=rto_min,
+                      quickack=quickack, cca=cca, repeat=repeat)
+        name, entry = incast_entry(real)
+        detail[name] = entry
+    result = described(detail, kernel=os.uname().release)
+    recorded = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "kernel": os.uname().release, "cpus": os.cpu_count(), "burstlab": burstlab.__version__,
+                "quick": False, "repeat": repeat, "matrix": "incast", "load": list(os.getloadavg())}
+    return {"recorded": recorded, **result}
 
 
 def host_softirq_loads(result: dict) -> dict[str, dict[str, float]]:
@@ -703,8 +854,8 @@ def replay(record: dict, *, progress: Progress | None = None) -> dict:
     cases: list[Case] = []
     raw: dict[str, dict] = {}
     # Each incast variant's onset is over all its cells and follows the last of them.
-    cells: dict[tuple[str, int], list[tuple[int, dict, dict]]] = {}
-    last_cell: dict[str, tuple[str, int]] = {}
+    cells: dict[tuple[str, str, int], list[tuple[int, dict, dict]]] = {}
+    last_cell: dict[str, tuple[str, str, int]] = {}
     # Records made before the twins were told the hosts' kernel have it in `recorded`.
     recorded = record.get("recorded")
     kernel = recorded.get("kernel") if isinstance(recorded, dict) else None
@@ -720,7 +871,7 @@ def replay(record: dict, *, progress: Progress | None = None) -> dict:
         except (BurstlabError, ValueError, RuntimeError) as e:
             raise ReplayError(f'record: case "{name}": its twin cannot run: {e}') from None
         if setup["kind"] == "incast":
-            key = (setup["variant"], setup["limit_bytes"])
+            key = (setup.get("cca") or "cubic", setup["variant"], setup["limit_bytes"])
             cells.setdefault(key, []).append((setup["n"], real, sim))
             last_cell = {k: v for k, v in last_cell.items() if v != key} | {name: key}
             cases += incast_cases(name, real, sim)
@@ -733,8 +884,8 @@ def replay(record: dict, *, progress: Progress | None = None) -> dict:
     for i, c in enumerate(cases):
         ordered.append(c)
         if last_of.get(c.name) == i:
-            variant, limit = last_cell[c.name]
-            ordered.append(onset_case(variant, cells[variant, limit], limit))
+            cca, variant, limit = last_cell[c.name]
+            ordered.append(onset_case(variant, cells[cca, variant, limit], limit, cca))
     cases = ordered
     out = {"cases": [c.as_json() for c in cases], "detail": raw}
     if isinstance(record.get("recorded"), dict):
@@ -788,7 +939,9 @@ _SETUP_FIELDS = {
                "variant": (lambda v: isinstance(v, str), 'the variant\'s tag ("" or "rtomin5ms-")'),
                "rto_min": (lambda v: v is None or (_number(v) and v > 0), "null or the route's rto_min in seconds"),
                "quickack": (lambda v: isinstance(v, bool), "true or false"),
-               "queries": (_count, "queries per run, above 0")},
+               "queries": (_count, "queries per run, above 0"),
+               "cca": (lambda v: v is None or (isinstance(v, str) and bool(v)),
+                       "a congestion control's name (or absent: cubic)")},
 }
 #: The metrics a case's real summary needs.
 _REAL_METRICS = {"single": ("rate_fraction", "fct_s", "retrans_segs"), "incast": ("qct_median_s", "frac_over_100ms")}
