@@ -196,8 +196,9 @@ def replay(capture: str | os.PathLike[str], to: str, *, speed: str = "1x", rate:
            on_progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Send the report datagrams of ``capture`` to ``to`` (``ADDR:PORT``): at the capture's pace
     times ``speed`` ("1x", "10x", "0.5x"), as fast as possible (``speed="max"``) or at ``rate``
-    datagrams per second; ``repeat`` times over. Returns ``{"frames", "sent", "bytes",
-    "refused", "seconds"}``. Ctrl-C stops it (``KeyboardInterrupt``)."""
+    datagrams per second; ``repeat`` times over. Runs of equal-size datagrams go as one
+    ``UDP_SEGMENT`` message each where the kernel can segment them. Returns ``{"frames", "sent",
+    "bytes", "messages", "refused", "seconds"}``. Ctrl-C stops it (``KeyboardInterrupt``)."""
     from burstlab import _core
 
     path = Path(capture)
