@@ -114,7 +114,7 @@ class PrometheusEndpoint:
                            ("malformed", "Datagrams that did not decode."),
                            ("overflow", "Reports kept out of detection by the stream cap."),
                            ("flow_overflow", "Reports whose flow was left out of attribution by the flow cap."),
-                           ("kernel_drops", "Datagrams the kernel dropped (socket buffer full)."),
+                           ("kernel_drops", "Buffers the kernel dropped, socket buffer full: datagrams, or coalesced runs of up to 64 (UDP GRO)."),
                            ("reports_lost", "Reports missing from their stream's sequence numbers.")):
             yield CounterMetricFamily(f"burstlab_{name}", what, value=s.counters.get(name, 0))
         received = CounterMetricFamily("burstlab_reports_received", "Reports received per report stream.",
