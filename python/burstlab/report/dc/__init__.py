@@ -18,11 +18,6 @@ __all__ = ["is_study", "findings", "to_markdown", "to_json", "to_html", "report"
 
 #: The measured cause of each miss on the shipped study (docs/dc.md has the runs behind them).
 WHY = {
-    "law1": "measured: the first query (new connections) rises at 0.69 Gbit/s in phase 2, the later ones at "
-            "0.35-0.83; those restart at the initial window with the ssthresh tcp_cwnd_restart() leaves "
-            "(max(ssthresh, 3/4 cwnd)), which we suspect ends their slow start early (not measured); the first "
-            "query's shortfall from the port speed is not pinned",
-    "law1-staggered": "measured: the first query 0.96 Gbit/s, the later ones 0.49-0.71 (as law1)",
     "law2-3": "measured: the port already holds 200-460 KB of the NewReno background flows' queue when a query "
               "starts, 1,501 drops at agg->tor3 in the run, and the queue rises ~300 KB in the query's first "
               "1.3 ms, before its senders' second round can arrive (the RTT is then ~1.8 ms): the rise fitted "
