@@ -121,3 +121,21 @@ def test_cli_replays_without_host_measurements(record: dict, tmp_path):
     metrics = [(c["name"], c["metric"]) for c in json.loads(r.stdout)["cases"]]
     assert metrics == [("incast-1-128KB", "qct_median_s"), ("incast-onset-128KB", "onset_median_n")]
     assert r.returncode == 0, r.stderr
+
+
+def test_the_shipped_incast_matrix_is_whole_and_states_its_load():
+    from burstlab.cli.validate import INCAST_RECORDS
+
+    path = newest_record(INCAST_RECORDS)
+    assert path is not None, f"no incast matrix shipped in {INCAST_RECORDS}"
+    rec = json.loads(path.read_text())
+    names = set(rec["detail"])
+    for cca in compare.INCAST_MATRIX["ccas"]:
+        for kb in (64, 128, 512):
+            for tag in ("", "rtomin5ms-"):
+                for n in compare.INCAST_MATRIX["incast_n"]:
+                    assert f"incast-{'' if cca == 'cubic' else cca + '-'}{tag}{n}-{kb}KB" in names
+    low, high = rec["recorded"]["load"]
+    assert 0 <= low <= high
+    # `--replay latest` stays the full matrix behind docs/fidelity.md's main table.
+    assert newest_record() != path
