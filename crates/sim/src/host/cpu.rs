@@ -85,9 +85,11 @@ impl HostCpuSpec {
     pub fn profile(name: &str) -> Option<HostCpuSpec> {
         let spec = match name {
             // Fitted on this machine by scripts/calibrate_host_cpu.py (docs/fidelity.md).
+            // veth hands skbs to the stack as they were sent, without GRO.
             VETH_THIS_MACHINE => HostCpuSpec {
                 cores: 1,
                 ring: 1024,
+                gro: false,
                 rx_packet: Time::from_ps(VETH_RX_PACKET_PS),
                 rx_skb: Time::ZERO,
                 copy_rate: Some(Rate(VETH_COPY_RATE_BPS)),

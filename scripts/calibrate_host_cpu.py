@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Calibrate the simulator's host CPU model (`cpu = "veth-this-machine"`) on this machine.
+
+    python scripts/calibrate_host_cpu.py measure --repeat 5 --out /tmp/hostcpu.json   # root
+    python scripts/calibrate_host_cpu.py fit /tmp/hostcpu.json                        # no root
+    python scripts/calibrate_host_cpu.py check /tmp/hostcpu.json                      # no root
+
+`measure` runs real single-stream iperf3 (Debian's `iperf3`) through the validation dumbbell
+(python/burstlab/validate/topology.py: sender ns -veth- router ns -veth- receiver ns, each flow
+on one CPU by RPS) at several MTUs, each both unshaped (the router's tbf at 100 Gbit/s with a
+4 MB bucket: it never holds a packet back, so the hosts' CPUs are the bottleneck) and through
+a 1 Gbit/s tbf (the path is the bottleneck). Runs of the MTUs alternate, so a change of load
+on this shared machine falls on all of them alike; each run also records the 1-minute load
+average and the busiest CPU's softirq share.
+
+`fit` states the rule and applies it: the unshaped runs at the FIT MTUs (3000 and 16000 bytes,
+never 1500 or 9000) give the two costs of a single stream on veth, a cost per segment `c`
+and a cost per byte `a`, from the medians: 1/T = a + c/MSS per byte, solved exactly from
+the two points. It prints the profile's parameters.
+
+`check` runs the simulator (the dumbbell twin: veth, links far faster than the CPU, the
+namespaces' ~30 us RTT) with `cpu = "veth-this-machine"` and compares with the median of the
+CHECK MTUs' runs (1500 and 9000), which the fit never saw: the error at each MTU, and of
+their ratio; and the 1 Gbit/s runs (not CPU-bound) against the same twin through a 1 Gbit/s
+bottleneck.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+FIT_MTUS = (3000, 16000)
+CHECK_MTUS = (1500, 9000)
+#: IPv4 + TCP headers with the timestamps option: MSS = MTU - 52 (the simulator's rule too).
+TCP_IP_OVERHEAD = 52
+PORT = 5201
+#: A tbf that never holds a packet back on veth: a bucket far above a 64 KB GSO skb.
+UNSHAPED = ("100gbit", 4 << 20, 4 << 20)
+SHAPED = ("1gbit", None, 128 * 1024)
+
+
+def mss(mtu: int) -> int:
+    return mtu - TCP_IP_OVERHEAD
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]
+
+
+def one_run(mtu: int, shaped: bool, seconds: float, nice: int = 0) -> dict:
+    """One iperf3 single stream (cubic, default buffers) through a fresh dumbbell, both ends at
+    scheduling priority `nice`."""
+    from burstlab.validate.host_cpu import SoftirqMeter
+    from burstlab.validate.topology import Bottleneck, Dumbbell, HostTuning, default_burst_bytes
+
+    rate, burst, limit = SHAPED if shaped else UNSHAPED
+    bottleneck = Bottleneck(rate=rate, burst_bytes=burst or default_burst_bytes(mtu), limit_bytes=limit)
+    with Dumbbell(senders=1, bottleneck=bottleneck, tuning=HostTuning(), mtu=mtu) as net:
+        load = load_average()
+        prio = ["nice", "-n", str(nice)]
+        server = net.spawn(net.receiver_ns, [*prio, "iperf3", "-s", "-1", "-p", str(PORT)])
+        time.sleep(0.3)  # the server's listen socket
+        softirq = SoftirqMeter()
+        softirq.start()
+        client = net.spawn(net.sender_ns[0], [*prio, "iperf3", "-c", net.receiver_addr, "-p", str(PORT),
+                                              "-t", str(seconds), "-O", "1", "-J"])
+        try:
+            out, err = client.communicate(timeout=seconds + 20)
+        except subprocess.TimeoutExpired as exc:
+            raise RuntimeError(f"iperf3 client at MTU {mtu} did not finish") from exc
+        share = softirq.busiest_share(seconds + 1)
+        server.wait(timeout=10)
+        if client.returncode != 0:
+            raise RuntimeError(f"iperf3 -c exit {client.returncode}: {err.strip() or out[-300:]}")
+        report = json.loads(out)
+        end = report["end"]
+    return {
+        "mtu": mtu,
+        "shaped": shaped,
+        "rate": rate,
+        "received_bps": end["sum_received"]["bits_per_second"],
+        "retransmits": end["sum_sent"].get("retransmits", 0),
+        "cpu_sender_pct": end["cpu_utilization_percent"]["host_total"],
+        "cpu_receiver_pct": end["cpu_utilization_percent"]["remote_total"],
+        "load1": load,
+        "softirq_busiest_share": share,
+    }
+
+
+def measure(args: argparse.Namespace) -> int:
+    mtus = args.mtus or sorted(set(FIT_MTUS) | set(CHECK_MTUS))
+    runs = []
+    out = Path(args.out)
+    for k in range(args.repeat):
+        for shaped in (False, True):
+            for mtu in mtus:
+                if shaped and mtu not in CHECK_MTUS:
+                    continue
+                r = one_run(mtu, shaped, args.seconds, args.nice)
+                r["nice"] = args.nice
+                r["repeat"] = k
+                runs.append(r)
+                print(f"repeat {k} mtu {mtu:5d} {r['rate']:>7}: {r['received_bps'] / 1e9:7.3f} Gbit/s "
+                      f"(load {r['load1']:.2f}, softirq {r['softirq_busiest_share']})", flush=True)
+                out.write_text(json.dumps({"seconds": args.seconds, "runs": runs}, indent=1))
+    return 0
+
+
+def medians(record: dict, shaped: bool) -> dict[int, float]:
+    by_mtu: dict[int, list[float]] = {}
+    for r in record["runs"]:
+        if r["shaped"] == shaped:
+            by_mtu.setdefault(r["mtu"], []).append(r["received_bps"])
+    return {m: statistics.median(v) for m, v in sorted(by_mtu.items())}
+
+
+def fit_costs(med: dict[int, float]) -> tuple[float, float]:
+    """Seconds per byte `a` and per segment `c` through 1/T = a + c/MSS (T in bytes/s) at the
+    two FIT MTUs."""
+    (m1, m2) = FIT_MTUS
+    y1, y2 = 8 / med[m1], 8 / med[m2]  # seconds per payload byte
+    x1, x2 = 1 / mss(m1), 1 / mss(m2)
+    c = (y1 - y2) / (x1 - x2)
+    a = y1 - c * x1
+    return a, c
+
+
+def fit(args: argparse.Namespace) -> int:
+    record = json.loads(Path(args.record).read_text())
+    med = medians(record, shaped=False)
+    missing = [m for m in FIT_MTUS if m not in med]
+    if missing:
+        print(f"{args.record}: no unshaped runs at MTU {missing} (the fit needs {FIT_MTUS})", file=sys.stderr)
+        return 2
+    a, c = fit_costs(med)
+    print(f"fit on MTU {FIT_MTUS} (medians {[round(med[m] / 1e9, 3) for m in FIT_MTUS]} Gbit/s):")
+    print(f"  per byte   a = {a * 1e12:.2f} ps  (a core's byte rate {8 / a / 1e9:.2f} Gbit/s)")
+    print(f"  per segment c = {c * 1e12:.0f} ps")
+    print(f"profile: rx_packet = {round(c * 1e12)} ps, copy_rate = {round(8 / a)} bit/s")
+    return 0
+
+
+def bench_binary() -> Path:
+    """The simulator's bench binary (release), built if missing: no Python extension needed."""
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "burstlab-sim", "--bin", "burstlab-bench"],
+                   cwd=root, check=True)
+    return Path(os.environ.get("CARGO_TARGET_DIR", root / "target")) / "release" / "burstlab-bench"
+
+
+def simulate(mtu: int, shaped: bool, seconds: float) -> dict:
+    """The twin's run (its summary): the dumbbell on veth at the namespaces' RTT, both hosts
+    with `cpu = "veth-this-machine"`, through the same tbf as the real run when `shaped`."""
+    sets = [f"topology.mtu={mtu}", f"stop={seconds}s"]
+    if shaped:
+        rate, _, limit = SHAPED
+        sets += ["topology.tbf_rate=1Gbps", f"topology.tbf_burst={10 * (mtu + 14)}B",
+                 f"topology.tbf_limit={limit}B"]
+    argv = [str(bench_binary()), str(Path(__file__).with_suffix(".toml")), "--json"]
+    for s in sets:
+        argv += ["--set", s]
+    # The bench prints its table on stdout and the summary's JSON on stderr.
+    run = subprocess.run(argv, capture_output=True, text=True, check=True)
+    return json.loads(run.stderr)
+
+
+def check(args: argparse.Namespace) -> int:
+    record = json.loads(Path(args.record).read_text())
+    loads = [r["load1"] for r in record["runs"]]
+    print(f"{len(record['runs'])} real runs; 1-minute load average median {statistics.median(loads):.2f} "
+          f"(min {min(loads):.2f}, max {max(loads):.2f}) on {os.cpu_count()} CPUs")
+    rows = []
+    for shaped in (False, True):
+        med = medians(record, shaped)
+        for mtu, real in med.items():
+            summary = simulate(mtu, shaped, args.seconds)
+            rows.append((shaped, mtu, real, summary["flows"][0]["throughput_bps"]))
+    print("| path | MTU | runs | real median Gbit/s | model Gbit/s | error |")
+    print("|---|---|---|---|---|---|")
+    for shaped, mtu, real, sim in rows:
+        path = "1 Gbit/s tbf" if shaped else "veth, unshaped"
+        role = "fit" if not shaped and mtu in FIT_MTUS else "check"
+        print(f"| {path} | {mtu} | {role} | {real / 1e9:.2f} | {sim / 1e9:.2f} | {100 * (sim - real) / real:+.1f} % |")
+    unshaped = {mtu: (real, sim) for shaped, mtu, real, sim in rows if not shaped}
+    if all(m in unshaped for m in CHECK_MTUS):
+        (r1, s1), (r9, s9) = unshaped[1500], unshaped[9000]
+        real_ratio, sim_ratio = r9 / r1, s9 / s1
+        print(f"| ratio 9000/1500 | | check | {real_ratio:.3f} | {sim_ratio:.3f} | "
+              f"{100 * (sim_ratio - real_ratio) / real_ratio:+.1f} % |")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("measure", help="real iperf3 runs (root)")
+    m.add_argument("--repeat", type=int, default=5)
+    m.add_argument("--seconds", type=float, default=4.0)
+    m.add_argument("--out", required=True)
+    m.add_argument("--nice", type=int, default=-20,
+                   help="iperf3's scheduling priority (default -20: the machine's other load takes "
+                        "little of its cores; softirq runs ahead of any process anyway)")
+    m.add_argument("--mtus", type=int, nargs="+", help="the MTUs to run (default: the fit's and the check's)")
+    f = sub.add_parser("fit", help="fit the profile's costs on the FIT MTUs")
+    f.add_argument("record")
+    c = sub.add_parser("check", help="the model against the CHECK MTUs")
+    c.add_argument("record")
+    c.add_argument("--seconds", type=float, default=2.0)
+    args = ap.parse_args(argv)
+    try:
+        return {"measure": measure, "fit": fit, "check": check}[args.cmd](args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
