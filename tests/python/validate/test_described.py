@@ -139,3 +139,29 @@ def test_the_shipped_incast_matrix_is_whole_and_states_its_load():
     assert 0 <= low <= high
     # `--replay latest` stays the full matrix behind docs/fidelity.md's main table.
     assert newest_record() != path
+
+
+def test_a_live_run_records_the_matrix_and_judges_it_without_measurements(monkeypatch):
+    # The real side stubbed (it needs root): one cell of reno through 64 KB at N = 2.
+    asked = []
+
+    def fake_incast(n, limit_bytes, *, queries, burst_bytes, rto_min, quickack, cca, repeat):
+        asked.append((cca, limit_bytes, n, rto_min, quickack, repeat))
+        real = _real(cca, limit_bytes, n, rto_min, quickack)
+        stat = lambda v: {"mean": v, "median": v, "min": v, "max": v}  # noqa: E731
+        real["scenario"]["queries"] = 4
+        real["summary"] = {"qct_median_s": stat(0.009), "frac_over_100ms": stat(0.0)}
+        return real
+
+    monkeypatch.setattr(compare, "incast", fake_incast)
+    monkeypatch.setitem(compare.INCAST_MATRIX, "ccas", ("reno",))
+    monkeypatch.setitem(compare.INCAST_MATRIX, "limits", (64 * 1024,))
+    monkeypatch.setitem(compare.INCAST_MATRIX, "incast_n", (2,))
+    monkeypatch.setitem(compare.INCAST_MATRIX, "incast_variants", (compare.SHORT_RTO,))
+    out = compare.compare_described(repeat=2)
+    assert asked == [("reno", 64 * 1024, 2, 0.005, True, 2)]
+    assert out["recorded"]["matrix"] == "incast" and len(out["recorded"]["load"]) == 3
+    entry = out["detail"]["incast-reno-rtomin5ms-2-64KB"]
+    assert entry["twin_host"][0]["read_wait_us"] == 80.0  # kept for a measured replay, not used here
+    assert [(c["name"], c["metric"]) for c in out["cases"]] == [
+        ("incast-reno-rtomin5ms-2-64KB", "qct_median_s"), ("incast-reno-rtomin5ms-onset-64KB", "onset_median_n")]
