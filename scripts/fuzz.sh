@@ -1,17 +1,57 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of every telemetry parser with cargo-fuzz (libFuzzer, nightly Rust).
+# Coverage-guided fuzzing of every telemetry parser with cargo-fuzz (libFuzzer, nightly Rust),
+# and the simulator's scenario generator for a long while.
 #
-#   bash scripts/fuzz.sh smoke          # each target for FUZZ_SECONDS (default 20 s): CI runs this
-#   bash scripts/fuzz.sh long [RUNS]    # each target for RUNS inputs (default 100,000,000);
-#                                       # history/reliability-notes.md records the results
+#   bash scripts/fuzz.sh smoke              # each target for FUZZ_SECONDS (default 20 s): CI runs this
+#   bash scripts/fuzz.sh long [RUNS]        # each target for RUNS inputs (default 100,000,000)
+#   bash scripts/fuzz.sh generated [SECS]   # generated scenarios for SECS (default 3600) seconds
 #
-# Targets live in crates/telemetry/fuzz/fuzz_targets/. A crash leaves its input under
+# docs/reliability.md records the long runs' figures. Targets live in
+# crates/telemetry/fuzz/fuzz_targets/. A crash leaves its input under
 # crates/telemetry/fuzz/artifacts/<target>/ and fails this script; reproduce it with
 # `cargo +nightly fuzz run <target> <file>` from crates/telemetry.
+#
+# The generator (crates/sim/tests/generated_scenarios.rs) writes into GENERATED_DIR (default
+# target/generated): current.toml, the case being checked; failed-N.toml, each failing case
+# (shrunk); abort-N.toml, a case that killed the process (the run then goes on in a new one).
+# Reproduce one with BURSTLAB_GENERATED_FILE=<file> cargo test -p burstlab-sim --test
+# generated_scenarios -- --nocapture.
 set -euo pipefail
-cd "$(dirname "$0")/../crates/telemetry"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root/crates/telemetry"
 
 mode="${1:-smoke}"
+
+if [ "$mode" = generated ]; then
+    cd "$root"
+    out="${GENERATED_DIR:-$root/target/generated}"
+    mkdir -p "$out"
+    bin=$(cargo test -p burstlab-sim --test generated_scenarios --no-run 2>&1 \
+        | grep -o 'target/[a-z/]*deps/generated_scenarios-[0-9a-f]*' | tail -1)
+    [ -n "$bin" ] || { echo "fuzz: cannot build the generated_scenarios test" >&2; exit 1; }
+    end=$(( $(date +%s) + ${2:-3600} ))
+    echo "fuzz: generated scenarios until $(date -d "@$end" +%T), commit $(git rev-parse --short HEAD), cases in $out"
+    aborts=0
+    status=0
+    while [ "$(date +%s)" -lt "$end" ]; do
+        set +e
+        BURSTLAB_GENERATED_SECONDS=$(( end - $(date +%s) )) BURSTLAB_GENERATED_DIR="$out" \
+            "$bin" generated_scenarios_are --nocapture
+        status=$?
+        set -e
+        # Ctrl-C (SIGINT) or a SIGTERM ends the run; another signal is a case that killed it.
+        case "$status" in
+            130|143) exit "$status" ;;
+            0|101) break ;;
+        esac
+        cp "$out/current.toml" "$out/abort-$aborts.toml"
+        echo "fuzz: the process died (exit $status) on $out/abort-$aborts.toml; going on"
+        aborts=$(( aborts + 1 ))
+    done
+    echo "fuzz: generated: exit $status, $aborts processes killed by a case"
+    [ "$status" = 0 ] && [ "$aborts" = 0 ]
+    exit
+fi
 CARGO_FUZZ_VERSION=0.13.2
 
 rustup toolchain list | grep -q '^nightly' || {

@@ -217,7 +217,10 @@ pub(crate) fn qdisc(q: &Fields) -> Result<HostQdisc> {
         flow_limit: q
             .integer("fq_flow_limit", 1..=U32_MAX)?
             .map_or(crate::net::fq::DEFAULT_FLOW_LIMIT, |v| v as u32),
-        quantum: q.integer("fq_quantum", 1..=U32_MAX)?.map(|v| v as u32),
+        // sch_fq's fq_change refuses 0 and anything above 1 MiB ("invalid quantum").
+        quantum: q
+            .integer("fq_quantum", 1..=i64::from(crate::net::fq::MAX_QUANTUM))?
+            .map(|v| v as u32),
     }))
 }
 
