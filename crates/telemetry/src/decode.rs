@@ -71,6 +71,9 @@ impl Decoder {
                 std::mem::swap(&mut report.hops, &mut self.inner.hops);
             }
             with_reporting_hop(&mut report.hops, h.local);
+            if profile.time_unit_ns != 1 {
+                in_nanoseconds(report, profile.time_unit_ns);
+            }
             self.live += 1;
         }
         Ok(&self.reports[..self.live])
@@ -98,6 +101,18 @@ fn with_reporting_hop(hops: &mut Vec<Hop>, local: Option<Hop>) {
             top.egress_ts = top.egress_ts.or(local.egress_ts);
         }
         _ => hops.insert(0, local),
+    }
+}
+
+/// Device time units (µs on bmv2) to the nanoseconds a [`Hop`] holds. A value that does not
+/// fit (a 32-bit hop latency above 4.29 s) is not available rather than wrong.
+fn in_nanoseconds(report: &mut Report, unit_ns: u32) {
+    let wide = |t: Option<u64>| t.and_then(|t| t.checked_mul(u64::from(unit_ns)));
+    report.ingress_ts = wide(report.ingress_ts);
+    for hop in &mut report.hops {
+        hop.ingress_ts = wide(hop.ingress_ts);
+        hop.egress_ts = wide(hop.egress_ts);
+        hop.hop_latency_ns = hop.hop_latency_ns.and_then(|l| l.checked_mul(unit_ns));
     }
 }
 

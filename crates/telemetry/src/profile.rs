@@ -32,6 +32,20 @@ pub enum IntDetect {
 /// inner IP ToS `0x17 << 2` (int-telemetry.md §6).
 pub const INT_DSCP: u8 = 0x17;
 
+/// What a TR version nibble of 1 announces. The wire says `Ver = 1`; only the device knows
+/// which layout follows it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum TrV1Layout {
+    /// TR v1.0, as specified.
+    #[default]
+    V1_0,
+    /// The TR v0.5 layout: early ONOS and AmLight (BPFCollector `INT_gen`) generators.
+    V0_5,
+    /// The TR v2.0 group and individual report headers: laofan13/P4-INT's bmv2 INT-MX program
+    /// (`int-mx/p4src/include/int_sink.p4` @ 920dbc6: `report_group_header.ver = 1`).
+    V2_0,
+}
+
 /// One device's conventions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DeviceProfile {
@@ -57,15 +71,28 @@ pub struct DeviceProfile {
     /// Bytes of the level-2 ingress + egress port ids (INT v1.0 / v2.1 bitmap bit 6): 8 as
     /// specified, 4 on GEANT's INT v1.0 (one word, int-collector `BPFCollector.c`).
     pub l2_port_bytes: u8,
-    /// TR version nibble 1 announces the TR v0.5 layout, not v1.0: early ONOS and AmLight
-    /// (BPFCollector `INT_gen`) generators send v0.5 headers with `ver = 1`.
-    pub tr_v1_is_v0_5: bool,
+    /// Which layout TR version nibble 1 announces.
+    pub tr_v1_layout: TrV1Layout,
     /// TR v1.0 Length is not trusted; the header's size comes from RepMdBits alone (GEANT's
     /// int-collector generator sends `len = 1`, and its collector never reads it).
     pub tr_v1_length_from_bits: bool,
     /// An embedded stack behind a Type 1 shim is this INT version whatever its MD Ver says
     /// (GEANT's generator writes MD `ver = 0` over the v1.0 layout: HopML, RemainingHopCnt).
     pub int_md_version: Option<crate::model::IntVersion>,
+    /// TR v2.0 Report Length is not trusted: each packet holds one individual report, which
+    /// runs to the end of the payload (bmv2 INT-MX sends Report Length 0).
+    pub tr_v2_length_to_end: bool,
+    /// The reported packet starts with Ethernet whenever the report says it carries one,
+    /// whatever its InType (bmv2 INT-MX sends InType 4, IPv4, before the Ethernet header).
+    pub inner_always_ethernet: bool,
+    /// An INT-MX header is followed by hops of the instruction bitmap's size, counted by the
+    /// shim Length, as an INT-MD stack would be; the spec's INT-MX carries none (bmv2 INT-MX
+    /// puts the reporting switch's own metadata there).
+    pub int_mx_hops: bool,
+    /// Nanoseconds per unit of the device's timestamps and hop latency: 1 where it counts ns
+    /// (the specs), 1000 on bmv2, whose clocks count µs (p4lang/behavioral-model
+    /// `docs/simple_switch.md`, `ingress_global_timestamp`, `egress_global_timestamp`).
+    pub time_unit_ns: u32,
 }
 
 impl DeviceProfile {
@@ -82,9 +109,13 @@ impl DeviceProfile {
             int_before_tcp_options: true,
             source_only_words: None,
             l2_port_bytes: 8,
-            tr_v1_is_v0_5: false,
+            tr_v1_layout: TrV1Layout::V1_0,
             tr_v1_length_from_bits: false,
             int_md_version: None,
+            tr_v2_length_to_end: false,
+            inner_always_ethernet: false,
+            int_mx_hops: false,
+            time_unit_ns: 1,
         }
     }
 
@@ -101,9 +132,13 @@ impl DeviceProfile {
             int_before_tcp_options: false,
             source_only_words: None,
             l2_port_bytes: 8,
-            tr_v1_is_v0_5: false,
+            tr_v1_layout: TrV1Layout::V1_0,
             tr_v1_length_from_bits: false,
             int_md_version: None,
+            tr_v2_length_to_end: false,
+            inner_always_ethernet: false,
+            int_mx_hops: false,
+            time_unit_ns: 1,
         }
     }
 }
@@ -126,6 +161,35 @@ impl DeviceProfile {
         }
     }
 }
+
+impl DeviceProfile {
+    /// laofan13/P4-INT's INT-MX program on bmv2 (`int-mx/` @ 920dbc6, GPL-3.0; its captures
+    /// `int-mx/pcap/s*-cpu-eth0_out.pcap`): every INT node clones the packet and sends its own
+    /// report, with the TR v2.0 headers under version nibble 1, Report Length 0, InType 4 before
+    /// an Ethernet header, and the node's metadata after the INT-MX header, counted by the shim
+    /// Length (`int_sink.p4` `do_report_encapsulation`, `parser.p4` `Int_Deparser`). bmv2 times
+    /// in µs; occupancy is `deq_qdepth`, in packets (its collector prints "packet(s)"), read
+    /// as 1,500 bytes each (an Ethernet MTU): an estimate, `cell_bytes` overrides it.
+    pub fn bmv2_int_mx() -> Self {
+        DeviceProfile {
+            name: BMV2_INT_MX_PROFILE.into(),
+            cell_bytes: BMV2_PACKET_BYTES,
+            tr_v1_layout: TrV1Layout::V2_0,
+            tr_v2_length_to_end: true,
+            inner_always_ethernet: true,
+            int_mx_hops: true,
+            time_unit_ns: 1000,
+            ..Self::spec()
+        }
+    }
+}
+
+/// The name of [`DeviceProfile::bmv2_int_mx`], as a profile file's `base` names it.
+pub const BMV2_INT_MX_PROFILE: &str = "bmv2-int-mx";
+
+/// Bytes one queued packet stands for where a device counts packets (bmv2 `deq_qdepth`): an
+/// Ethernet MTU.
+pub const BMV2_PACKET_BYTES: u32 = 1500;
 
 /// Report UDP destination ports decoded by default (int-telemetry.md §10): AmLight/NoviFlow
 /// 5900, ONOS/fabric-tna 32766, GEANT 8090, and 1234 (BPFCollector / p4-int demos).

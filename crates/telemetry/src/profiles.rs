@@ -19,12 +19,13 @@
 //! `cell_bytes` (≥ 1), `timestamp_bytes` (4 or 8), `flag_layout` (`"spec"` or
 //! `"dqf-before-reserved"`), `source_only_words` (0–255: the INT domain's source-only
 //! metadata size, [`DeviceProfile::source_only_words`]), `l2_port_bytes` (4 or 8) and
-//! `report_version_1` (`"1.0"`, or `"0.5"` for generators that send the TR v0.5 layout with
-//! version nibble 1), `int_md_version` (`"0.5"` or `"1.0"`: what a Type 1 shim's stack is,
-//! whatever its MD Ver says). Bases: `"spec"`, `"noviflow"`, `"fabric-tna"`, `"geant"`. A file extends [`Profiles::builtin`]: UDP 5900 stays NoviFlow and
-//! 32766 fabric-tna unless the file names those ports.
+//! `report_version_1` (`"1.0"`; `"0.5"` or `"2.0"` for generators that send the TR v0.5 or
+//! v2.0 layout with version nibble 1), `int_md_version` (`"0.5"` or `"1.0"`: what a Type 1
+//! shim's stack is, whatever its MD Ver says). Bases: `"spec"`, `"noviflow"`, `"fabric-tna"`,
+//! `"geant"`, `"bmv2-int-mx"`. A file extends [`Profiles::builtin`]: UDP 5900 stays NoviFlow
+//! and 32766 fabric-tna unless the file names those ports.
 
-use crate::profile::{DeviceProfile, FlagLayout, NOVIFLOW_PORT};
+use crate::profile::{BMV2_INT_MX_PROFILE, DeviceProfile, FlagLayout, NOVIFLOW_PORT, TrV1Layout};
 use crate::report::v0_5::FABRIC_TNA_PROFILE;
 use rustc_hash::FxHashMap;
 use std::fmt;
@@ -69,6 +70,7 @@ fn builtin_named(name: &str) -> Option<DeviceProfile> {
         "noviflow" => Some(DeviceProfile::noviflow()),
         FABRIC_TNA_PROFILE => Some(fabric_tna()),
         "geant" => Some(DeviceProfile::geant()),
+        BMV2_INT_MX_PROFILE => Some(DeviceProfile::bmv2_int_mx()),
         _ => None,
     }
 }
@@ -145,7 +147,7 @@ fn profile(path: &str, value: &Value) -> Result<DeviceProfile, ProfileError> {
             ProfileError::new(
                 format!("{path}.base"),
                 v,
-                "\"spec\", \"noviflow\", \"fabric-tna\" or \"geant\"",
+                "\"spec\", \"noviflow\", \"fabric-tna\", \"geant\" or \"bmv2-int-mx\"",
             )
         })?,
     };
@@ -198,10 +200,11 @@ fn profile(path: &str, value: &Value) -> Result<DeviceProfile, ProfileError> {
                 };
             }
             "report_version_1" => {
-                p.tr_v1_is_v0_5 = match v.as_str() {
-                    Some("1.0") => false,
-                    Some("0.5") => true,
-                    _ => return Err(ProfileError::new(&key, v, "\"1.0\" or \"0.5\"")),
+                p.tr_v1_layout = match v.as_str() {
+                    Some("1.0") => TrV1Layout::V1_0,
+                    Some("0.5") => TrV1Layout::V0_5,
+                    Some("2.0") => TrV1Layout::V2_0,
+                    _ => return Err(ProfileError::new(&key, v, "\"1.0\", \"0.5\" or \"2.0\"")),
                 };
             }
             "source_only_words" => {
@@ -241,6 +244,21 @@ mod tests {
             crate::report::V05Layout::for_profile(p.for_report(32766, None)),
             crate::report::V05Layout::FabricTna
         );
+    }
+
+    #[test]
+    fn base_bmv2_int_mx_reads_ver_1_as_tr_v2_0_in_packets_and_microseconds() {
+        let p = Profiles::from_toml_str("[port.1234]\nbase = \"bmv2-int-mx\"").unwrap();
+        let b = p.for_report(1234, None);
+        assert_eq!(b, &DeviceProfile::bmv2_int_mx());
+        assert_eq!((b.name.as_str(), b.tr_v1_layout), ("bmv2-int-mx", TrV1Layout::V2_0));
+        assert_eq!((b.cell_bytes, b.time_unit_ns), (1500, 1000));
+        assert!(b.tr_v2_length_to_end && b.inner_always_ethernet && b.int_mx_hops);
+        // Unnamed ports keep the spec's reading of version nibble 1.
+        assert_eq!(p.for_report(8090, None).tr_v1_layout, TrV1Layout::V1_0);
+        let v = Profiles::from_toml_str("[port.9]\nreport_version_1 = \"2.0\"").unwrap();
+        assert_eq!(v.for_report(9, None).tr_v1_layout, TrV1Layout::V2_0);
+        assert!(!v.for_report(9, None).int_mx_hops, "only the layout changes");
     }
 
     // ---- file ----
@@ -289,6 +307,12 @@ mod tests {
             ("[port.1]\nsource_only_words = 256", "port.1.source_only_words", "256", "words of"),
             ("ports = 1", "ports", "1", "one of default"),
             ("port = 5900", "port", "5900", "a table"),
+            (
+                "[port.1]\nreport_version_1 = \"2.1\"",
+                "port.1.report_version_1",
+                "\"2.1\"",
+                "\"1.0\",",
+            ),
         ];
         for (text, key, value, expected) in cases {
             let e = Profiles::from_toml_str(text).unwrap_err();

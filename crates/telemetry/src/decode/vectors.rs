@@ -441,3 +441,106 @@ fn geant_int_v1_0_with_4_byte_l2_ids_needs_its_profile() {
     let hop = l2.decode(&(5u32 << 16 | 10).to_be_bytes(), 1);
     assert_eq!((hop.ingress_port, hop.egress_port), (Some(5), Some(10)));
 }
+
+/// The UDP payload of the report switch 2 sends to its collector (10.0.0.1:1234 →
+/// 10.0.0.2:1234) for the packet h1 → h3, running laofan13/P4-INT's INT-MX program on bmv2
+/// (`int-mx/` @ 920dbc6, GPL-3.0; written here from its header definitions, not copied): laid
+/// out by `int_headers.p4` and `parser.p4` `Int_Deparser`, filled by `int_sink.p4`
+/// `do_report_encapsulation` and `int_transit.p4`, with the values its capture
+/// `int-mx/pcap/s2-cpu-eth0_out.pcap` holds, except the queue depth (3 packets, chosen: the
+/// capture's is 0). `ingress_global_timestamp` of an I2E clone reads 0 there, so the hop
+/// latency is the egress timestamp.
+#[rustfmt::skip]
+fn bmv2_int_mx_report() -> Vec<u8> {
+    vec![
+        // report_group_header_t: ver 1, hw_id 1 (HW_ID), seq_no 0 | node_id 2
+        0x10, 0x40, 0x00, 0x00,  0x00, 0x00, 0x00, 0x02,
+        // report_individual_header_t: rep_type 1, in_type 4, len 0, rep_md_len 0, d q f i = 0011
+        0x14, 0x00, 0x00, 0x30,
+        // rep_md_bits 0 | domain_specific_id 0; domain_specific_md_bits 0 | md_status 0
+        0x00, 0x00, 0x00, 0x00,  0x00, 0x00, 0x00, 0x00,
+        // the I2E clone: Ethernet 00:01:0a:00:03:05 ← ff:ff:ff:ff:ff:ff, IPv4
+        0x00, 0x01, 0x0a, 0x00, 0x03, 0x05,  0xff, 0xff, 0xff, 0xff, 0xff, 0xff,  0x08, 0x00,
+        // IPv4: DSCP 0x17 (DSCP_INT), length 102, id 1, TTL 63, UDP, 10.0.1.1 → 10.0.3.3
+        0x45, 0x5c, 0x00, 0x66,  0x00, 0x01, 0x00, 0x00,  0x3f, 0x11, 0x63, 0x27,
+        10, 0, 1, 1,  10, 0, 3, 3,
+        // UDP 64057 → 8080, length 82
+        0xfa, 0x39, 0x1f, 0x90,  0x00, 0x52, 0x5d, 0xff,
+        // intl4_shim_t: int_type 3 (MX), npt 0, len 14 (3 + this node's 11 words), dscp 0
+        0x30, 0x0e, 0x00, 0x00,
+        // int_header_t: ver 2, d 0; instruction mask 0xFF00, domain id 0; ds_instruction, flags
+        0x20, 0x00, 0x00, 0x00,  0xff, 0x00, 0x00, 0x00,  0x00, 0x00, 0x00, 0x00,
+        // switch id 2 | L1 ports 0 → 3 | hop latency 44,944,418 µs | queue 0, deq_qdepth 3
+        0x00, 0x00, 0x00, 0x02,  0x00, 0x00, 0x00, 0x03,  0x02, 0xad, 0xcc, 0x22,
+        0x00, 0x00, 0x00, 0x03,
+        // ingress ts 0 | egress ts 44,944,418 µs (64-bit)
+        0, 0, 0, 0, 0, 0, 0, 0,  0, 0, 0, 0, 0x02, 0xad, 0xcc, 0x22,
+        // level-2 ports 0 → 3 (32 bits each) | tx utilization 0
+        0, 0, 0, 0,  0, 0, 0, 3,  0, 0, 0, 0,
+    ]
+}
+
+/// Everything on UDP 1234 read as bmv2 INT-MX.
+fn bmv2_int_mx_decoder() -> Decoder {
+    Decoder::new(Profiles::from_toml_str("[port.1234]\nbase = \"bmv2-int-mx\"").unwrap())
+}
+
+#[test]
+fn bmv2_int_mx_report_needs_its_profile() {
+    let bytes = bmv2_int_mx_report();
+    assert_eq!(bytes.len(), 122, "the captured UDP payload's length");
+    // Read as its version nibble says, it is a TR v1.0 header of Length 0.
+    let e = Decoder::new(Profiles::builtin()).decode(&bytes, 1234).unwrap_err();
+    assert_eq!((e.field, e.value), ("tr_v1_0.length", 0));
+    // The TR v2.0 layout alone is not enough: Report Length 0 holds no INT report.
+    let p = Profiles::from_toml_str("[port.1234]\nreport_version_1 = \"2.0\"").unwrap();
+    let e = Decoder::new(p).decode(&bytes, 1234).unwrap_err();
+    assert_eq!((e.field, e.value), ("tr_v2_0.md_length", 0));
+
+    let r = bmv2_int_mx_decoder().decode(&bytes, 1234).unwrap()[0].clone();
+    assert_eq!((r.version, r.switch_id, r.hw_id, r.seq), (ReportVersion::V2_0, Some(2), 1, 0));
+    assert_eq!(r.flags, ReportFlags { dropped: false, congested: false, tracked: true });
+    assert_eq!((r.int_version, r.inner_error), (Some(IntVersion::V2_1), None));
+    let flow = r.flow.unwrap();
+    assert_eq!((flow.src, flow.dst), (v4([10, 0, 1, 1]), v4([10, 0, 3, 3])));
+    assert_eq!((flow.sport, flow.dport, flow.proto), (64057, 8080, 17));
+    // One hop, the reporting node's own, in bytes and nanoseconds: 3 packets × 1,500 B; µs ×
+    // 1,000; a 44.9 s latency does not fit 32 bits of ns and is not available.
+    let hop = Hop {
+        switch_id: Some(2),
+        ingress_port: Some(0),
+        egress_port: Some(3),
+        hop_latency_ns: None,
+        queue_id: Some(0),
+        queue_occupancy_bytes: Some(3 * 1500),
+        ingress_ts: Some(0),
+        egress_ts: Some(44_944_418_000),
+    };
+    assert_eq!(r.hops, vec![hop]);
+}
+
+#[test]
+fn bmv2_int_mx_hops_must_be_whole_bitmap_hops() {
+    // Shim len 13: 10 words after the MX header, not a whole hop of 11 (ins 0xFF00). The report
+    // and its flow stand; the stack is named as the fault.
+    let mut bytes = bmv2_int_mx_report();
+    let shim = 20 + 14 + 20 + 8;
+    assert_eq!(bytes[shim], 0x30);
+    bytes[shim + 1] = 13;
+    let r = bmv2_int_mx_decoder().decode(&bytes, 1234).unwrap()[0].clone();
+    assert_eq!((r.switch_id, r.flow.unwrap().dport, r.hops.len()), (Some(2), 8080, 0));
+    let e = r.inner_error.unwrap();
+    assert_eq!((e.offset, e.field, e.value), (shim + 1, "int.shim.length", 13));
+}
+
+#[test]
+fn bmv2_int_mx_report_is_a_queue_sample_for_detect_and_collect() {
+    let r = bmv2_int_mx_decoder().decode(&bmv2_int_mx_report(), 1234).unwrap()[0].clone();
+    let mut out = Vec::new();
+    crate::observe::Observer::default().push(&r, &mut out);
+    assert_eq!(out.len(), 1);
+    let o = out[0];
+    assert_eq!((o.queue.switch_id, o.queue.port, o.queue.queue_id), (2, 3, 0));
+    assert_eq!((o.t_ns, o.occupancy_bytes), (44_944_418_000, 4500));
+    assert_eq!(o.report.map(|(s, seq)| (s.switch_id, s.hw_id, seq)), Some((2, 1, 0)));
+}

@@ -166,6 +166,9 @@ pub(crate) fn v2_body(
             ));
         }
         take(buf, md, length * 4, "int.mx")?;
+        if profile.int_mx_hops {
+            mx_hops(buf, md, (length_at, length), ts, profile, hops)?;
+        }
         return Ok(None);
     }
     let so = source_only_words(buf, md, length, profile);
@@ -183,6 +186,26 @@ pub(crate) fn v2_body(
         ds_flags: u16_at(buf, md + 10, "int.md.ds_flags")?,
         bytes: take(buf, end - so * 4, so * 4, "int.source_only")?.to_vec(),
     }))
+}
+
+/// Hops after an INT-MX header (checked to be in `buf`), where a device puts them although
+/// the spec's INT-MX carries none ([`DeviceProfile::int_mx_hops`]). The MX header has no Hop
+/// ML, so a hop is what the instruction bitmap's defined bits take.
+fn mx_hops(
+    buf: &[u8],
+    md: usize,
+    (length_at, length): (usize, usize),
+    ts: u8,
+    profile: &DeviceProfile,
+    hops: &mut Vec<Hop>,
+) -> Result<(), DecodeError> {
+    let ins = u16_at(buf, md + 4, "int.mx.instructions")?;
+    let layout = HopLayout::with_l2(IntVersion::V2_1, ins, ts, profile.l2_port_bytes);
+    let words = layout.defined_bytes / 4;
+    let n =
+        hop_count(length - V2_OVERHEAD_WORDS, words, length, length_at, "the bitmap's hop size")?;
+    push_hops(buf, md + MD_BYTES_V2, Hops { n, len: words * 4, layout }, profile, hops);
+    Ok(())
 }
 
 /// Domains whose source-only metadata size is published: (Domain Specific ID, DS Instruction

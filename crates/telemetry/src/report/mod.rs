@@ -18,7 +18,7 @@ pub mod v2_0;
 
 use crate::error::DecodeError;
 use crate::model::{Hop, InnerKind, ReportFlags, ReportVersion};
-use crate::profile::DeviceProfile;
+use crate::profile::{DeviceProfile, TrV1Layout};
 use std::ops::Range;
 
 pub use v0_5::V05Layout;
@@ -80,12 +80,15 @@ pub fn parse_reports_into(
     };
     match first >> 4 {
         VERSION_V0_5 => out.push(v0_5::parse(payload, profile, V05Layout::for_profile(profile))?),
-        // Early ONOS and AmLight generators send the TR v0.5 layout with Ver = 1; only the
-        // device profile can tell (`tr_v1_is_v0_5`).
-        VERSION_V1_0 if profile.tr_v1_is_v0_5 => {
-            out.push(v0_5::parse(payload, profile, V05Layout::for_profile(profile))?)
-        }
-        VERSION_V1_0 => out.push(v1_0::parse(payload, profile)?),
+        // Ver = 1 over other layouts: early ONOS and AmLight generators send TR v0.5's, bmv2
+        // INT-MX TR v2.0's; only the device profile can tell (`tr_v1_layout`).
+        VERSION_V1_0 => match profile.tr_v1_layout {
+            TrV1Layout::V1_0 => out.push(v1_0::parse(payload, profile)?),
+            TrV1Layout::V0_5 => {
+                out.push(v0_5::parse(payload, profile, V05Layout::for_profile(profile))?)
+            }
+            TrV1Layout::V2_0 => v2_0::parse(payload, profile, out)?,
+        },
         VERSION_V2_0 => v2_0::parse(payload, profile, out)?,
         nibble => {
             return Err(DecodeError::new(
@@ -164,6 +167,21 @@ mod tests {
         assert_eq!((e.offset, e.field, e.value), (0, "report.version", 3));
         let e = parse_reports(&[0xF0], &DeviceProfile::spec()).unwrap_err();
         assert_eq!(e.value, 15);
+    }
+
+    #[test]
+    fn dispatch_nibble_1_follows_the_profiles_layout() {
+        // Ver 1 | hw_id 1 | seq 5, node 9, then an Inner Only report with no packet: TR v2.0
+        // headers under nibble 1, as bmv2 INT-MX sends them.
+        let bytes = [0x10, 0x40, 0x00, 0x05, 0, 0, 0, 9, 0x00, 0x00, 0x00, 0x00];
+        let v2 = DeviceProfile { tr_v1_layout: TrV1Layout::V2_0, ..DeviceProfile::spec() };
+        let h = &parse_reports(&bytes, &v2).unwrap()[0];
+        assert_eq!((h.version, h.switch_id, h.hw_id, h.seq), (ReportVersion::V2_0, Some(9), 1, 5));
+        // Read as TR v1.0, its 16-byte header is cut short.
+        let e = parse_reports(&bytes, &DeviceProfile::spec()).unwrap_err();
+        assert_eq!((e.field, e.offset), ("tr_v1_0.ingress_ts", 12));
+        let v05 = DeviceProfile { tr_v1_layout: TrV1Layout::V0_5, ..DeviceProfile::spec() };
+        assert_eq!(parse_reports(&bytes, &v05).unwrap()[0].version, ReportVersion::V0_5);
     }
 
     #[test]

@@ -125,7 +125,8 @@ fn individual(
     let report_len = ((w >> 16) & 0xFF) as u8;
     let md_len = ((w >> 8) & 0xFF) as usize;
     let body = start + 4;
-    let end = if report_len == LENGTH_TO_END {
+    // A device whose Report Length is not to be trusted sends one report per packet.
+    let end = if report_len == LENGTH_TO_END || profile.tr_v2_length_to_end {
         payload.len()
     } else {
         let end = body + usize::from(report_len) * 4;
@@ -190,6 +191,11 @@ fn individual(
         _ => return Ok((h, end)),
     }
     h.inner = inner(unit, r.pos(), in_type)?;
+    if profile.inner_always_ethernet
+        && let Some((kind, _)) = h.inner.as_mut()
+    {
+        *kind = InnerKind::Ethernet;
+    }
     Ok((h, end))
 }
 
