@@ -559,37 +559,67 @@ def incast_twin_hosts(runs: list[dict]) -> list[dict]:
              "scaling_ratio": r["scaling_ratio"], "kernel": os.uname().release} for r in runs]
 
 
+def single_not_compared(real: dict, sim: dict) -> dict[str, str]:
+    """The metrics of a single-flow case that are left out, each with why: retransmits unless
+    the real runs' median is above `MIN_RETRANS`, timeouts below `MIN_TIMEOUTS` (or where either
+    side has none). Rate and FCT are always compared."""
+    why = {}
+    resent = real["retrans_segs"]["median"]
+    if not resent > MIN_RETRANS:
+        why["retrans_segs"] = f"the real runs' median {resent:g} is not above MIN_RETRANS = {MIN_RETRANS}"
+    why.update(_timeouts_not_compared(real, sim))
+    return why
+
+
 def single_cases(name: str, real: dict, sim: dict) -> list[Case]:
-    """Rate and FCT always; retransmits where the real runs' median is above `MIN_RETRANS`, and
-    timeouts from `MIN_TIMEOUTS` on."""
-    metrics = ["rate_fraction", "fct_s"]
-    if real["retrans_segs"]["median"] > MIN_RETRANS:
-        metrics.append("retrans_segs")
-    if real.get("timeouts", {}).get("median", 0) >= MIN_TIMEOUTS and "timeouts" in sim:
-        metrics.append("timeouts")
+    """Rate and FCT always; retransmits and timeouts unless `single_not_compared` says why not."""
+    skipped = single_not_compared(real, sim)
+    metrics = [m for m in ("rate_fraction", "fct_s", "retrans_segs", "timeouts") if m not in skipped]
     return [_case(name, m, real[m], sim[m]) for m in metrics]
 
 
-def incast_metrics(real: dict) -> list[str]:
-    """What an incast cell is compared on: the median and p99 query completion time always;
-    retransmits above `MIN_RETRANS` and timeouts from `MIN_TIMEOUTS` per run; the stall fraction
-    (`frac_over_100ms`) where the real runs collapse (from `ONSET_SHARE`). Records made before
-    all of these were compared hold every one of them, so they replay with them."""
-    metrics = ["qct_median_s", "qct_p99_s"]
-    if real["retrans_segs"]["median"] > MIN_RETRANS:
-        metrics.append("retrans_segs")
-    if real["timeouts"]["median"] >= MIN_TIMEOUTS:
-        metrics.append("timeouts")
-    if real["frac_over_100ms"]["mean"] >= ONSET_SHARE:
-        metrics.append("frac_over_100ms")
-    return metrics
+def _timeouts_not_compared(real: dict, sim: dict) -> dict[str, str]:
+    if "timeouts" not in real:
+        return {"timeouts": "the real runs have no timeout count (a record made before they were counted)"}
+    rtos = real["timeouts"]["median"]
+    if rtos < MIN_TIMEOUTS:
+        return {"timeouts": f"the real runs' median {rtos:g} is below MIN_TIMEOUTS = {MIN_TIMEOUTS}"}
+    if "timeouts" not in sim:
+        return {"timeouts": "the twin has no timeout count"}
+    return {}
+
+
+#: What an incast cell can be compared on, in the order its cases come.
+INCAST_METRICS = ("qct_median_s", "qct_p99_s", "retrans_segs", "timeouts", "frac_over_100ms")
+
+
+def incast_not_compared(real: dict, sim: dict) -> dict[str, str]:
+    """The metrics of an incast cell that are left out, each with why: retransmits unless the
+    real runs' median is above `MIN_RETRANS`, timeouts below `MIN_TIMEOUTS` per run, the stall
+    fraction (`frac_over_100ms`) where the real runs do not collapse (below `ONSET_SHARE`). The
+    median and p99 query completion times are always compared. Records made before all of these
+    were compared hold every one of them, so they replay with them."""
+    why = {}
+    resent = real["retrans_segs"]["median"]
+    if not resent > MIN_RETRANS:
+        why["retrans_segs"] = f"the real runs' median {resent:g} is not above MIN_RETRANS = {MIN_RETRANS}"
+    why.update(_timeouts_not_compared(real, sim))
+    stalled = real["frac_over_100ms"]["mean"]
+    if stalled < ONSET_SHARE:
+        why["frac_over_100ms"] = (f"the real runs did not collapse: {stalled:.3g} of their queries took over "
+                                  f"100 ms, below ONSET_SHARE = {ONSET_SHARE}")
+    return why
 
 
 def incast_cases(name: str, real: dict, sim: dict) -> list[Case]:
-    """The cases of one incast cell (`incast_metrics`). The stall fraction is pooled over the
-    real runs (their mean), as the twin's is, and as the onset takes it."""
+    """The cases of one incast cell (`incast_not_compared` says which are left out). The stall
+    fraction is pooled over the real runs (their mean), as the twin's is, and as the onset takes
+    it."""
+    skipped = incast_not_compared(real, sim)
     cases = []
-    for m in incast_metrics(real):
+    for m in INCAST_METRICS:
+        if m in skipped:
+            continue
         summary = {**real[m], "median": real[m]["mean"]} if m == "frac_over_100ms" else real[m]
         cases.append(_case(name, m, summary, sim[m]))
     return cases
@@ -654,6 +684,7 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
         sim = twin_single(setup, host)
         metrics = single_cases(name, rs, sim)
         raw[name] = {"setup": setup, "real": rs, "sim": sim, "twin_host": host,
+                     "not_compared": single_not_compared(rs, sim),
                      "real_vs_itself": {c.metric: self_agreement([r[c.metric] for r in runs], TOLERANCE[c.metric])
                                         for c in metrics}}
         cases += metrics
@@ -671,6 +702,7 @@ def compare(*, quick: bool = False, repeat: int = 3, progress: Progress | None =
             sim = twin_incast(setup, hosts)
             metrics = incast_cases(name, real["summary"], sim)
             raw[name] = {"setup": setup, "real": real["summary"], "sim": sim, "twin_host": hosts,
+                         "not_compared": incast_not_compared(real["summary"], sim),
                          "real_vs_itself": {c.metric: self_agreement([r[c.metric] for r in runs], TOLERANCE[c.metric])
                                             for c in metrics}}
             cases += metrics
@@ -875,9 +907,11 @@ def replay(record: dict, *, progress: Progress | None = None) -> dict:
             cells.setdefault(key, []).append((setup["n"], real, sim))
             last_cell = {k: v for k, v in last_cell.items() if v != key} | {name: key}
             cases += incast_cases(name, real, sim)
+            skipped = incast_not_compared(real, sim)
         else:
             cases += single_cases(name, real, sim)
-        raw[name] = {**detail[name], "sim": sim}
+            skipped = single_not_compared(real, sim)
+        raw[name] = {**detail[name], "sim": sim, "not_compared": skipped}
     # After the last case of each variant's last cell (a cell has several metrics).
     last_of = {c.name: i for i, c in enumerate(cases) if c.name in last_cell}
     ordered: list[Case] = []
