@@ -125,3 +125,11 @@ fn a_workload_outside_a_graph_or_with_nothing_to_run_is_refused() {
     let e = scenario::load(&racks(0.3, 1.0, 1).replace("\"h3\"]", "\"h9\"]"), &[]).unwrap_err();
     assert!(e.to_string().contains("h9"), "{e}");
 }
+
+#[test]
+fn streams_in_the_workloads_tcp_settings_are_refused_in_one_line() {
+    let text = racks(0.3, 1.0, 1) + "[websearch.tcp]\nstreams = 2\n";
+    let e = scenario::load(&text, &[]).unwrap_err().to_string();
+    assert!(e.contains("scenario.websearch[0].tcp.streams = 2: expected no streams here"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+}

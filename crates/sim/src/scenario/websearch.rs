@@ -63,6 +63,11 @@ pub(crate) fn websearch(q: &Fields, stop: Time) -> Result<WebSearchSpec> {
         )
     })?;
     let t = q.table("tcp");
+    if t.has("streams") {
+        return Err(
+            t.error("streams", "no streams here: the workload's connections are its streams")
+        );
+    }
     for key in ["size", "start", "src", "dst"] {
         if t.has(key) {
             return Err(t.error(key, format!("no {key} here: the workload sets it")));
