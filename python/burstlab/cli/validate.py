@@ -53,7 +53,7 @@ def _progress(err: Console, sides: str) -> Iterator[Callable[[int, int, str], No
 
 def command(
     quick: Annotated[bool, typer.Option("--quick", help="A lean subset: one flow each of reno, cubic and bbr at 64 and 128 KB, and through 16 and 32 KB at 100 Mbit/s; incast N in 1, 8, 32.")] = False,
-    repeat: Annotated[int | None, typer.Option("--repeat", min=1, show_default=False, help="Real-side repetitions per case [default: 3].")] = None,
+    repeat: Annotated[int | None, typer.Option("--repeat", min=1, show_default=False, help="Real-side repetitions per case [default: 3]; --quick runs its three steady controls at most 5 times (compare.STEADY_QUICK).")] = None,
     json_: Annotated[bool, typer.Option("--json", help='Print {"cases": [...]} as JSON on stdout.')] = False,
     detail: Annotated[Path | None, typer.Option("--detail", help="Also write every metric of both sides (per case: the real runs' mean, median, min, max; the twin's values and the host parameters it was given) to this JSON file: a record --replay can run again.")] = None,
     replay: Annotated[str | None, typer.Option("--replay", metavar="RECORD", help="Run no real side: simulate the twins of a record --detail wrote again and compare them with the real runs it holds. 'latest' is the newest record shipped with burstlab, 'latest-incast' the newest of the incast matrix (reno, cubic, bbr through 64, 128, 512 KB). No root needed.")] = None,

@@ -303,7 +303,8 @@ def test_validate_quick_json_has_the_documented_cases(tmp_path):
     out = subprocess.run(
         # Ten real runs per case: the band a case's real runs span is the tolerance where it is
         # wider than the issue's, and on this shared machine one sitting's five runs of a single
-        # flow spread 3-10x in retransmits (docs/validation.md); ten hold the band steadier.
+        # flow spread 3-10x in retransmits (docs/validation.md); ten hold the band steadier. The
+        # three steady controls run five (compare.STEADY_QUICK).
         [sys.executable, "-m", "burstlab", "validate", "--quick", "--repeat", "10", "--json",
          "--detail", str(detail)],
         capture_output=True, text=True, timeout=900,
@@ -474,6 +475,19 @@ def _broken_twins_fail_on_the_same_real_runs(det: dict) -> None:
         assert misses, f"a {limit // 1024} KB incast queue passed every cell's retransmits"
 
 
+def test_quick_runs_only_its_steady_controls_fewer_times():
+    ten = {}
+    for setup in compare.single_setups(quick=True):
+        ten[compare.single_name(setup)] = compare.single_repeat(setup, True, 10)
+    assert {n for n, r in ten.items() if r != 10} == {"single-reno-100mbit-16KB", "single-cubic-100mbit-16KB",
+                                                      "single-bbr-100mbit-32KB"}
+    assert {ten[n] for n in ("single-reno-100mbit-16KB", "single-bbr-100mbit-32KB")} == {compare.STEADY_REPEAT}
+    # Fewer asked, fewer run; the full matrix runs every case as often as asked.
+    steady = compare.single_setup("reno", 16 * 1024, CONTROL_RATE, CONTROL_SIZE)
+    assert compare.single_repeat(steady, True, 3) == 3
+    assert {compare.single_repeat(s, False, 10) for s in compare.single_setups(quick=False)} == {10}
+
+
 #: The newest full record shipped: every case CI holds, with its real side and twin.
 SHIPPED_RECORD = Path(compare.__file__).parent / "records" / "2026-11-27-0442-full.json"
 
@@ -497,8 +511,8 @@ def test_a_cell_below_a_metrics_threshold_leaves_it_out_and_says_why():
     assert compare.incast_not_compared(real, sim) == {}
     assert [c.metric for c in compare.incast_cases("incast-32", real, sim)] == list(compare.INCAST_METRICS)
     # A single flow's twin without a timeout count leaves them out, however many the kernel had.
-    single = {"rate_fraction": real["qct_median_s"], "fct_s": real["qct_median_s"], "retrans_segs": real["retrans_segs"],
-              "timeouts": real["timeouts"]}
+    single = {"rate_fraction": real["qct_median_s"], "fct_s": real["qct_median_s"],
+              "retrans_segs": real["retrans_segs"], "timeouts": real["timeouts"]}
     assert compare.single_not_compared(single, {"rate_fraction": 0.2, "fct_s": 0.2, "retrans_segs": 55}) == {
         "timeouts": "the twin has no timeout count"}
 
