@@ -13,7 +13,9 @@ fuzz_target!(|data: &[u8]| {
         timestamp_bytes: 8,
         ..DeviceProfile::noviflow()
     };
-    for profile in [DeviceProfile::noviflow(), DeviceProfile::spec(), marked] {
+    for profile in
+        [DeviceProfile::noviflow(), DeviceProfile::spec(), marked, DeviceProfile::bmv2_int_mx()]
+    {
         for kind in [InnerKind::Ethernet, InnerKind::Ipv4, InnerKind::Ipv6] {
             if let Err(e) = parse_inner(data, kind, &profile) {
                 // Offsets name a byte of the input or the first one past what was needed.
