@@ -26,8 +26,9 @@ if [ "$mode" = generated ]; then
     cd "$root"
     out="${GENERATED_DIR:-$root/target/generated}"
     mkdir -p "$out"
+    # "Executable tests/generated_scenarios.rs (PATH)", wherever CARGO_TARGET_DIR puts it.
     bin=$(cargo test -p burstlab-sim --test generated_scenarios --no-run 2>&1 \
-        | grep -o 'target/[a-z/]*deps/generated_scenarios-[0-9a-f]*' | tail -1)
+        | sed -n 's/.*Executable tests\/generated_scenarios\.rs (\(.*\))$/\1/p' | tail -1)
     [ -n "$bin" ] || { echo "fuzz: cannot build the generated_scenarios test" >&2; exit 1; }
     end=$(( $(date +%s) + ${2:-3600} ))
     echo "fuzz: generated scenarios until $(date -d "@$end" +%T), commit $(git rev-parse --short HEAD), cases in $out"

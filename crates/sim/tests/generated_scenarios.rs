@@ -13,8 +13,8 @@
 //! - holds at most its memory budget (peak RSS over the run, `VmHWM` reset before it),
 //! - and gives the same records when run again with the same seed (every eighth run).
 //!
-//! `cargo test -p burstlab-sim --test generated_scenarios` runs 48 cases (under a minute on two
-//! shared cores). The long run, for as many seconds as `BURSTLAB_GENERATED_SECONDS` says
+//! `cargo test -p burstlab-sim --test generated_scenarios` runs 192 cases (seconds; under a minute on two
+//! loaded cores). The long run, for as many seconds as `BURSTLAB_GENERATED_SECONDS` says
 //! (docs/reliability.md):
 //!
 //! ```sh
@@ -433,7 +433,7 @@ fn generated_scenarios_are_refused_in_one_line_or_run_within_their_budget() {
             as u64
     });
     let long = env_u64("BURSTLAB_GENERATED_SECONDS").map(Duration::from_secs);
-    let n_cases = env_u64("BURSTLAB_GENERATED_CASES").unwrap_or(48) as u32;
+    let n_cases = env_u64("BURSTLAB_GENERATED_CASES").unwrap_or(192) as u32;
     let max_events = env_u64("BURSTLAB_GENERATED_EVENTS").unwrap_or(if long.is_some() {
         20_000_000
     } else {
@@ -635,4 +635,17 @@ fn found_by_the_generator_refused_in_one_line() {
         assert!(e.to_string().starts_with(line), "{e}");
         assert!(began.elapsed() < Duration::from_secs(5), "{:?}", began.elapsed());
     }
+}
+
+/// A connection's settings merge `[hosts]`, its hosts' `[[node]]` and its own entry: a bad
+/// combination is reported where the bad key is written, not at the entry that lacks it.
+#[test]
+fn found_by_the_generator_a_host_s_key_is_named_where_it_is_written() {
+    let graph = "name = \"found\"\n[topology]\npreset = \"racks\"\n\
+                 [[flow]]\nsrc = \"h0\"\ndst = \"h1\"\ntcp_adv_win_scale = 1\n";
+    let e = scenario::load(&format!("{graph}[hosts]\nskb_scaling_ratio = 114\n"), &[]).unwrap_err();
+    assert!(
+        e.to_string().starts_with("scenario.hosts.skb_scaling_ratio = 114: expected no"),
+        "{e}"
+    );
 }

@@ -312,6 +312,28 @@ fn explicit(
     Ok(Graph { nodes, links, mtu, clock_ppm, veth })
 }
 
+/// The settings of a connection from `src` to `dst` whose entry is `own`, read as a flow's. A
+/// bad value is reported where it is written: the entry, the host's `[[node]]`, or `[hosts]`.
+fn connection(root: &Fields, src: &str, dst: &str, own: &Fields, stop: Time) -> Result<FlowSpec> {
+    let merged = settings(root, src, dst, own.table_ref());
+    let at = own.path("");
+    traffic::flow(&Fields::new(&merged, at.trim_end_matches('.')), stop).map_err(|e| {
+        let ScenarioError::Field { path, value, expected } = e else { return e };
+        let rest = path.strip_prefix(&at).unwrap_or(&path);
+        let key = rest.split('[').next().unwrap_or(rest);
+        let host = if RECEIVER_KEYS.contains(&key) { dst } else { src };
+        let node = (root.tables("node").iter())
+            .position(|n| n.string("name").ok().flatten() == Some(host) && n.has(key));
+        let path = match node {
+            _ if own.has(key) || !path.starts_with(&at) => path.clone(),
+            Some(j) => format!("scenario.node[{j}].{rest}"),
+            None if root.table("hosts").has(key) => format!("scenario.hosts.{rest}"),
+            None => path.clone(),
+        };
+        ScenarioError::Field { path, value, expected }
+    })
+}
+
 /// A connection's settings from `src` to `dst`: `[hosts]`, then the sending host's own keys
 /// but the receiver's, then the receiving host's receiver keys, then the entry's own.
 fn settings(root: &Fields, src: &str, dst: &str, own: &toml::Table) -> toml::Table {
@@ -405,8 +427,7 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
         }
         let src = one(f, "src")?;
         let path = f.strings("path", "node names from src to dst")?;
-        let merged = settings(root, &src, &one(f, "dst")?, f.table_ref());
-        let mut spec = traffic::flow(&Fields::new(&merged, format!("scenario.flow[{i}]")), stop)?;
+        let mut spec = connection(root, &src, &one(f, "dst")?, f, stop)?;
         spec.qdisc = qdisc_of(&src);
         let streams = scn.streams.get(i).copied().unwrap_or(1);
         flows.extend(traffic::open_streams(vec![spec], &[streams]));
@@ -436,8 +457,7 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
         })?;
         let dst = one(q, "dst")?;
         // One socket configuration for all senders: the first sender's host's.
-        let merged = settings(root, &senders[0], &dst, t.table_ref());
-        inc.tcp = traffic::flow(&Fields::new(&merged, format!("scenario.incast[{k}].tcp")), stop)?;
+        inc.tcp = connection(root, &senders[0], &dst, &t, stop)?;
         inc.tcp.qdisc = qdisc_of(&senders[0]);
         for s in senders {
             tcp.push(Attach {
@@ -458,8 +478,7 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
                 t.error(key, "no qdisc or nic_rate on a workload in a graph: set it on the hosts")
             );
         }
-        let merged = settings(root, hosts[0], hosts[1], t.table_ref());
-        ws.tcp = traffic::flow(&Fields::new(&merged, format!("{field}.tcp")), stop)?;
+        ws.tcp = connection(root, hosts[0], hosts[1], &t, stop)?;
         ws.tcp.qdisc = qdisc_of(hosts[0]);
         ws.background.rate = host_link_rate(q, "hosts", &hosts, &gt.graph)?;
         for (s, r) in ws.connections() {
