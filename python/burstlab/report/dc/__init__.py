@@ -30,8 +30,10 @@ WHY = {
                 "all 16 fitted), so ours does not grow with the hidden buffer as the paper's 0.804/1.009/1.170 does; "
                 "not pinned",
     "peak-dctcp": "measured: the first query peaks at 76.5 KB with a first round of 27 packets (3 per sender) "
-                  "and a ~60 us base RTT; the paper's testbed delays we do not know are the suspected gap, "
-                  "not measured",
+                  "and a ~60 us base RTT; the peak grows with the senders' first round: the same query from 18 "
+                  "senders (two per host) peaks at 121.5 KB (K = 2 KB 67.5, dequeue 76.5, S-ECN 67.5), but the "
+                  "paper gives Fig. 14 no sender count ('query other servers (Host 1-9)'), so the study keeps 9; "
+                  "the gap at 9 is not pinned",
     "peak-dctcp-k2": "as peak-dctcp",
     "peak-dequeue": "as peak-dctcp",
     "incast": "measured at n = 32 with DCTCP: 32 drops at agg->tor3, all recovered without an RTO (SACK, RACK-TLP), "
