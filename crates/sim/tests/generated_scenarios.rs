@@ -399,7 +399,7 @@ fn check_case(
         *st.capped.entry(*table).or_default() += 1;
     }
     check_records(&scn, &out).map_err(TestCaseError::fail)?;
-    if st.completed % rerun_every == 0 {
+    if st.completed.is_multiple_of(rerun_every) {
         st.rerun += 1;
         drop(st);
         let again = burstlab_sim::run(&scn);
