@@ -27,8 +27,11 @@ WHY = {
     "law2-6": "as law2-3 (13 of 20 runs fitted; the rest found too little room for the first round)",
     "law2-9": "as law2-3 (11 of 20 runs fitted)",
     "law3-128": "measured: 19 of 20 runs rise at 1.01 Gbit/s whatever the hidden buffer (256 KB: 17 of 20; 512 KB: "
-                "all 16 fitted), so ours does not grow with the hidden buffer as the paper's 0.804/1.009/1.170 does; "
-                "not pinned",
+                "all 16 fitted). Per-ingress arrivals at agg->tor3 (INT, query at 0.74 s): rack 2's uplink feeds "
+                "0.96-0.98 Gbit/s for the whole rise at 128 KB as at 512 KB, since the 128 KB hidden queue drains "
+                "only to 18 KB by 3.5 ms, when the port holds 490 KB of its 512; the fan-in adds 1.0-1.4 Gbit/s, so "
+                "the slope is the fan-in's rate alone and the hidden buffer's size never shows. Why the paper's "
+                "128 KB buffer ran dry inside phase 2 is not pinned",
     "peak-dctcp": "measured: the first query peaks at 76.5 KB with a first round of 27 packets (3 per sender) "
                   "and a ~60 us base RTT; the peak grows with the senders' first round: the same query from 18 "
                   "senders (two per host) peaks at 121.5 KB (K = 2 KB 67.5, dequeue 76.5, S-ECN 67.5), but the "
