@@ -29,7 +29,7 @@ WHY = {
     "law3-128": "measured: 19 of 20 runs rise at 1.01 Gbit/s whatever the hidden buffer (256 KB: 17 of 20; 512 KB: "
                 "all 16 fitted). Per-ingress arrivals at agg->tor3 (INT, query at 0.74 s): rack 2's uplink feeds "
                 "0.96-0.98 Gbit/s for the whole rise at 128 KB as at 512 KB, since the 128 KB hidden queue drains "
-                "only to 18 KB by 3.5 ms, when the port holds 490 KB of its 512; the fan-in adds 1.0-1.4 Gbit/s, so "
+                "only to 18 KB by 3.5 ms, when the port holds 490 KB of its 512; the fan-in adds 0.7-1.4 Gbit/s, so "
                 "the slope is the fan-in's rate alone and the hidden buffer's size never shows. Why the paper's "
                 "128 KB buffer ran dry inside phase 2 is not pinned",
     "peak-dctcp": "measured: the first query peaks at 76.5 KB with a first round of 27 packets (3 per sender) "
