@@ -651,3 +651,16 @@ fn found_by_the_generator_a_host_s_key_is_named_where_it_is_written() {
         "{e}"
     );
 }
+
+/// The budget is checked before the network is built to check INT port names, and counts the
+/// INT rows of the ports as written: the refusal still names what drives the estimate.
+#[test]
+fn found_by_the_generator_int_ports_are_counted_before_the_network_is_built() {
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/int-burst.toml");
+    let e = scenario::load_file(&file, &["memory_budget=1MiB".into()]).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::OverBudget { path, .. } if path == "scenario.telemetry.int_ports"),
+        "{e}"
+    );
+}

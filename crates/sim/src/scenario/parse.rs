@@ -74,8 +74,9 @@ pub(crate) fn scenario(root: &Table) -> Result<Scenario> {
     if scn.topology.graph.is_some() {
         super::graph::attach(&f, &mut scn)?;
     }
-    // INT port names are checked on the built network: refuse first a network too large to
-    // build (the estimate without INT rows is a lower bound of the full one in `load`).
+    // INT port names are checked on the built network: refuse first a run over its budget
+    // (INT rows counted from the names as written), so a network too large is never built.
+    scn.telemetry = telemetry::unchecked(&f.table("telemetry"))?;
     super::budget::check(&scn, &f)?;
     // Last: INT port names are checked against the network the rest of the scenario builds.
     scn.telemetry = telemetry::telemetry(&f.table("telemetry"), &scn)?;

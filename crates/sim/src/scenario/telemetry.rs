@@ -20,6 +20,17 @@ const PORT_EXPECTED: &str = "strings \"node:port\" naming switch ports, such as 
 /// Names listed in an error before it says "…": enough to show the pattern.
 const LISTED_NAMES: usize = 6;
 
+/// `[telemetry]` as written, its port names not yet checked: what the memory estimate needs
+/// (how many INT ports, how they sample) before the network is built to check the names.
+pub(crate) fn unchecked(t: &Fields) -> Result<Telemetry> {
+    let int_sample = t.integer("int_sample", 1..=i64::from(u32::MAX))?.map_or(1, |n| n as u32);
+    let names = t.strings("int_ports", PORT_EXPECTED)?.unwrap_or_default();
+    let int_ports = (names.iter().map(|n| n.split_once(':').unwrap_or((n, ""))))
+        .map(|(node, port)| IntPort { node: node.to_owned(), port: port.to_owned() })
+        .collect();
+    Ok(Telemetry { int_ports, int_sample })
+}
+
 /// Reads `[telemetry]` (`t`) for the otherwise complete scenario `scn`.
 pub(crate) fn telemetry(t: &Fields, scn: &Scenario) -> Result<Telemetry> {
     let int_sample = t.integer("int_sample", 1..=i64::from(u32::MAX))?.map_or(1, |n| n as u32);
