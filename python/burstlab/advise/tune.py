@@ -8,6 +8,7 @@ of the untuned host: a change the simulation shows hurting is left out of the ad
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -237,6 +238,8 @@ def tune(
     if unknown or not ccas:
         raise FlagError(f"--ccas {','.join(ccas)!r}: expected some of {', '.join(CCAS)} (the congestion controls "
                         "the host can load and tune compares)")
+    if kernel is not None and not re.match(r"\d+\.\d+", kernel):
+        raise FlagError(f"--kernel {kernel!r}: expected the receiver's kernel release, such as '6.18.4' (uname -r)")
     now = tw.Hosts(cca=cca or "cubic", tcp_rmem=units.triple("--tcp-rmem", tcp_rmem) if tcp_rmem else None,
                    tcp_wmem=units.triple("--tcp-wmem", tcp_wmem) if tcp_wmem else None)
     if now.tcp_rmem:

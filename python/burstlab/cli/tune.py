@@ -24,7 +24,7 @@ def command(
     tbf: Annotated[bool, typer.Option("--tbf", help="The bottleneck is a Linux tbf between hosts on veth pairs (--buffer is its limit), as `explain --tbf`.")] = False,
     tcp_rmem: Annotated[str | None, typer.Option("--tcp-rmem", metavar="'MIN DEF MAX'", help="The receiver's net.ipv4.tcp_rmem now (the \"before\"). Default: Linux's.")] = None,
     tcp_wmem: Annotated[str | None, typer.Option("--tcp-wmem", metavar="'MIN DEF MAX'", help="The sender's net.ipv4.tcp_wmem now. Default: Linux's.")] = None,
-    cca: Annotated[str | None, typer.Option("--cca", metavar="NAME", help="The sender's congestion control now: cubic (default), htcp or bbr.")] = None,
+    cca: Annotated[str | None, typer.Option("--cca", metavar="NAME", help="The sender's congestion control now: cubic (default), htcp, bbr or reno.")] = None,
     ccas: Annotated[str, typer.Option("--ccas", metavar="A,B", help="Congestion controls the host can load, compared in the twin (its /proc/sys/net/ipv4/tcp_available_congestion_control).")] = "cubic,htcp,bbr",
     kernel: Annotated[str | None, typer.Option("--kernel", metavar="RELEASE", help="The receiving host's kernel release (`uname -r`): 6.18 and later grow the receive buffer their own way.")] = None,
     html: Annotated[Path | None, typer.Option("--html", metavar="FILE", help="Also write the result as a self-contained HTML page (the reports' style).")] = None,

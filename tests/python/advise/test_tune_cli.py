@@ -58,6 +58,7 @@ def test_the_before_is_the_host_as_it_is_and_its_buffers_are_not_lowered():
 
 def test_bad_host_flags_get_one_line():
     for args, named in ((["--ccas", "cubic,vegas"], "--ccas 'cubic,vegas'"), (["--cca", "vegas"], "--cca 'vegas'"),
-                        (["--tcp-wmem", "4096 8192"], "--tcp-wmem '4096 8192'")):
+                        (["--tcp-wmem", "4096 8192"], "--tcp-wmem '4096 8192'"),
+                        (["--kernel", "latest"], "--kernel 'latest'")):
         r = _cli(*SMALL, *args)
         assert r.exit_code == 2 and named in r.stderr and r.stderr.count("\n") == 1, r.stderr
