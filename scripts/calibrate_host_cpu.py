@@ -101,7 +101,7 @@ def measure(args: argparse.Namespace) -> int:
     for k in range(args.repeat):
         for shaped in (False, True):
             for mtu in mtus:
-                if shaped and mtu not in CHECK_MTUS:
+                if shaped and mtu not in (args.shaped_mtus or CHECK_MTUS):
                     continue
                 r = one_run(mtu, shaped, args.seconds, args.nice)
                 r["nice"] = args.nice
@@ -132,19 +132,78 @@ def fit_costs(med: dict[int, float]) -> tuple[float, float]:
     return a, c
 
 
-def fit(args: argparse.Namespace) -> int:
-    record = json.loads(Path(args.record).read_text())
-    med = medians(record, shaped=False)
+#: The 1 Gbit/s runs the per-skb cost is fitted on: tbf's ten-frame bucket cuts every skb into
+#: frames, which the router and the receiver then handle one skb each (veth has no GRO).
+FIT_SHAPED_MTU = 3000
+#: A shaped run at or above this share of the tbf's goodput is the path's, not the CPU's: it
+#: cannot tell a per-skb cost, which the fit then sets to 0.
+PATH_BOUND_SHARE = 0.95
+
+
+def unshaped_skb_bytes(mtu: int) -> int:
+    """Payload of the 64 KB TSO skbs an unshaped veth stream sends (`tcp_tso_autosize()` at
+    these rates: whole segments within GSO_MAX_SIZE)."""
+    return max(1, (65536 - TCP_IP_OVERHEAD) // mss(mtu)) * mss(mtu)
+
+
+def fit_costs3(unshaped: dict[int, float], shaped_bps: float) -> tuple[float, float, float]:
+    """Seconds per byte `a`, per segment `c` and per skb `k`: the unshaped medians at the FIT
+    MTUs give 8/T = a + c/MSS + k/skb (64 KB skbs), the shaped median at FIT_SHAPED_MTU
+    8/T = a + (c + k)/MSS (every frame an skb). Solved exactly (3 x 3)."""
+    import numpy as np
+
+    rows, rhs = [], []
+    for m in FIT_MTUS:
+        rows.append([1.0, 1 / mss(m), 1 / unshaped_skb_bytes(m)])
+        rhs.append(8 / unshaped[m])
+    rows.append([1.0, 1 / mss(FIT_SHAPED_MTU), 1 / mss(FIT_SHAPED_MTU)])
+    rhs.append(8 / shaped_bps)
+    a, c, k = np.linalg.solve(np.array(rows), np.array(rhs))
+    return float(a), float(c), float(k)
+
+
+def fit_profile(records: list[dict]) -> tuple[float, float, float]:
+    """The rule: `a` per byte, `c` per segment, `k` per skb from the FIT runs of `records`
+    pooled. The line 8/T = a + c/MSS through the unshaped medians at the FIT MTUs; a negative
+    `c` (the larger MTU ran slower: the MTU's effect is below the runs' noise) is 0, and `a`
+    the median of every fit run's 8/T. A per-skb cost `k` only from a CPU-bound median at 1 Gbit/s
+    and FIT_SHAPED_MTU (fit_costs3); else 0."""
+    pooled = {"runs": [r for rec in records for r in rec["runs"]]}
+    med = medians(pooled, shaped=False)
     missing = [m for m in FIT_MTUS if m not in med]
     if missing:
-        print(f"{args.record}: no unshaped runs at MTU {missing} (the fit needs {FIT_MTUS})", file=sys.stderr)
-        return 2
+        raise ValueError(f"no unshaped runs at MTU {missing} (the fit needs {FIT_MTUS})")
+    shaped = medians(pooled, shaped=True).get(FIT_SHAPED_MTU)
+    goodput = rate_bps_of(SHAPED[0]) * mss(FIT_SHAPED_MTU) / (FIT_SHAPED_MTU + 14)
+    if shaped is not None and shaped < PATH_BOUND_SHARE * goodput:
+        return fit_costs3(med, shaped)
     a, c = fit_costs(med)
-    print(f"fit on MTU {FIT_MTUS} (medians {[round(med[m] / 1e9, 3) for m in FIT_MTUS]} Gbit/s):")
-    print(f"  per byte   a = {a * 1e12:.2f} ps  (a core's byte rate {8 / a / 1e9:.2f} Gbit/s)")
+    if c < 0:
+        a = statistics.median(8 / r["received_bps"] for r in pooled["runs"]
+                              if not r["shaped"] and r["mtu"] in FIT_MTUS)
+        c = 0.0
+    return a, c, 0.0
+
+
+def fit(args: argparse.Namespace) -> int:
+    records = [json.loads(Path(p).read_text()) for p in args.records]
+    try:
+        a, c, k = fit_profile(records)
+    except ValueError as exc:
+        print(f"{', '.join(args.records)}: {exc}", file=sys.stderr)
+        return 2
+    print(f"fit on {', '.join(args.records)}: unshaped MTU {FIT_MTUS}, 1 Gbit/s MTU {FIT_SHAPED_MTU}")
+    print(f"  per byte    a = {a * 1e12:.2f} ps  (a core's byte rate {8 / a / 1e9:.3f} Gbit/s)")
     print(f"  per segment c = {c * 1e12:.0f} ps")
-    print(f"profile: rx_packet = {round(c * 1e12)} ps, copy_rate = {round(8 / a)} bit/s")
+    print(f"  per skb     k = {k * 1e12:.0f} ps")
+    print(f"profile: rx_packet = {round(c * 1e12)} ps, rx_skb = {round(k * 1e12)} ps, copy_rate = {round(8 / a)} bit/s")
     return 0
+
+
+def rate_bps_of(rate: str) -> float:
+    from burstlab.validate.topology import rate_bps
+
+    return rate_bps(rate)
 
 
 def bench_binary() -> Path:
@@ -186,7 +245,7 @@ def check(args: argparse.Namespace) -> int:
     print("|---|---|---|---|---|---|")
     for shaped, mtu, real, sim in rows:
         path = "1 Gbit/s tbf" if shaped else "veth, unshaped"
-        role = "fit" if not shaped and mtu in FIT_MTUS else "check"
+        role = "fit" if (not shaped and mtu in FIT_MTUS) or (shaped and mtu == FIT_SHAPED_MTU) else "check"
         print(f"| {path} | {mtu} | {role} | {real / 1e9:.2f} | {sim / 1e9:.2f} | {100 * (sim - real) / real:+.1f} % |")
     unshaped = {mtu: (real, sim) for shaped, mtu, real, sim in rows if not shaped}
     if all(m in unshaped for m in CHECK_MTUS):
@@ -208,8 +267,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="iperf3's scheduling priority (default -20: the machine's other load takes "
                         "little of its cores; softirq runs ahead of any process anyway)")
     m.add_argument("--mtus", type=int, nargs="+", help="the MTUs to run (default: the fit's and the check's)")
-    f = sub.add_parser("fit", help="fit the profile's costs on the FIT MTUs")
-    f.add_argument("record")
+    m.add_argument("--shaped-mtus", type=int, nargs="+",
+                   help="the MTUs also run through the 1 Gbit/s tbf (default: the check's)")
+    f = sub.add_parser("fit", help="fit the profile's costs on the FIT MTUs of one or more records, pooled")
+    f.add_argument("records", nargs="+")
     c = sub.add_parser("check", help="the model against the CHECK MTUs")
     c.add_argument("record")
     c.add_argument("--seconds", type=float, default=2.0)

@@ -1,5 +1,5 @@
-"""scripts/calibrate_host_cpu.py: the fit's rule (1/T = a + c/MSS through the two FIT MTUs'
-medians) and the shipped profile's agreement with the record it was fitted on."""
+"""scripts/calibrate_host_cpu.py: the fit's rule (8/T = a + c/MSS through the FIT MTUs' pooled
+medians, c at least 0) and the shipped profile's agreement with the records it was fitted on."""
 
 from __future__ import annotations
 
@@ -27,9 +27,18 @@ def test_the_fit_never_sees_the_check_mtus():
     assert not set(cal.FIT_MTUS) & set(cal.CHECK_MTUS)
 
 
-def test_the_shipped_profile_is_the_fit_of_its_record():
-    # crates/sim/src/host/cpu.rs: VETH_RX_PACKET_PS = 462_385, VETH_COPY_RATE_BPS = 4_091_129_516.
-    record = json.loads(SCRIPT.with_name("calibrate_host_cpu.session-c.json").read_text())
-    a, c = cal.fit_costs(cal.medians(record, shaped=False))
-    assert round(c * 1e12) == 462_385
-    assert round(8 / a) == 4_091_129_516
+def test_a_negative_per_segment_cost_is_zero_and_the_rate_the_runs_median():
+    runs = [{"mtu": m, "shaped": False, "received_bps": bps}
+            for m, bps in ((3000, 5e9), (3000, 4e9), (16000, 3e9), (16000, 3.5e9))]
+    a, c, k = cal.fit_profile([{"runs": runs}])
+    assert (c, k) == (0.0, 0.0)
+    assert a == pytest.approx((8 / 4e9 + 8 / 3.5e9) / 2)  # the median of 8/T over the four runs
+
+
+def test_the_shipped_profile_is_the_fit_of_its_records():
+    # crates/sim/src/host/cpu.rs: VETH_RX_PACKET_PS = 0, VETH_COPY_RATE_BPS = 4_015_006_902.
+    records = [json.loads(SCRIPT.with_name(f"calibrate_host_cpu.session-{s}.json").read_text())
+               for s in ("c", "d")]
+    a, c, k = cal.fit_profile(records)
+    assert (round(c * 1e12), round(k * 1e12)) == (0, 0)
+    assert round(8 / a) == 4_015_006_902
