@@ -48,8 +48,10 @@ class Graph:
     ``preset``, ``mtu_bytes``; ``nodes`` (``name``, ``kind`` ``host`` or ``switch``); ``links``
     (``a``, ``b``, ``rate_bps``, one-way ``delay_s``, and per direction ``ab`` (the port at ``a``
     towards ``b``) and ``ba``: a switch port's ``buffer_bytes``, ``scheduler``, ``queues``,
-    ``tbf``, whether the ``queue`` table ``recorded`` it, or a host's ``qdisc`` and
-    ``buffer_bytes`` null); ``flows`` (``flow_id``, ``kind`` ``tcp`` or ``udp``, the scenario
+    ``tbf``, whether the ``queue`` table ``recorded`` it, or a host's ``qdisc``, ``buffer_bytes``
+    null, ``nic_rate_bps`` (its ``nic_rate``, the rate the port serializes at, or null for the
+    link's) and ``nic_binds`` (that rate is below the link's, so it caps what the host sends));
+    ``flows`` (``flow_id``, ``kind`` ``tcp`` or ``udp``, the scenario
     ``entry`` it comes from, ``src``, ``dst``, ``path`` and ``ack_path`` as node names (null for
     UDP), and ``base_rtt_s``: an MTU-sized segment out and a 52-byte ACK back through empty
     queues; a UDP source's one-way delay)."""
@@ -106,6 +108,8 @@ class Graph:
             for link in self.links
         ]
         out += _columns(rows, right=(1, 2))
+        if any(link[d].get("nic_binds") for link in self.links for d in ("ab", "ba")):
+            out.append("  (binds): the host's NIC is slower than its link and caps what it sends")
         out += ["", f"flows: {len(self.flows)}  (base RTT: an MTU segment out, an ACK back, empty queues)"]
         for f in self.flows:
             rtt = "one-way" if f["kind"] == "udp" else "base RTT"
@@ -118,8 +122,8 @@ class Graph:
 
     def to_dot(self) -> str:
         """Graphviz: hosts as boxes, switches as ellipses; each edge is a link labelled with
-        its rate and delay, its ends with their ports' buffers (tail: a->b, head: b->a). Flows
-        are comments."""
+        its rate and delay, its ends with their ports' buffers (tail: a->b, head: b->a), or at
+        a host with a ``nic_rate`` its NIC's rate. Flows are comments."""
         # Chains read left to right; fabrics, whose links are listed from the hosts up, with
         # the hosts at the bottom.
         rankdir = "LR" if self.data["preset"] in ("dumbbell", "parking-lot") else "BT"
@@ -141,6 +145,8 @@ class Graph:
             for end, d in (("taillabel", "ab"), ("headlabel", "ba")):
                 if link[d].get("qdisc") is None:
                     attrs.append(f"{end}={_quote(port_text(link[d]))}")
+                elif link[d].get("nic_rate_bps") is not None:
+                    attrs.append(f"{end}={_quote(nic_text(link[d]))}")
             out.append(f"  {_quote(link['a'])} -- {_quote(link['b'])} [{', '.join(attrs)}];")
         for f in self.flows:
             line = f"flow {f['flow_id']} ({f['kind']}, {f['entry']}): {' > '.join(f['path'])}, base RTT {f['base_rtt_s']!r} s"
@@ -150,10 +156,12 @@ class Graph:
 
 
 def port_text(port: dict[str, Any]) -> str:
-    """A link direction's egress in a few words: a host's qdisc, or a switch port's buffer,
-    with its scheduler, ECN threshold and tbf rate where set."""
+    """A link direction's egress in a few words: a host's qdisc (and NIC rate where set), or a
+    switch port's buffer, with its scheduler, ECN threshold and tbf rate where set."""
     if port.get("qdisc") is not None:
-        return f"host {port['qdisc']}"
+        if port.get("nic_rate_bps") is None:
+            return f"host {port['qdisc']}"
+        return f"host {port['qdisc']}, {nic_text(port)}"
     words = [size(port["buffer_bytes"])]
     if port["scheduler"] != "fifo":
         words.append(f"{port['scheduler']} x{len(port['queues'])}")
@@ -163,6 +171,13 @@ def port_text(port: dict[str, Any]) -> str:
     if port["tbf"] is not None:
         words.append(f"tbf {rate(port['tbf']['rate_bps'])}")
     return " ".join(words)
+
+
+def nic_text(port: dict[str, Any]) -> str:
+    """A host port's ``nic_rate``: ``NIC 1 Gbit/s (binds)`` where it is below the link's rate,
+    so the host sends no faster whatever the link allows."""
+    text = f"NIC {rate(port['nic_rate_bps'])}"
+    return text + " (binds)" if port.get("nic_binds") else text
 
 
 def rate(bps: float) -> str:

@@ -12,6 +12,7 @@ use burstlab_sim::net::graph::{DirSpec, NodeKind, NodeSpec};
 use burstlab_sim::net::port::PortId;
 use burstlab_sim::net::topology::Network;
 use burstlab_sim::scenario::Scenario;
+use burstlab_sim::units::Rate;
 
 use crate::error::scenario_error;
 use crate::scenario_json;
@@ -40,8 +41,10 @@ fn to_json(s: &Scenario) -> Value {
     for (l, (link, spec)) in links.iter_mut().zip(&graph.links).enumerate() {
         let from = |name: &str| graph.nodes.iter().find(|n| n.name == name).expect("linked node");
         let port = |p: usize| net.ports[p].name.clone();
-        link["ab"] = direction(port(2 * l), from(&spec.a), &spec.ab);
-        link["ba"] = direction(port(2 * l + 1), from(&spec.b), &spec.ba);
+        // A host's NIC rate, where set, is what its egress port serializes at.
+        let nic = |name: &str| topology.nic_rates.iter().find(|(n, _)| n == name).map(|r| r.1);
+        link["ab"] = direction(port(2 * l), from(&spec.a), &spec.ab, nic(&spec.a), spec.rate);
+        link["ba"] = direction(port(2 * l + 1), from(&spec.b), &spec.ba, nic(&spec.b), spec.rate);
     }
     let entries = topology.tcp.iter().chain(&topology.udp);
     let flows = view["flows"].as_array_mut().expect("flows is an array");
@@ -63,8 +66,9 @@ fn to_json(s: &Scenario) -> Value {
 }
 
 /// One link direction's egress port: a host's qdisc (its queue is bounded by TCP Small Queues,
-/// not bytes), or a switch port's queues, scheduler, ECN marking and shaper.
-fn direction(port: String, from: &NodeSpec, dir: &DirSpec) -> Value {
+/// not bytes) and NIC rate (`nic_binds`: below the link's), or a switch port's queues,
+/// scheduler, ECN marking and shaper.
+fn direction(port: String, from: &NodeSpec, dir: &DirSpec, nic: Option<Rate>, link: Rate) -> Value {
     match from.kind {
         NodeKind::Host => json!({
             "port": port,
@@ -72,6 +76,8 @@ fn direction(port: String, from: &NodeSpec, dir: &DirSpec) -> Value {
             "fq": from.fq.as_ref().map(fq),
             "buffer_bytes": Value::Null,
             "recorded": false,
+            "nic_rate_bps": nic.map(|r| r.bps()),
+            "nic_binds": nic.is_some_and(|r| r < link),
         }),
         NodeKind::Switch => {
             let p = &dir.port;

@@ -40,8 +40,9 @@ def command(
     Links (text): "a -- b", the rate, the one-way delay, then each direction's egress: the
     port at a towards b ("a->b") and the one at b towards a. A switch port shows its buffer
     (with its scheduler, ECN threshold and tbf rate where set); a host's shows its qdisc, whose
-    queue TCP Small Queues bounds rather than a byte limit. Port names are those of the queue
-    table and of [telemetry] int_ports.
+    queue TCP Small Queues bounds rather than a byte limit, and its NIC's rate where nic_rate
+    sets one ("NIC 1 Gbit/s (binds)" where it is below the link's: the NIC, not the link, caps
+    what the host sends). Port names are those of the queue table and of [telemetry] int_ports.
 
     Flows: each TCP flow (the [[flow]] entries, then every incast sender) and UDP burst source, by flow id,
     with the scenario entry it comes from, its path, and its base RTT: an MTU-sized segment out

@@ -122,8 +122,9 @@ def _graph_json(path: Path, *args: str) -> dict:
 
 def _expected_base_rtt_s(graph: dict, flow: dict) -> float:
     """Twice the summed one-way delays plus each hop's serialization of an MTU segment (out)
-    and an ACK (back), from the JSON's own links; a UDP source's one-way delay. Serialization
-    rounds up to the picosecond, as the simulator's clock does."""
+    and an ACK (back), from the JSON's own links (a host's hop at its NIC's rate where one is
+    shown); a UDP source's one-way delay. Serialization rounds up to the picosecond, as the
+    simulator's clock does."""
     links = {}
     for link in graph["links"]:
         links[(link["a"], link["b"])] = links[(link["b"], link["a"])] = link
@@ -132,8 +133,10 @@ def _expected_base_rtt_s(graph: dict, flow: dict) -> float:
         total = 0
         for hop in zip(path, path[1:]):
             link = links[hop]  # a KeyError is a path that is not connected
+            egress = link["ab"] if link["a"] == hop[0] else link["ba"]
+            bps = egress.get("nic_rate_bps") or link["rate_bps"]
             total += round(link["delay_s"] * 1e12)
-            total += math.ceil((ip_bytes + ETHERNET_OVERHEAD_BYTES) * 8 * 10**12 / link["rate_bps"])
+            total += math.ceil((ip_bytes + ETHERNET_OVERHEAD_BYTES) * 8 * 10**12 / bps)
         return total
 
     ps = one_way_ps(flow["path"], graph["mtu_bytes"])
@@ -272,6 +275,60 @@ def test_base_rtt_adds_delays_and_each_hops_serialization(tmp_path: Path):
     # Each direction its own port: the 64 KB one only at sw0 towards sw1.
     (middle,) = [link for link in g["links"] if link["a"] == "sw0"]
     assert (middle["ab"]["buffer_bytes"], middle["ba"]["buffer_bytes"]) == (64_000, 1_000_000)
+
+
+# ---- a host's NIC rate ---------------------------------------------------------------------------
+
+# CHAIN with every host's NIC at 100 Gbit/s but h0's own at 1 Gbit/s, below its 10 Gbit/s link.
+NIC_OF_H0 = ('[[node]]\nname = "h0"\n',
+             '[hosts]\nnic_rate = "100Gbps"\n\n[[node]]\nname = "h0"\nnic_rate = "1Gbps"\n')
+
+
+def test_a_hosts_nic_rate_is_shown_at_its_end_of_the_link_and_marked_where_it_binds(tmp_path: Path):
+    assert CHAIN.count(NIC_OF_H0[0]) == 1
+    path = _write(tmp_path, "nic", CHAIN.replace(*NIC_OF_H0))
+    g = _graph_json(path)
+    links = {(link["a"], link["b"]): link for link in g["links"]}
+    h0, h1 = links[("h0", "sw0")], links[("h1", "sw1")]
+    # The links keep their rate; each host's egress shows the rate its NIC sends at.
+    assert h0["rate_bps"] == h1["rate_bps"] == 10e9
+    assert (h0["ab"]["nic_rate_bps"], h0["ab"]["nic_binds"]) == (1e9, True)
+    assert (h1["ab"]["nic_rate_bps"], h1["ab"]["nic_binds"]) == (100e9, False)
+    # The switches' ports towards the hosts serialize at the link's rate.
+    assert "nic_rate_bps" not in h0["ba"] and "nic_rate_bps" not in h1["ba"]
+    # The drawn rate is the one the simulator sends at: base RTTs follow from it.
+    for flow in g["flows"]:
+        assert flow["base_rtt_s"] == pytest.approx(_expected_base_rtt_s(g, flow), abs=2e-12), flow
+
+    text = burstlab("graph", path)
+    assert text.returncode == status.SUCCESS, text.stderr
+    out = text.stdout
+    assert re.search(r"^  h0 -- sw0\s+10 Gbit/s\s+5 us\s+host pfifo_fast, NIC 1 Gbit/s \(binds\)\s+1 MB$", out, re.M), out
+    assert re.search(r"^  h1 -- sw1\s+10 Gbit/s\s+5 us\s+host pfifo_fast, NIC 100 Gbit/s\s+1 MB$", out, re.M), out
+    assert "(binds): the host's NIC is slower than its link and caps what it sends" in out
+
+    dot = burstlab("graph", path, "--format", "dot")
+    assert dot.returncode == status.SUCCESS, dot.stderr
+    assert '"h0" -- "sw0" [label="10 Gbit/s, 5 us", taillabel="NIC 1 Gbit/s (binds)", headlabel="1 MB"];' in dot.stdout
+    assert '"h1" -- "sw1" [label="10 Gbit/s, 5 us", taillabel="NIC 100 Gbit/s", headlabel="1 MB"];' in dot.stdout
+
+
+def test_without_nic_rate_no_nic_is_shown(tmp_path: Path):
+    path = _write(tmp_path, "chain", CHAIN)
+    g = _graph_json(path)
+    hosts = [link[d] for link in g["links"] for d in ("ab", "ba") if link[d].get("qdisc")]
+    assert len(hosts) == 2 and all(p["nic_rate_bps"] is None and p["nic_binds"] is False for p in hosts)
+    out = burstlab("graph", path).stdout
+    assert "NIC" not in out and "(binds)" not in out
+
+
+def test_a_dumbbell_flows_nic_rate_is_its_sending_hosts(small_scenario: Path):
+    proc = burstlab("graph", small_scenario, "--set", "flow[0].nic_rate=2Gbps", "--set", "topology.buffer=256KB")
+    assert proc.returncode == status.SUCCESS, proc.stderr
+    assert re.search(r"s0 -- swA\s+10 Gbit/s\s+0\s+host pfifo_fast, NIC 2 Gbit/s \(binds\)\s+256 KB$",
+                     proc.stdout, re.M), proc.stdout
+    # The receiver sends only ACKs, from its own NIC at the link's rate.
+    assert re.search(r"swB -- r0\s+10 Gbit/s\s+0\s+256 KB\s+host pfifo_fast$", proc.stdout, re.M), proc.stdout
 
 
 # ---- every shipped scenario ---------------------------------------------------------------------
