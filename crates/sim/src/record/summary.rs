@@ -37,7 +37,12 @@ pub fn hosts(hosts: &[Host], net: &Network, now: Time) -> Vec<HostSummary> {
             rx_packets: c.stats.rx_packets,
             rx_skbs: c.stats.rx_skbs,
             tx_skbs: c.stats.tx_skbs,
-            busiest_core_share: if span > 0.0 { c.busiest().as_secs_f64() / span } else { 0.0 },
+            // Work is charged when it starts: the last may run past the end of the run.
+            busiest_core_share: if span > 0.0 {
+                (c.busiest().as_secs_f64() / span).min(1.0)
+            } else {
+                0.0
+            },
         })
         .collect()
 }
