@@ -121,13 +121,14 @@ impl<'s> World<'s> {
             incasts.push(IncastApp::new(inc, first..specs.len(), scn.seed, k, rtt));
         }
         let (hosts, host_of, flows) = open_sockets(&net, &specs, scn.topology.mtu(), scn.seed);
-        let bursts: Vec<BurstSource> = scn
+        let mut bursts: Vec<BurstSource> = scn
             .bursts
             .iter()
             .flat_map(|b| (0..b.sources).map(move |_| b))
             .enumerate()
             .map(|(k, b)| BurstSource::new(b, scn.seed, k as u64))
             .collect();
+        ports::attach_source_links(&net, specs.len(), &mut bursts);
         let deepest = match &scn.topology.graph {
             None => scn.topology.dumbbell.bottleneck.queues.iter().map(|q| q.buffer_bytes).max(),
             Some(g) => g
@@ -172,7 +173,7 @@ impl<'s> World<'s> {
             w.events.push(app.first_request(), Event::IncastRequest { app: k as u32 });
         }
         for (i, b) in w.bursts.iter().enumerate() {
-            if let Some(t) = b.next_departure() {
+            if let Some(t) = b.next_event() {
                 w.events.push(t, Event::BurstEmit { source: i as u32 });
             } else {
                 w.active -= 1;
