@@ -100,9 +100,21 @@ impl World<'_> {
     fn schedule_start(&mut self, pid: PortId, start: Start) {
         match start {
             Start::Sending(done) => {
-                self.events.push(done, Event::TxDone { port: pid });
                 if let Some(int) = &mut self.int {
                     int.egress(self.now, pid, &self.net.ports[pid as usize], &self.pool);
+                }
+                let port = &mut self.net.ports[pid as usize];
+                // A host's data segment needs its TxDone: TCP Small Queues get its bytes back
+                // when it has left the NIC (`nic_done`).
+                let host_data = self.host_of[port.node as usize] != NO_HOST
+                    && port.in_tx.is_some_and(|id| self.pool.get(id).kind == Kind::Data);
+                if !host_data && port.can_cut_through() {
+                    if port.cut_through(&self.pool) {
+                        let head = port.pipe.front().unwrap().0;
+                        self.events.push(head, Event::Arrival { port: pid });
+                    }
+                } else {
+                    self.events.push(done, Event::TxDone { port: pid });
                 }
             }
             Start::Wait(at) => self.events.push(at, Event::PortWake { port: pid }),
