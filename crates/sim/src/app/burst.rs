@@ -65,6 +65,8 @@ pub struct SourceLink {
     /// The port the datagram joins at the far end when that is a switch, else [`NO_PORT`]
     /// (the far end is the sink).
     pub next: u32,
+    /// The datagram's step after `next` (`net::topology::Network::hops`).
+    pub then: u32,
     pub src: NodeId,
     pub sink: NodeId,
 }

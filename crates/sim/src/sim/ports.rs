@@ -6,7 +6,7 @@ use crate::app::burst::{BurstSource, NO_PORT, SourceLink};
 use crate::event::{Event, EventQueue};
 use crate::net::port::{Offer, PortId, Start};
 use crate::net::topology::{Network, NodeKind};
-use crate::packet::{Kind, NodeId, Packet, PacketId};
+use crate::packet::{Kind, NO_HOP, NodeId, Packet, PacketId};
 use crate::record::int::Hop;
 use crate::time::Time;
 
@@ -51,9 +51,7 @@ impl World<'_> {
     #[inline]
     fn deliver(&mut self, node: NodeId, id: PacketId) {
         if self.net.nodes[node as usize].kind == NodeKind::Switch {
-            let p = self.pool.get_mut(id);
-            let pid = self.net.next_port(p.flow, p.src, p.hop);
-            p.hop += 1;
+            let pid = self.net.next_port(self.pool.get_mut(id));
             self.offer(pid, id);
             return;
         }
@@ -147,8 +145,8 @@ impl World<'_> {
     pub(super) fn send_all(&mut self, node: NodeId, out: &mut Vec<Packet>) {
         for mut p in out.drain(..) {
             debug_assert_eq!(p.src, node);
-            let pid = self.net.next_port(p.flow, p.src, 0);
-            p.hop = 1;
+            p.hop = self.net.first_hop(p.flow, p.src);
+            let pid = self.net.next_port(&mut p);
             let id = self.pool.alloc(p);
             self.offer(pid, id);
         }
@@ -162,10 +160,7 @@ impl World<'_> {
         let Some(link) = self.bursts[k].link else { return self.burst_depart(si) };
         let flow = (self.flows.len() + k) as u32;
         let b = &mut self.bursts[k];
-        let mut p = datagram(b, flow, link.src, link.sink);
-        if link.next != NO_PORT {
-            p.hop = 2; // the switch at the far end sends it on by its route's second port
-        }
+        let p = datagram(b, flow, link.src, link.sink, link.then);
         b.sent += 1;
         let next = b.next_departure();
         let id = self.pool.alloc(p);
@@ -199,7 +194,9 @@ impl World<'_> {
         let (src, up, sink) = self.net.burst_hosts[src_index];
         let flow = (self.flows.len() + src_index) as u32;
         let b = &mut self.bursts[src_index];
-        let p = datagram(b, flow, src, sink);
+        // The far end of the link sends it on by its route's second step.
+        let then = self.net.hops[self.net.first_hop(flow, src) as usize].next;
+        let p = datagram(b, flow, src, sink, then);
         b.sent += 1;
         let next = b.next_departure();
         // The datagram left its host now and reaches switch A one serialization later.
@@ -214,13 +211,14 @@ impl World<'_> {
     }
 }
 
-/// The next datagram of source `b` (flow id `flow`), on the first hop of its route.
+/// The next datagram of source `b` (flow id `flow`), whose next step at the far end of its
+/// link is `hop`.
 #[inline]
-fn datagram(b: &BurstSource, flow: u32, src: NodeId, sink: NodeId) -> Packet {
+fn datagram(b: &BurstSource, flow: u32, src: NodeId, sink: NodeId, hop: u32) -> Packet {
     let mut p = Packet::new(Kind::Udp, flow, src, sink, b.packet_size);
     p.payload = b.packet_size - crate::packet::IPV4_HEADER_BYTES - crate::packet::UDP_HEADER_BYTES;
     p.dscp = b.dscp;
-    p.hop = 1;
+    p.hop = hop;
     p
 }
 
@@ -242,12 +240,13 @@ pub(super) fn attach_source_links(net: &Network, n_tcp: usize, bursts: &mut [Bur
             continue;
         }
         let port = &net.ports[up as usize];
-        let next = match net.nodes[port.peer as usize].kind {
-            NodeKind::Switch => net.routes[n_tcp + k].1.forward[1],
-            NodeKind::Host => NO_PORT,
+        let second = net.hops[net.first_hop((n_tcp + k) as u32, src) as usize].next;
+        let (next, then) = match net.nodes[port.peer as usize].kind {
+            NodeKind::Switch => (net.hops[second as usize].port, net.hops[second as usize].next),
+            NodeKind::Host => (NO_PORT, NO_HOP),
         };
         let lead = port.serialization(b.packet_size) + port.delay;
-        b.link = Some(SourceLink { lead, up, next, src, sink });
+        b.link = Some(SourceLink { lead, up, next, then, src, sink });
     }
 }
 
