@@ -280,6 +280,7 @@ impl<'s> World<'s> {
     fn finish(self, wall_s: f64) -> Output {
         let (now, net) = (self.now, &self.net);
         let n_tcp = self.flows.len();
+        let packet_hops = net.ports.iter().map(|p| p.stats.tx_packets).sum();
         let tcp = (self.flows.iter().enumerate())
             .map(|(i, f)| record::flows::tcp(net, i, self.ends(i), f.start, f.size, now));
         let udp = (self.bursts.iter().enumerate())
@@ -310,7 +311,7 @@ impl<'s> World<'s> {
             self.queries.finish(),
             IntRecorder::finish(self.int.map(|b| *b)),
         ];
-        Output { summary, tables }
+        Output { summary, tables, packet_hops }
     }
 }
 
