@@ -101,6 +101,8 @@ fn a_datagram_through_idle_ports_costs_one_event_per_link() {
     let n = out.summary.flows[0].delivered_bytes / 9000;
     assert_eq!(n, departed_by(&scn, Time::from_secs(1)));
     assert_eq!(out.summary.engine.events, 3 * n);
+    // Serialized by switch A's port and switch B's; the source's own link has no port at work.
+    assert_eq!(out.packet_hops, 2 * n);
 }
 
 #[test]
