@@ -4,6 +4,7 @@
 //! the same; the shipped scenarios' summaries are checked to the byte by
 //! `scripts/golden_summaries.sh`.
 use burstlab_sim::app::burst::BurstSource;
+use burstlab_sim::packet::{Kind, NO_HOP, Packet};
 use burstlab_sim::scenario::{self, Scenario};
 use burstlab_sim::{Time, run};
 
@@ -128,4 +129,29 @@ fn a_datagram_that_comes_as_the_wire_frees_goes_straight_on() {
     assert_eq!(out.summary.engine.events, 3 * n);
     let ports = &out.summary.ports;
     assert!(ports.iter().all(|p| p.max_queue_bytes <= 962), "{ports:?}");
+}
+
+#[test]
+fn the_shared_route_steps_walk_every_flows_route() {
+    // A leaf-spine with ECMP: many routes share their tails, and each flow's packets must still
+    // take its own ports, both ways.
+    let path =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/graphs/leaf-spine-incast.toml");
+    let net = scenario::load_file(std::path::Path::new(path), &[]).unwrap().network();
+    assert!(
+        net.hops.len() < net.routes.iter().map(|(_, r)| r.forward.len() + r.reverse.len()).sum()
+    );
+    for (f, (src, r)) in net.routes.iter().enumerate() {
+        let dst = net.ports[*r.forward.last().unwrap() as usize].peer;
+        for (from, ports) in [(*src, &r.forward), (dst, &r.reverse)] {
+            let mut p = Packet::new(Kind::Ack, f as u32, from, 0, 52);
+            p.hop = net.first_hop(f as u32, from);
+            let walked: Vec<u32> = ports.iter().map(|_| net.take_step(&mut p)).collect();
+            assert_eq!(&walked, ports, "flow {f} from node {from}");
+            assert_eq!(p.hop, NO_HOP);
+            for (k, &port) in ports.iter().enumerate() {
+                assert_eq!(net.next_port(f as u32, from, k as u8), port);
+            }
+        }
+    }
 }

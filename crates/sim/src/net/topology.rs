@@ -82,9 +82,19 @@ impl Network {
         if e.src == src { e.forward } else { e.reverse }
     }
 
+    /// The port a packet of `flow` from `src` takes at hop `hop` of its route, by walking its
+    /// steps: for setting up, not per packet ([`Network::take_step`]).
+    pub fn next_port(&self, flow: u32, src: NodeId, hop: u8) -> PortId {
+        let mut h = self.first_hop(flow, src);
+        for _ in 0..hop {
+            h = self.hops[h as usize].next;
+        }
+        self.hops[h as usize].port
+    }
+
     /// The port packet `p` takes next, moving it one step along its route.
     #[inline]
-    pub fn next_port(&self, p: &mut Packet) -> PortId {
+    pub fn take_step(&self, p: &mut Packet) -> PortId {
         let h = self.hops[p.hop as usize];
         p.hop = h.next;
         h.port

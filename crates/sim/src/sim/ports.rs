@@ -51,7 +51,7 @@ impl World<'_> {
     #[inline]
     fn deliver(&mut self, node: NodeId, id: PacketId) {
         if self.net.nodes[node as usize].kind == NodeKind::Switch {
-            let pid = self.net.next_port(self.pool.get_mut(id));
+            let pid = self.net.take_step(self.pool.get_mut(id));
             self.offer(pid, id);
             return;
         }
@@ -146,7 +146,7 @@ impl World<'_> {
         for mut p in out.drain(..) {
             debug_assert_eq!(p.src, node);
             p.hop = self.net.first_hop(p.flow, p.src);
-            let pid = self.net.next_port(&mut p);
+            let pid = self.net.take_step(&mut p);
             let id = self.pool.alloc(p);
             self.offer(pid, id);
         }
