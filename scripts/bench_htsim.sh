@@ -10,13 +10,12 @@
 #   BENCH=/tmp/old-burstlab-bench scripts/bench_htsim.sh   # another build of the bench
 #   PROFILES=/tmp/cg scripts/bench_htsim.sh             # keep callgrind.out.<scenario> there
 #
-# A packet-hop is one packet serialised on one port. The bench does not count them, so they are
-# computed from its summary: each TCP flow sends a SYN, ceil(size / MSS) segments (MSS = MTU - 52)
-# plus its retransmissions and loss probes along its path, and the receiver a SYN-ACK and its
-# ACKs back along the reversed path; a packet dropped at a port is not serialised there nor
+# A packet-hop is one packet serialised on one port. The bench prints them (its packet_hops
+# column, since eaf2ab0); for an older bench they are computed from its summary: each TCP flow
+# sends a SYN, ceil(size / MSS) segments (MSS = MTU - 52) plus its retransmissions and loss
+# probes along its path, and the receiver a SYN-ACK and its ACKs back along the reversed path; a packet dropped at a port is not serialised there nor
 # after it. A flow still sending at the end of the run counts the segments it delivered, not
-# those still in the network, so its figure is a lower bound (marked ">="). If the bench prints
-# a packet_hops column, that is used instead.
+# those still in the network, so its figure is a lower bound (marked ">=").
 #
 # Arguments ending in .toml choose the scenarios; the others (e.g. --set stop=2s) go to every run.
 set -euo pipefail

@@ -20,6 +20,9 @@ pub const TCP_TIMESTAMP_OPTION_BYTES: u32 = 12;
 /// UDP header (RFC 768).
 pub const UDP_HEADER_BYTES: u32 = 8;
 
+/// [`Packet::hop`] of a packet with no step left to take.
+pub const NO_HOP: u32 = u32::MAX;
+
 /// What a packet carries. TCP control flags are folded into the kind the simulator acts on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -95,8 +98,9 @@ pub struct Packet {
     pub gso_segs: u16,
     pub gso_index: u16,
     pub gso_bytes: u32,
-    /// Ports of its flow's route already taken (`net::topology::Network::next_port`).
-    pub hop: u8,
+    /// Its next step in the network's table of route steps (`net::topology::Network::hops`),
+    /// [`NO_HOP`] before it is routed and after its last port.
+    pub hop: u32,
 }
 
 impl Packet {
@@ -120,7 +124,7 @@ impl Packet {
             retrans: false,
             ts_val: Time::ZERO,
             ts_ecr: Time::ZERO,
-            hop: 0,
+            hop: NO_HOP,
             enqueued_at: Time::ZERO,
             edt: Time::ZERO,
             gso_segs: 1,

@@ -285,6 +285,9 @@ pub struct Output {
     /// `int` (INT metadata per sampled packet and INT-enabled hop; empty when INT is off), in
     /// that order.
     pub tables: Vec<Table>,
+    /// Packets serialized on a port, summed over the ports: the run's packet-hops (a burst
+    /// source's datagrams on its own link, which no port serializes, not counted).
+    pub packet_hops: u64,
 }
 
 impl Output {

@@ -137,13 +137,14 @@ impl<'s> World<'s> {
             websearches.push(app.expect("the scenario checked the workload"));
         }
         let (hosts, host_of, flows) = open_sockets(&net, &specs, scn.topology.mtu(), scn.seed);
-        let bursts: Vec<BurstSource> = scn
+        let mut bursts: Vec<BurstSource> = scn
             .bursts
             .iter()
             .flat_map(|b| (0..b.sources).map(move |_| b))
             .enumerate()
             .map(|(k, b)| BurstSource::new(b, scn.seed, k as u64))
             .collect();
+        ports::attach_source_links(&net, specs.len(), &mut bursts);
         let deepest = match &scn.topology.graph {
             None => scn.topology.dumbbell.bottleneck.queues.iter().map(|q| q.buffer_bytes).max(),
             Some(g) => g
@@ -196,7 +197,7 @@ impl<'s> World<'s> {
             }
         }
         for (i, b) in w.bursts.iter().enumerate() {
-            if let Some(t) = b.next_departure() {
+            if let Some(t) = b.next_event() {
                 w.events.push(t, Event::BurstEmit { source: i as u32 });
             } else {
                 w.active -= 1;
@@ -329,6 +330,7 @@ impl<'s> World<'s> {
     fn finish(self, wall_s: f64) -> Output {
         let (now, net) = (self.now, &self.net);
         let n_tcp = self.flows.len();
+        let packet_hops = net.ports.iter().map(|p| p.stats.tx_packets).sum();
         let tcp = (self.flows.iter().enumerate())
             .map(|(i, f)| record::flows::tcp(net, i, self.ends(i), f.start, f.size, now));
         let udp = (self.bursts.iter().enumerate())
@@ -360,7 +362,7 @@ impl<'s> World<'s> {
             self.queries.finish(),
             IntRecorder::finish(self.int.map(|b| *b)),
         ];
-        Output { summary, tables }
+        Output { summary, tables, packet_hops }
     }
 }
 

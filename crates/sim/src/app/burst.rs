@@ -3,7 +3,10 @@
 //!
 //! The source's own link is faster than its rate, so it never queues: each datagram's arrival
 //! at the first switch is computed arithmetically, one event per datagram, where it first
-//! contends (reference/engine.md, "Trains and fluids").
+//! contends (reference/engine.md, "Trains and fluids"). A source alone on its link
+//! ([`SourceLink`]) does not even touch its link's port: its one event per datagram is the
+//! datagram's arrival at the far end, which keeps the cost per datagram flat however many
+//! sources there are (docs/performance.md, "Memory and scale").
 //!
 //! # Timing model
 //!
@@ -32,6 +35,7 @@
 //! more finely than the frame in front of it occupies the wire), capped by [`max_jitter`] so
 //! that a source's frames never overlap on its own link and never reorder.
 
+use crate::packet::NodeId;
 use crate::rng;
 use crate::time::Time;
 use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
@@ -48,6 +52,27 @@ pub const MAX_CLOCK_PPM: f64 = 1000.0;
 /// Parts per billion in one part per million.
 const PPB_PER_PPM: f64 = 1000.0;
 const PPB: u128 = 1_000_000_000;
+
+/// The link of a source that has it to itself (no other source, no TCP flow leaves by it), as
+/// the source needs it to hand each datagram straight to the link's far end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceLink {
+    /// A datagram reaches the far end this long after it leaves: one serialization on the
+    /// link (by its port's clock) plus the link's propagation delay.
+    pub lead: Time,
+    /// The source's own port, the link's sending end (INT names it as the ingress).
+    pub up: u32,
+    /// The port the datagram joins at the far end when that is a switch, else [`NO_PORT`]
+    /// (the far end is the sink).
+    pub next: u32,
+    /// The datagram's step after `next` (`net::topology::Network::hops`).
+    pub then: u32,
+    pub src: NodeId,
+    pub sink: NodeId,
+}
+
+/// [`SourceLink::next`] of a link that ends at the sink.
+pub const NO_PORT: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub struct BurstSource {
@@ -66,10 +91,14 @@ pub struct BurstSource {
     pub jitter: Time,
     /// Key of the per-datagram jitter draws.
     jitter_key: u64,
-    /// Datagrams emitted so far.
+    /// Datagrams emitted so far; with a [`SourceLink`], those that reached its far end
+    /// ([`BurstSource::sent_by`] counts the ones still on the link).
     pub sent: u64,
     /// Datagrams that reached the sink.
     pub received: u64,
+    /// Set when the source has its link to itself: each datagram's one event is its arrival
+    /// at the link's far end.
+    pub link: Option<SourceLink>,
 }
 
 impl BurstSource {
@@ -92,6 +121,7 @@ impl BurstSource {
             jitter_key: rng::stream(seed, "burst-jitter", index).next_u64(),
             sent: 0,
             received: 0,
+            link: None,
         };
         // Whatever the spec says, a jitter of a whole period could reorder the source's own
         // datagrams: keep it below the shortest gap this clock produces.
@@ -128,8 +158,28 @@ impl BurstSource {
         (self.start + self.nominal(self.sent) < self.end).then(|| self.departure(self.sent))
     }
 
-    pub fn sent_bytes(&self) -> u64 {
-        self.sent * self.packet_size as u64
+    /// When the next datagram's event is due: its departure, or with a [`SourceLink`] its
+    /// arrival at the link's far end.
+    pub fn next_event(&self) -> Option<Time> {
+        let lead = self.link.map_or(Time::ZERO, |l| l.lead);
+        self.next_departure().map(|t| t + lead)
+    }
+
+    /// Datagrams that have left the source by `now`: with a [`SourceLink`], `sent` counts
+    /// only those that reached its far end, and the ones still on the link count too.
+    pub fn sent_by(&self, now: Time) -> u64 {
+        let mut k = self.sent;
+        if self.link.is_some() {
+            while self.start + self.nominal(k) < self.end && self.departure(k) <= now {
+                k += 1;
+            }
+        }
+        k
+    }
+
+    /// Bytes of the datagrams that have left the source by `now`.
+    pub fn sent_bytes(&self, now: Time) -> u64 {
+        self.sent_by(now) * self.packet_size as u64
     }
 }
 

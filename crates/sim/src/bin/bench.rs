@@ -1,6 +1,7 @@
 //! `burstlab-bench SCENARIO.toml [--set path=value ...] [--repeat N]`: run a scenario in the
-//! release engine and print wall time, CPU time, events per second of each and peak memory —
-//! the figures of docs/performance.md. `--graph text|json|dot` prints the expanded network
+//! release engine and print wall time, CPU time, events per second of each, packet-hops (packets
+//! serialized on a port; a hop through an idle port costs one event, a queued one two) and
+//! peak memory — the figures of docs/performance.md. `--graph text|json|dot` prints the expanded network
 //! instead. On a shared machine compare CPU time (or instruction counts), not wall time.
 
 use std::process::ExitCode;
@@ -90,7 +91,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     println!(
-        "scenario\trun\twall_s\tevents\tevents_per_s\tsim_time_s\tpeak_rss_mib\tcpu_s\tevents_per_cpu_s\tfct_s"
+        "scenario\trun\twall_s\tevents\tevents_per_s\tsim_time_s\tpeak_rss_mib\tcpu_s\tevents_per_cpu_s\tpacket_hops\tpacket_hops_per_cpu_s\tfct_s"
     );
     for r in 0..repeat {
         let t = Instant::now();
@@ -108,7 +109,7 @@ fn main() -> ExitCode {
         let fcts: Vec<Option<f64>> =
             out.summary.flows.iter().filter(|f| f.kind == "tcp").map(|f| f.fct_s).collect();
         println!(
-            "{}\t{}\t{:.3}\t{}\t{:.0}\t{:.3}\t{:.0}\t{:.3}\t{:.0}\t{}",
+            "{}\t{}\t{:.3}\t{}\t{:.0}\t{:.3}\t{:.0}\t{:.3}\t{:.0}\t{}\t{:.0}\t{}",
             scn.name,
             r,
             wall,
@@ -118,6 +119,8 @@ fn main() -> ExitCode {
             peak_rss_mib().unwrap_or(f64::NAN),
             cpu,
             e.events as f64 / cpu,
+            out.packet_hops,
+            out.packet_hops as f64 / cpu,
             fct_column(&fcts)
         );
     }

@@ -4,6 +4,12 @@
 //! finished packets enter the link's in-flight ring in departure order, and only the ring's
 //! head has an `Arrival` event pending — a FIFO link needs no more. Serialization runs on the
 //! port's own clock (`net::clock`): `rate` is the nominal rate, `clock` its offset.
+//!
+//! A packet that starts alone (nothing queued behind it) on a plain port may go on the wire as
+//! it starts ([`Port::cut_through`]): its arrival at the far end is known, and no `TxDone` is
+//! needed unless another packet comes before its serialization ends, which then asks for a
+//! wake-up at that end ([`Start::Wait`]). A hop through an idle port costs one event, not two,
+//! at the same times.
 
 use std::collections::VecDeque;
 
@@ -176,6 +182,10 @@ impl Port {
         if self.in_tx.is_some() {
             return Start::Nothing;
         }
+        if now < self.tx_end {
+            // A cut-through packet still holds the wire: start the next one when it is free.
+            return self.wake(self.tx_end);
+        }
         if let Some(end) = self.paused(now) {
             return self.wake(end);
         }
@@ -238,6 +248,30 @@ impl Port {
         Start::Sending(self.tx_end)
     }
 
+    /// The packet just started may go on the wire now, its serialization then running without
+    /// a `TxDone`: nothing is queued behind it, and no qdisc, shaper or pause decides when
+    /// the next one starts.
+    #[inline]
+    pub fn can_cut_through(&self) -> bool {
+        self.queues.packets() == 0
+            && self.fq.is_none()
+            && self.shaper.is_none()
+            && self.pauses.is_empty()
+    }
+
+    /// Put the packet that just started on the wire now, arriving one serialization and the
+    /// link's delay later; the wire stays busy until `tx_end`. Returns true if the pipe was
+    /// empty (the caller schedules the `Arrival` of this new head).
+    #[inline]
+    pub fn cut_through(&mut self, pool: &PacketPool) -> bool {
+        let id = self.in_tx.take().expect("cut-through without a packet in transmission");
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += pool.get(id).ip_bytes as u64;
+        let was_empty = self.pipe.is_empty();
+        self.pipe.push_back((self.tx_end + self.delay, id));
+        was_empty
+    }
+
     /// Serialization of the current packet ended at `now`: put it on the wire. Returns true if
     /// the pipe was empty (the caller schedules the `Arrival` of this new head).
     pub fn finish_tx(&mut self, now: Time, pool: &PacketPool) -> bool {
@@ -267,6 +301,71 @@ pub struct Pause {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::{Kind, Packet};
+    use crate::units::Rate;
+
+    /// A plain 10 Gbit/s port with a 5 µs link: 1500-byte packets take 1,230.4 ns on its wire.
+    fn plain() -> Port {
+        let rate = Rate::from_gbps(10);
+        let queues = PortQueues::fifo(1 << 20);
+        Port::new("p".into(), 0, 1, rate, PortClock::new(rate, 0), Time::from_us(5), queues)
+    }
+
+    fn offer(port: &mut Port, pool: &mut PacketPool, now: Time) -> (PacketId, Start) {
+        let id = pool.alloc(Packet::new(Kind::Udp, 0, 0, 1, 1500));
+        match port.offer(now, pool, id) {
+            Offer::Queued { start, .. } => (id, start),
+            Offer::Dropped { .. } => panic!("a packet offered to an empty port was dropped"),
+        }
+    }
+
+    // ---- cut-through ----
+
+    #[test]
+    fn cut_through_puts_a_lone_packet_on_the_wire_at_its_arrival_time() {
+        let (mut port, mut pool) = (plain(), PacketPool::default());
+        let now = Time::from_us(100);
+        let (id, start) = offer(&mut port, &mut pool, now);
+        let end = now + Time(1_230_400);
+        assert_eq!(start, Start::Sending(end));
+        assert!(port.can_cut_through());
+        assert!(port.cut_through(&pool));
+        assert_eq!(port.in_tx, None);
+        assert_eq!(port.pipe.front(), Some(&(end + Time::from_us(5), id)));
+        assert_eq!((port.stats.tx_packets, port.stats.tx_bytes), (1, 1500));
+    }
+
+    #[test]
+    fn cut_through_a_packet_during_the_serialization_waits_for_its_end() {
+        let (mut port, mut pool) = (plain(), PacketPool::default());
+        let now = Time::from_us(100);
+        offer(&mut port, &mut pool, now);
+        port.cut_through(&pool);
+        let end = now + Time(1_230_400);
+        // Queued behind the wire: a wake-up at the end, asked for once.
+        let (second, start) = offer(&mut port, &mut pool, now + Time::from_ns(500));
+        assert_eq!(start, Start::Wait(end));
+        assert!(!port.can_cut_through());
+        let (_, start) = offer(&mut port, &mut pool, now + Time::from_ns(600));
+        assert_eq!(start, Start::Nothing);
+        // At the end the next one starts, exactly one serialization later than the first.
+        port.wake_at = None;
+        assert_eq!(port.start_next(end, &mut pool), Start::Sending(end + Time(1_230_400)));
+        assert_eq!(port.in_tx, Some(second));
+    }
+
+    #[test]
+    fn cut_through_is_not_for_a_port_with_a_packet_queued_or_a_shaper() {
+        let (mut port, mut pool) = (plain(), PacketPool::default());
+        let now = Time::from_us(100);
+        // Two offered at once: the first serializes, the second waits in the queue.
+        offer(&mut port, &mut pool, now);
+        offer(&mut port, &mut pool, now);
+        assert!(!port.can_cut_through());
+        let mut paused = plain();
+        paused.pauses.push(Pause { start: Time::from_secs(1), end: Time::from_secs(2) });
+        assert!(!paused.can_cut_through());
+    }
 
     /// 100,000 flows build about 400k ports; a port that grows back past this (an inline qdisc)
     /// costs hundreds of MiB there (docs/performance.md, "Memory and scale").

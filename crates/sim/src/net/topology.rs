@@ -4,7 +4,11 @@
 use crate::net::clock::PortClock;
 use crate::net::graph::{self, Attach, Graph, GraphError, Route, Router};
 use crate::net::port::{Port, PortId};
-use crate::packet::{IPV4_HEADER_BYTES, NodeId, TCP_HEADER_BYTES, TCP_TIMESTAMP_OPTION_BYTES};
+use rustc_hash::FxHashMap;
+
+use crate::packet::{
+    IPV4_HEADER_BYTES, NO_HOP, NodeId, Packet, TCP_HEADER_BYTES, TCP_TIMESTAMP_OPTION_BYTES,
+};
 use crate::time::Time;
 use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
 
@@ -45,15 +49,55 @@ pub struct Network {
     /// Per flow id: base RTT (`graph::base_rtt`) and propagation-only RTT.
     pub base_rtt: Vec<Time>,
     pub propagation_rtt: Vec<Time>,
+    /// The steps of every route, routes that end alike sharing their tails: the steps the
+    /// packets of many flows take fit in a few cache lines, and a switch finds a packet's
+    /// next port in one read (`routes[flow]` and its `Vec` were two dependent misses).
+    pub hops: Vec<Hop>,
+    /// Per flow id: where its routes start in `hops`.
+    pub entries: Vec<RouteEntry>,
+}
+
+/// One step of a route: the port to take, and the index of the next step in
+/// [`Network::hops`] ([`NO_HOP`] after the last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Hop {
+    pub port: PortId,
+    pub next: u32,
+}
+
+/// A flow's first steps: packets from its source host `src` take `forward`, the others (its
+/// ACKs) `reverse`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteEntry {
+    pub src: NodeId,
+    pub forward: u32,
+    pub reverse: u32,
 }
 
 impl Network {
-    /// The port a packet of `flow` from `src` takes at hop `hop` of its route.
+    /// The first step of the route of a packet of `flow` leaving `src`.
     #[inline]
+    pub fn first_hop(&self, flow: u32, src: NodeId) -> u32 {
+        let e = &self.entries[flow as usize];
+        if e.src == src { e.forward } else { e.reverse }
+    }
+
+    /// The port a packet of `flow` from `src` takes at hop `hop` of its route, by walking its
+    /// steps: for setting up, not per packet ([`Network::take_step`]).
     pub fn next_port(&self, flow: u32, src: NodeId, hop: u8) -> PortId {
-        let (from, r) = &self.routes[flow as usize];
-        let ports = if *from == src { &r.forward } else { &r.reverse };
-        ports[hop as usize]
+        let mut h = self.first_hop(flow, src);
+        for _ in 0..hop {
+            h = self.hops[h as usize].next;
+        }
+        self.hops[h as usize].port
+    }
+
+    /// The port packet `p` takes next, moving it one step along its route.
+    #[inline]
+    pub fn take_step(&self, p: &mut Packet) -> PortId {
+        let h = self.hops[p.hop as usize];
+        p.hop = h.next;
+        h.port
     }
 
     /// Node names along flow `f`'s forward route.
@@ -107,6 +151,31 @@ fn base_rtt(graph: &Graph, nics: &[Nic], r: &Route) -> Time {
     t
 }
 
+/// Every route's ports as steps in one table, each step shared by all the routes that end
+/// with the same ports from it on.
+fn chain_hops(routes: &[(NodeId, Route)]) -> (Vec<Hop>, Vec<RouteEntry>) {
+    let mut hops = Vec::new();
+    let mut index: FxHashMap<Hop, u32> = FxHashMap::default();
+    let mut chain = |ports: &[PortId]| {
+        ports.iter().rev().fold(NO_HOP, |next, &port| {
+            let h = Hop { port, next };
+            *index.entry(h).or_insert_with(|| {
+                hops.push(h);
+                (hops.len() - 1) as u32
+            })
+        })
+    };
+    let entries = (routes.iter())
+        .map(|(src, r)| RouteEntry {
+            src: *src,
+            forward: chain(&r.forward),
+            reverse: chain(&r.reverse),
+        })
+        .collect();
+    hops.shrink_to_fit();
+    (hops, entries)
+}
+
 /// Build a network from a graph and its attachments; the first problem is the error.
 pub fn from_graph(t: &GraphTopology, seed: u64) -> Result<Network, GraphError> {
     let g = t.graph.resolve()?;
@@ -127,6 +196,7 @@ pub fn from_graph(t: &GraphTopology, seed: u64) -> Result<Network, GraphError> {
     let nics = set_nic_rates(&t.nic_rates, &nodes, &mut ports);
     let base_rtt = routes.iter().map(|(_, r)| base_rtt(&t.graph, &nics, r)).collect();
     let bottleneck = ports.iter().position(|p| p.recorded).unwrap_or(0) as PortId;
+    let (hops, entries) = chain_hops(&routes);
     Ok(Network {
         nodes,
         ports,
@@ -136,5 +206,7 @@ pub fn from_graph(t: &GraphTopology, seed: u64) -> Result<Network, GraphError> {
         routes,
         base_rtt,
         propagation_rtt,
+        hops,
+        entries,
     })
 }

@@ -61,7 +61,7 @@ pub fn udp(net: &Network, flow_id: usize, k: usize, b: &BurstSource, now: Time) 
         cca: None,
         src: net.nodes[src as usize].name.clone(),
         dst: net.nodes[sink as usize].name.clone(),
-        size_bytes: b.sent_bytes(),
+        size_bytes: b.sent_bytes(now),
         delivered_bytes: delivered,
         start_s: b.scheduled.as_secs_f64(),
         fct_s: None,

@@ -2,10 +2,11 @@
 //! link, a shaper's wake-up. A switch forwards what arrives; a host takes it (`hosts.rs`).
 
 use super::{NO_HOST, World};
+use crate::app::burst::{BurstSource, NO_PORT, SourceLink};
 use crate::event::{Event, EventQueue};
 use crate::net::port::{Offer, PortId, Start};
 use crate::net::topology::{Network, NodeKind};
-use crate::packet::{Kind, NodeId, Packet, PacketId};
+use crate::packet::{Kind, NO_HOP, NodeId, Packet, PacketId};
 use crate::record::int::Hop;
 use crate::time::Time;
 
@@ -50,9 +51,7 @@ impl World<'_> {
     #[inline]
     fn deliver(&mut self, node: NodeId, id: PacketId) {
         if self.net.nodes[node as usize].kind == NodeKind::Switch {
-            let p = self.pool.get_mut(id);
-            let pid = self.net.next_port(p.flow, p.src, p.hop);
-            p.hop += 1;
+            let pid = self.net.take_step(self.pool.get_mut(id));
             self.offer(pid, id);
             return;
         }
@@ -99,9 +98,21 @@ impl World<'_> {
     fn schedule_start(&mut self, pid: PortId, start: Start) {
         match start {
             Start::Sending(done) => {
-                self.events.push(done, Event::TxDone { port: pid });
                 if let Some(int) = &mut self.int {
                     int.egress(self.now, pid, &self.net.ports[pid as usize], &self.pool);
+                }
+                let port = &mut self.net.ports[pid as usize];
+                // A host's data segment needs its TxDone: TCP Small Queues get its bytes back
+                // when it has left the NIC (`nic_done`).
+                let host_data = self.host_of[port.node as usize] != NO_HOST
+                    && port.in_tx.is_some_and(|id| self.pool.get(id).kind == Kind::Data);
+                if !host_data && port.can_cut_through() {
+                    if port.cut_through(&self.pool) {
+                        let head = port.pipe.front().unwrap().0;
+                        self.events.push(head, Event::Arrival { port: pid });
+                    }
+                } else {
+                    self.events.push(done, Event::TxDone { port: pid });
                 }
             }
             Start::Wait(at) => self.events.push(at, Event::PortWake { port: pid }),
@@ -134,24 +145,58 @@ impl World<'_> {
     pub(super) fn send_all(&mut self, node: NodeId, out: &mut Vec<Packet>) {
         for mut p in out.drain(..) {
             debug_assert_eq!(p.src, node);
-            let pid = self.net.next_port(p.flow, p.src, 0);
-            p.hop = 1;
+            p.hop = self.net.first_hop(p.flow, p.src);
+            let pid = self.net.take_step(&mut p);
             let id = self.pool.alloc(p);
             self.offer(pid, id);
         }
     }
 
+    /// A burst source's next datagram leaves it or, for a source alone on its link, reaches
+    /// the link's far end.
     #[inline]
     pub(super) fn burst_emit(&mut self, si: u32) {
+        let k = si as usize;
+        let Some(link) = self.bursts[k].link else { return self.burst_depart(si) };
+        let flow = (self.flows.len() + k) as u32;
+        let b = &mut self.bursts[k];
+        let p = datagram(b, flow, link.src, link.sink, link.then);
+        b.sent += 1;
+        let next = b.next_departure();
+        let id = self.pool.alloc(p);
+        if let Some(int) = &mut self.int {
+            int.arrived(id, link.up);
+        }
+        // The next arrival is scheduled when the link's own would have been: before this
+        // datagram is handed on if the next one has left already (the link's arrival chain),
+        // after it otherwise (at its departure, after everything scheduled now).
+        let early = next.filter(|&t| t <= self.now);
+        if let Some(t) = early {
+            self.events.push(t + link.lead, Event::BurstEmit { source: si });
+        }
+        if link.next == NO_PORT {
+            self.deliver(link.sink, id);
+        } else {
+            self.offer(link.next, id);
+        }
+        match next {
+            Some(_) if early.is_some() => {}
+            Some(t) => self.events.push(t + link.lead, Event::BurstEmit { source: si }),
+            None => self.active -= 1,
+        }
+    }
+
+    /// A datagram of a source that shares its link leaves its host now: it goes on the link's
+    /// wire, past the port's queue (the source's rate is at most the link's).
+    #[inline(never)]
+    fn burst_depart(&mut self, si: u32) {
         let src_index = si as usize;
         let (src, up, sink) = self.net.burst_hosts[src_index];
         let flow = (self.flows.len() + src_index) as u32;
         let b = &mut self.bursts[src_index];
-        let mut p = Packet::new(Kind::Udp, flow, src, sink, b.packet_size);
-        p.payload =
-            b.packet_size - crate::packet::IPV4_HEADER_BYTES - crate::packet::UDP_HEADER_BYTES;
-        p.dscp = b.dscp;
-        p.hop = 1;
+        // The far end of the link sends it on by its route's second step.
+        let then = self.net.hops[self.net.first_hop(flow, src) as usize].next;
+        let p = datagram(b, flow, src, sink, then);
         b.sent += 1;
         let next = b.next_departure();
         // The datagram left its host now and reaches switch A one serialization later.
@@ -163,6 +208,45 @@ impl World<'_> {
             Some(t) => self.events.push(t, Event::BurstEmit { source: si }),
             None => self.active -= 1,
         }
+    }
+}
+
+/// The next datagram of source `b` (flow id `flow`), whose next step at the far end of its
+/// link is `hop`.
+#[inline]
+fn datagram(b: &BurstSource, flow: u32, src: NodeId, sink: NodeId, hop: u32) -> Packet {
+    let mut p = Packet::new(Kind::Udp, flow, src, sink, b.packet_size);
+    p.payload = b.packet_size - crate::packet::IPV4_HEADER_BYTES - crate::packet::UDP_HEADER_BYTES;
+    p.dscp = b.dscp;
+    p.hop = hop;
+    p
+}
+
+/// Give each burst source its link if it has it to itself: no other source and no TCP flow
+/// leaves by it (`n_tcp` TCP flows come first in `net.routes`). A shared link keeps the
+/// datagrams on its port's wire, in departure order with the others.
+pub(super) fn attach_source_links(net: &Network, n_tcp: usize, bursts: &mut [BurstSource]) {
+    let mut users = vec![0u32; net.ports.len()];
+    for (_, r) in &net.routes[..n_tcp] {
+        for first in [r.forward.first(), r.reverse.first()].into_iter().flatten() {
+            users[*first as usize] += 1;
+        }
+    }
+    for &(_, up, _) in &net.burst_hosts {
+        users[up as usize] += 1;
+    }
+    for (k, (b, &(src, up, sink))) in bursts.iter_mut().zip(&net.burst_hosts).enumerate() {
+        if users[up as usize] != 1 {
+            continue;
+        }
+        let port = &net.ports[up as usize];
+        let second = net.hops[net.first_hop((n_tcp + k) as u32, src) as usize].next;
+        let (next, then) = match net.nodes[port.peer as usize].kind {
+            NodeKind::Switch => (net.hops[second as usize].port, net.hops[second as usize].next),
+            NodeKind::Host => (NO_PORT, NO_HOP),
+        };
+        let lead = port.serialization(b.packet_size) + port.delay;
+        b.link = Some(SourceLink { lead, up, next, then, src, sink });
     }
 }
 
