@@ -104,3 +104,14 @@ def test_websearch_findings_read_reductions_per_load():
     assert "0.2: -20.0 %" in by["ws-qct-mean"].ours
     assert by["ws-small-mean"].status == PASS
     assert not math.isnan(measure.mean([1.0]))
+
+
+def test_a_fit_without_a_slope_is_written_as_null_and_read_as_a_miss(tmp_path, monkeypatch):
+    monkeypatch.setitem(study.PARTS, "law1", lambda: {"phase1_bps": [math.nan, 2e9],
+                                                      "phase2_bps": [math.inf, 1.005e9]})
+    path = study.run_study(tmp_path, parts=["law1"], progress=lambda _: None)
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text)["law1"] == {"phase1_bps": [None, 2e9], "phase2_bps": [None, 1.005e9]}
+    law1 = next(f for f in dc.findings(tmp_path) if f.key == "law1")
+    assert law1.status == PASS and law1.ours.startswith("1.005 Gbit/s") and "(1 runs)" in law1.ours

@@ -237,9 +237,21 @@ def run_study(out_dir: str | os.PathLike[str], *, websearch_seconds: float = 300
             data[name] = PARTS[name]()
         progress(f"{name}: {time.perf_counter() - t0:.1f} s")
         tmp = path.with_suffix(".partial")
-        tmp.write_text(json.dumps(data, allow_nan=True), encoding="utf-8")
+        tmp.write_text(json.dumps(_nulls(data), allow_nan=False), encoding="utf-8")
         os.replace(tmp, path)
     return path
+
+
+def _nulls(value: Any) -> Any:
+    """``value`` with every non-finite float (a fit that found no slope) as None: JSON has no
+    NaN, so the file is null there and any JSON reader can read it."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _nulls(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nulls(v) for v in value]
+    return value
 
 
 def load_study(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
