@@ -219,6 +219,15 @@ PARTS: dict[str, Callable[..., Any]] = {
 }
 
 
+def runs() -> int:
+    """How many simulator runs the whole study makes (each part's loop above)."""
+    return (2 * REPS  # law1, law1_staggered
+            + 2 * 3 * REPS  # law2 (3, 6, 9 flows), law3 (128, 256, 512 KB)
+            + 4 + 2  # secn_peaks: four markings at 9 senders, two at 36
+            + len(MARKING)  # goodput
+            + len(MARKING) * (len(INCAST_SENDERS) + len(LOADS)))  # incast, websearch
+
+
 def run_study(out_dir: str | os.PathLike[str], *, websearch_seconds: float = 300.0,
               parts: Sequence[str] | None = None, progress: Callable[[str], object] = print) -> Path:
     """Run the study's parts (all by default; ``"websearch"`` included) and write
