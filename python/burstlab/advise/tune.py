@@ -16,8 +16,8 @@ from typing import Any
 from burstlab.advise import twin as tw
 from burstlab.advise import units
 from burstlab.advise.explain import fmt_bytes
+from burstlab.advise.twin import rcvbuf_tuning
 from burstlab.advise.units import FlagError
-from burstlab.validate.compare import rcvbuf_tuning
 
 #: Linux's defaults, the "before" host: net.ipv4.tcp_rmem / tcp_wmem as tcp_init() sets them
 #: (net/ipv4/tcp.c; Documentation/networking/ip-sysctl.rst), the simulator's defaults too.

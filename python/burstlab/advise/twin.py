@@ -27,6 +27,18 @@ TOPOLOGY_KEYS = {"rtt": "rtt", "buffer": "buffer", "mtu": "mtu", "rate": "bottle
                  "tbf_rate": "tbf_rate", "tbf_limit": "tbf_limit", "tbf_burst": "tbf_burst"}
 
 
+def rcvbuf_tuning(kernel: str | None) -> str | None:
+    """The receive-buffer auto-tuning (`rcvbuf_tuning`) of a kernel release such as
+    "6.18.44-fc-v595": "6.18" from 6.18 on, else None (the simulator's 6.6-6.15 model; 6.16 and
+    6.17 had a form of their own, not modelled)."""
+    try:
+        major, minor = (int(x) for x in (kernel or "").split(".")[:2])
+    except ValueError:
+        return None
+    return "6.18" if (major, minor) >= (6, 18) else None
+
+
+
 class WhatIfError(BurstlabError, ValueError):
     """A --what-if that is not KEY=VALUE or names no key of the twin."""
 
@@ -91,8 +103,6 @@ def path_from(run: Iperf3Run, *, rtt_s: float | None, rate_bps: float | None, mt
 
 def scenario_toml(run: Iperf3Run, path: Path, hosts: Hosts) -> str:
     """The twin as scenario TOML (docs/scenarios.md)."""
-    from burstlab.validate.compare import rcvbuf_tuning
-
     streams = max(1, run.num_streams)
     # The receiver's window grows as its kernel's auto-tuning grows it (6.18 differs).
     return dumbbell_toml(f"twin of {run.path}", path, hosts, streams=streams,

@@ -16,7 +16,7 @@ from burstlab.cli import status
 
 def command(
     name: Annotated[str | None, typer.Argument(metavar="[NAME]", show_default=False,
-                                               help="The study to run: esnet, htc24 or grnet.")] = None,
+                                               help="The study to run: esnet, htc24, grnet or dc.")] = None,
     list_: Annotated[bool, typer.Option("--list", help="List every study with its seed, runs and time.")] = False,
     out: Annotated[
         Path | None,
@@ -31,20 +31,24 @@ def command(
     """Run one of the catalogue's seed studies and check its findings, or list them.
 
     Each study reproduces a founding document's experiments from a few catalogue scenarios
-    (scenarios/esnet, scenarios/htc24, scenarios/grnet) and prints a findings table: the
-    seed's figure beside ours, the error, pass or fail, and for a miss its measured cause.
+    (scenarios/esnet, scenarios/htc24, scenarios/grnet, scenarios/dc) and prints a findings
+    table: the seed's figure beside ours, the error, pass or fail, and for a miss its cause.
 
         burstlab study               # the catalogue: study, seed, runs, CPU time, command
         burstlab study grnet         # into ./burstlab-grnet/
         burstlab study esnet --out /tmp/esnet -j 2
+        burstlab study dc            # the data-centre study (its parts run one by one: no -j)
 
     Writes DIR/findings.md and DIR/findings.json; each part is a sweep directory that
-    `burstlab report DIR/PART` and `burstlab query` read. Interrupted (Ctrl-C)? Run it again:
-    finished runs are kept. Exit status: 0 ok, 1 some runs failed, 2 bad input, 130 interrupted.
+    `burstlab report DIR/PART` and `burstlab query` read (dc: DIR/dc-study.json, which
+    `burstlab report DIR` reads). Interrupted (Ctrl-C)? Run it again: finished runs (dc:
+    finished parts) are kept. Exit status: 0 ok, 1 some runs failed, 2 bad input, 130 interrupted.
     """
     err = Console(stderr=True, highlight=False)
     if list_ or name is None:
         raise typer.Exit(_list(json_, err))
+    if name == "dc":
+        raise typer.Exit(_run_dc(out or Path("burstlab-dc"), json_, err))
     raise typer.Exit(_run(name, out or Path(f"burstlab-{name}"), jobs, json_, err))
 
 
@@ -59,11 +63,13 @@ def _list(as_json: bool, err: Console) -> int:
     rows = [("study", "seed", "runs", "CPU time", "command")]
     rows += [(e.name, e.seed, f"{e.runs}" + (f" (+{e.skipped_runs} need a key this burstlab lacks)" if e.skipped_runs
                                               else ""),
-              f"{e.cpu_s:.0f} s" if e.cpu_s else "not measured", e.command) for e in entries]
+              (f"~{e.cpu_s:.0f} s (estimate)" if e.cpu_estimated else f"{e.cpu_s:.0f} s") if e.cpu_s
+              else "not measured", e.command) for e in entries]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")
-    sys.stdout.write("CPU time: measured on a 2-core machine; wall time is at least half of it on two cores.\n")
+    sys.stdout.write("CPU time: measured on a 2-core machine; wall time is at least half of it on two cores "
+                     "(dc runs one process: its wall time is its CPU time at least).\n")
     return status.SUCCESS
 
 
@@ -84,3 +90,28 @@ def _run(name: str, out: Path, jobs: int | None, as_json: bool, err: Console) ->
         err.print(f"study {name}: {study.runs} runs ({result.failed_runs} failed or unfinished) in "
                   f"{time.monotonic() - started:.0f} s; {out}/findings.md", markup=False)
     return status.SUCCESS if result.failed_runs == 0 else 1
+
+
+def _run_dc(out: Path, as_json: bool, err: Console) -> int:
+    """The data-centre study (burstlab.report.dc): its parts run in this process, one by one,
+    into out/dc-study.json; a part already there is kept, so a rerun resumes."""
+    from burstlab.report import dc
+    from burstlab.report.dc.study import PARTS, STUDY_FILE, load_study, run_study
+
+    started = time.monotonic()
+    with status.guarded("study", err, interrupted=f"finished parts are kept in {out}/{STUDY_FILE}, run it "
+                                                  "again to complete the rest"):
+        done = load_study(out) if (out / STUDY_FILE).is_file() else {}
+        todo = [p for p in [*PARTS, "websearch"] if p not in done]
+        if todo:
+            run_study(out, parts=todo, progress=lambda line: as_json or err.print(f"dc {line}", markup=False))
+        md, js = dc.to_markdown(out), dc.to_json(out)
+    for name, text in (("findings.md", md), ("findings.json", js)):
+        tmp = out / f".{name}.partial"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out / name)
+    sys.stdout.write(js if as_json else md)
+    if not as_json:
+        err.print(f"study dc: {len(todo)} parts run in {time.monotonic() - started:.0f} s; {out}/findings.md",
+                  markup=False)
+    return status.SUCCESS

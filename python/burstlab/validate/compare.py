@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import burstlab
+from burstlab.advise.twin import rcvbuf_tuning
 from burstlab.errors import BurstlabError, ReplayError
 from burstlab.validate.real import SLOW_QUERY_S, incast, percentile, single_flow
 from burstlab.validate.topology import MAX_MTU, MIN_MTU, DEFAULT_MTU, default_burst_bytes, frame_bytes
@@ -188,17 +189,6 @@ TRACED_SCALING_RATIO = {1500: 229, 9000: 248}
 #: reading late holds the sender to its first window and makes the first DRS sample large
 #: (history/validation-notes.md, "The receiver's buffer as 6.18 tunes it").
 TYPICAL_FIRST_READ_US = 1100.0
-
-
-def rcvbuf_tuning(kernel: str | None) -> str | None:
-    """The receive-buffer auto-tuning (`rcvbuf_tuning`) of a kernel release such as
-    "6.18.44-fc-v595": "6.18" from 6.18 on, else None (the simulator's 6.6-6.15 model; 6.16 and
-    6.17 had a form of their own, not modelled)."""
-    try:
-        major, minor = (int(x) for x in (kernel or "").split(".")[:2])
-    except ValueError:
-        return None
-    return "6.18" if (major, minor) >= (6, 18) else None
 
 
 def receive_toml(scaling_ratio: int | None, kernel: str | None) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -104,3 +105,44 @@ def test_websearch_findings_read_reductions_per_load():
     assert "0.2: -20.0 %" in by["ws-qct-mean"].ours
     assert by["ws-small-mean"].status == PASS
     assert not math.isnan(measure.mean([1.0]))
+
+
+_FIGURE = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _figures_not_from(text: str, *sources: str) -> list[str]:
+    """The figures in ``text`` that none of ``sources`` carries."""
+    known = {x for s in sources for x in _FIGURE.findall(s)}
+    return [x for x in _FIGURE.findall(text) if x not in known]
+
+
+def test_a_cause_carries_no_figure_the_run_did_not_produce():
+    # Every known miss fails on this study; a cause may repeat a figure of its own row (the claim,
+    # the paper's, ours) but no other: one run's figures are not another's.
+    d = {"law2": {n: {"phase1_bps": [1e9], "phase2_bps": [0.123e9]} for n in ("3", "6", "9")},
+         "law3": {kb: {"phase1_bps": [1e9], "phase2_bps": [1.987e9]} for kb in ("128", "256", "512")},
+         "secn_peaks": {k: [987e3] for k in ("dctcp", "dctcp-k2", "dequeue", "s-ecn", "dctcp-36", "s-ecn-36")},
+         "incast": {f"{k}-{n}": [0.0123] for k in ("dctcp", "s-ecn") for n in study.INCAST_SENDERS},
+         "websearch": {f"{k}-{load}": {"qct_s": [0.5], "fct_s": {"small": [0.5], "medium": [0.5],
+                                                               "large": [0.5 if k == "dctcp" else 4.5]}}
+                       for k in ("dctcp", "s-ecn") for load in study.LOADS}}
+    failed = [f for f in check_all(d, dc.WHY) if f.status == FAIL]
+    assert {f.key for f in failed} >= set(dc.WHY), set(dc.WHY) - {f.key for f in failed}
+    for f in failed:
+        assert bool(f.why) == (f.key in dc.WHY), f.key
+        assert _figures_not_from(f.why, f.claim, f.theirs, f.ours) == [], (f.key, f.why)
+    # The check catches what it is for: a shipped run's slope quoted as a cause.
+    law3 = next(f for f in failed if f.key == "law3-128")
+    assert _figures_not_from("19 of 20 runs rise at 1.01 Gbit/s", law3.claim, law3.theirs, law3.ours) == \
+        ["19", "20", "1.01"]
+
+
+def test_a_fit_without_a_slope_is_written_as_null_and_read_as_a_miss(tmp_path, monkeypatch):
+    monkeypatch.setitem(study.PARTS, "law1", lambda: {"phase1_bps": [math.nan, 2e9],
+                                                      "phase2_bps": [math.inf, 1.005e9]})
+    path = study.run_study(tmp_path, parts=["law1"], progress=lambda _: None)
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text)["law1"] == {"phase1_bps": [None, 2e9], "phase2_bps": [None, 1.005e9]}
+    law1 = next(f for f in dc.findings(tmp_path) if f.key == "law1")
+    assert law1.status == PASS and law1.ours.startswith("1.005 Gbit/s") and "(1 runs)" in law1.ours

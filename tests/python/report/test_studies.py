@@ -37,10 +37,14 @@ def test_every_part_loads_at_every_grid_point(name: str):
 
 def test_catalogue_lists_every_study_with_its_seed_and_runs():
     entries = studies.catalogue()
-    assert [e.name for e in entries] == ["amlight", "esnet", "htc24", "grnet"]
-    assert [e.seed[:3] for e in entries] == ["000", "002", "001", "003"]
-    assert all(e.runs > 0 for e in entries)
+    assert [e.name for e in entries] == ["amlight", "esnet", "htc24", "grnet", "dc"]
+    assert [e.seed[:3] for e in entries] == ["000", "002", "001", "003", "004"]
+    assert all(e.runs > 0 and e.cpu_s > 0 for e in entries)
     assert entries[3].runs == studies.get("grnet").runs == 10
+    # dc: 20 seeds or start times for each of the 8 slope-law fan-ins, 6 peak runs, 2 goodput,
+    # 7 incast sizes and 5 web-search loads each with both markings.
+    assert entries[4].runs == 8 * 20 + 6 + 2 + 2 * (7 + 5) == 192
+    assert entries[4].cpu_estimated and not any(e.cpu_estimated for e in entries[:4])
 
 
 def test_unknown_study_names_the_catalogue():
@@ -115,7 +119,33 @@ def test_study_command_lists_and_refuses_unknown_names():
     assert listed.exit_code == 0, listed.output
     lines = listed.output.splitlines()
     assert lines[0].split() == ["study", "seed", "runs", "CPU", "time", "command"]
-    assert [line.split()[0] for line in lines[1:5]] == ["amlight", "esnet", "htc24", "grnet"]
+    assert [line.split()[0] for line in lines[1:6]] == ["amlight", "esnet", "htc24", "grnet", "dc"]
+    assert "(estimate)" in lines[5] and lines[5].split()[-3:] == ["burstlab", "study", "dc"]
     bad = runner.invoke(build_app(), ["study", "nope"])
     assert bad.exit_code == 2
     assert "no such study" in bad.output
+
+
+def test_study_dc_runs_the_parts_its_directory_lacks_and_prints_the_findings(tmp_path: Path):
+    from burstlab.report.dc import study as dc_study
+
+    # Every part but goodput (two short runs) as an interrupted study left them: the rerun resumes.
+    fit = {"phase1_bps": [2e9], "phase2_bps": [0.9e9]}
+    ws = {"qct_s": [0.5], "fct_s": {c: [0.5] for c in ("small", "medium", "large")}, "wall_s": 1.0}
+    done = {"law1": fit, "law1_staggered": fit, "law2": {n: fit for n in ("3", "6", "9")},
+            "law3": {kb: fit for kb in ("128", "256", "512")},
+            "secn_peaks": {k: [40e3] for k in ("dctcp", "dctcp-k2", "dequeue", "s-ecn", "dctcp-36", "s-ecn-36")},
+            "incast": {f"{k}-{n}": [0.01] for k in dc_study.MARKING for n in dc_study.INCAST_SENDERS},
+            "websearch": {f"{k}-{load}": ws for k in dc_study.MARKING for load in dc_study.LOADS},
+            "websearch_seconds": 1.0}
+    (tmp_path / dc_study.STUDY_FILE).write_text(json.dumps(done))
+    ran = CliRunner().invoke(build_app(), ["study", "dc", "--out", str(tmp_path), "--json"])
+    assert ran.exit_code == 0, ran.output
+    saved = dc_study.load_study(tmp_path)
+    assert set(saved["goodput"]) == {"dctcp", "s-ecn"} and saved["law1"] == fit  # the rest kept as they were
+    by_key = {f["key"]: f for f in json.loads(ran.stdout)["findings"]}
+    # The three long flows' goodput on the 1 Gbit/s testbed twin: 941.5 Mbit/s (docs/dc.md).
+    assert by_key["goodput-dctcp"]["status"] == PASS, by_key["goodput-dctcp"]
+    assert by_key["law1"]["ours"].startswith("0.900 Gbit/s")
+    assert json.loads((tmp_path / "findings.json").read_text()) == json.loads(ran.stdout)
+    assert (tmp_path / "findings.md").read_text().startswith("# Findings: the S-ECN paper's data-centre study")

@@ -14,43 +14,48 @@ from pathlib import Path
 from burstlab.report.dc.findings import Finding, check_all
 from burstlab.report.dc.study import STUDY_FILE, load_study
 
-__all__ = ["is_study", "findings", "to_markdown", "to_json", "to_html", "report", "WHY"]
+__all__ = ["is_study", "findings", "to_markdown", "to_json", "to_html", "report", "WHY", "SEED", "CPU_S"]
 
-#: The measured cause of each miss on the shipped study (docs/dc.md has the runs behind them).
+#: The study's line in `burstlab study`'s catalogue.
+SEED = '004 (Shan et al., S-ECN, "Micro-burst in Data Centers")'
+#: CPU seconds of the whole study (`burstlab study dc`) on the shared 2-core machine, partly an
+#: estimate: laws 1-3 measured (2.4 + 132 s, docs/dc.md), secn_peaks, goodput and incast measured
+#: together (4.3 s); web search estimated from its ten runs at 5 simulated seconds (32 CPU-s)
+#: scaled to the default 300 s, as the runs grow with simulated time.
+CPU_S = 2.4 + 132 + 4.3 + 32 * 300 / 5
+
+#: The mechanism behind each known miss. It carries no figure: the figures differ from run to
+#: run, so a cause text quoting one run's figures would be a hard-coded result on another; the
+#: shipped study's measured figures behind each cause are in docs/dc.md ("Findings").
+_DOC = " (the shipped study's figures: docs/dc.md, Findings)"
 WHY = {
-    "law2-3": "measured on one query per run on new connections at 20 start times over 1 s: the NewReno background "
-              "holds 366-504 KB of the 512 KB port when the query starts (9 starts read), so the fan-in's second "
-              "round meets a full queue and phase 2 ends in drops: 14 of 17 fitted runs rise at 0.04-0.24 Gbit/s, "
-              "the 3 with room at 0.68-0.98; the paper's background held 'a fraction of buffer', why ours holds "
-              "more is not pinned (queries 30 ms apart on warm connections rose at 1.76-1.94: their whole last "
-              "window went as the first round)",
-    "law2-6": "as law2-3 (13 of 20 runs fitted; the rest found too little room for the first round)",
-    "law2-9": "as law2-3 (11 of 20 runs fitted)",
-    "law3-128": "measured: 19 of 20 runs rise at 1.01 Gbit/s whatever the hidden buffer (256 KB: 17 of 20; 512 KB: "
-                "all 16 fitted). Per-ingress arrivals at agg->tor3 (INT, query at 0.74 s): rack 2's uplink feeds "
-                "0.96-0.98 Gbit/s for the whole rise at 128 KB as at 512 KB, since the 128 KB hidden queue drains "
-                "only to 18 KB by 3.5 ms, when the port holds 490 KB of its 512; the fan-in adds 0.7-1.4 Gbit/s, so "
-                "the slope is the fan-in's rate alone and the hidden buffer's size never shows. Why the paper's "
-                "128 KB buffer ran dry inside phase 2 is not pinned",
-    "peak-dctcp": "measured: the first query peaks at 76.5 KB with a first round of 27 packets (3 per sender) "
-                  "and a ~60 us base RTT; the peak grows with the senders' first round: the same query from 18 "
-                  "senders (two per host) peaks at 121.5 KB (K = 2 KB 67.5, dequeue 76.5, S-ECN 67.5), but the "
-                  "paper gives Fig. 14 no sender count ('query other servers (Host 1-9)'), so the study keeps 9; "
-                  "the gap at 9 is not pinned",
-    "peak-dctcp-k2": "as peak-dctcp",
-    "peak-dequeue": "as peak-dctcp",
-    "incast": "measured at n = 32 with DCTCP: 32 drops at agg->tor3, all recovered without an RTO (SACK, RACK-TLP), "
-              "so every query takes 8.5-8.6 ms (1 MB at line rate) with either marking; the paper's DCTCP loses its "
-              "time to RTOs its Linux 2.6.38 hosts took, which ours do not",
-    "ws-qct-mean": "measured on 10 s runs at loads 0.2 and 0.6 only: at 0.6 the fabric is overloaded (mean QCT 388 ms, "
-                   "p99 2.1 s with DCTCP): `load` is a share of each host's link, so rack uplinks (3 hosts each, 1 Gbit/s) "
-                   "are offered 3 x 0.6 x 9/11 = 1.47 Gbit/s of background alone; the paper's loads must be of a "
-                   "bottleneck that stays below 1. At 0.2 S-ECN's gain (-34.9 %) exceeds the paper's range",
-    "ws-qct-p99": "as ws-qct-mean",
-    "ws-small-mean": "as ws-qct-mean: at 0.2 -5.0 % (the paper's -5.1 %), at the overloaded 0.6 no gain",
-    "ws-large": "as ws-qct-mean; 10 s runs hold 34-51 large flows, too few for their mean",
-    "peak-36": "measured: DCTCP peaks at 193.5 KB and S-ECN at 135 KB in the first query, later ones at 126 and "
-               "103.5 KB (-17.9 %); the paper's figure is a maximum over its runs",
+    "law2-3": "the NewReno background holds most of the port's buffer when the query starts, so the fan-in's "
+              "second round meets a full queue and phase 2 ends in drops; the paper's background held 'a "
+              "fraction of buffer', why ours holds more is not pinned (queries repeated on warm connections "
+              "rise faster: their whole last window goes as the first round)" + _DOC,
+    "law2-6": "as with three background flows; more runs found too little room even for the first round" + _DOC,
+    "law2-9": "as with three background flows; more runs found too little room even for the first round" + _DOC,
+    "law3-128": "phase 2 rises at the port speed whatever the hidden buffer: per-ingress arrivals at the "
+                "measured port (INT) show the hidden buffer's uplink feeding it near line rate through the "
+                "whole rise, since the small hidden queue barely drains before the port fills, and the fan-in "
+                "adds its own rate, so the slope is the fan-in's rate alone and the hidden buffer's size never "
+                "shows; why the paper's hidden buffer ran dry inside phase 2 is not pinned" + _DOC,
+    "peak-dctcp": "the first query's peak grows with the senders' first round (two senders per host peak "
+                  "higher than one), but the paper gives its figure no sender count ('query other servers'), "
+                  "so the study keeps one per host; the gap is not pinned" + _DOC,
+    "peak-dctcp-k2": "as DCTCP's own peak" + _DOC,
+    "peak-dequeue": "as DCTCP's own peak" + _DOC,
+    "incast": "the drops at the port are all recovered without an RTO (SACK, RACK-TLP), so a query takes its "
+              "bytes at line rate with either marking; the paper's DCTCP lost its time to RTOs its hosts' "
+              "older Linux took, which ours do not" + _DOC,
+    "ws-qct-mean": "`load` is a share of each host's link, so a rack's uplink, shared by its hosts, is offered "
+                   "more than its rate by background alone at the higher loads and the fabric is overloaded; "
+                   "the paper's loads must be of a bottleneck that stays below one" + _DOC,
+    "ws-qct-p99": "as the mean QCT" + _DOC,
+    "ws-small-mean": "as the mean QCT: at the overloaded loads S-ECN has no gain" + _DOC,
+    "ws-large": "as the mean QCT; short runs also hold too few large flows for their mean" + _DOC,
+    "peak-36": "the first query (new connections) peaks highest, later ones lower; the paper's figure is a "
+               "maximum over its runs, ours over one run's queries" + _DOC,
 }
 
 

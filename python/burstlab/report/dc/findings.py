@@ -53,6 +53,11 @@ def _rel(ours: float, theirs: float) -> tuple[str, bool]:
     return f"{err * 100:+.1f} %", abs(err) <= TOLERANCE
 
 
+def _finite(values: list[float | None]) -> list[float]:
+    """The measured values of a list whose misses the study file holds as null."""
+    return [x for x in values if x is not None and math.isfinite(x)]
+
+
 def _not_run(key: str, claim: str, theirs: str) -> Finding:
     return Finding(key, claim, theirs, "", "", NOT_RUN)
 
@@ -61,7 +66,7 @@ def law1(d: dict[str, Any]) -> list[Finding]:
     claim = "Law 1: with no background flow, phase 2 rises at the port speed"
     if "law1" not in d:
         return [_not_run("law1", claim, "1.005 Gbit/s, CV 0.018")]
-    s = d["law1"]["phase2_bps"]
+    s = _finite(d["law1"]["phase2_bps"])
     m = measure.mean(s)
     err, ok = _rel(m, 1.005e9)
     return [Finding("law1", claim, "1.005 Gbit/s, CV 0.018", f"{_gbps(m)}, CV {cv(s):.3f} ({len(s)} runs)",
@@ -72,7 +77,7 @@ def law1_staggered(d: dict[str, Any]) -> list[Finding]:
     claim = "asynchronous fan-in (18 flows started within 2 ms): phase 2 still at the port speed"
     if "law1_staggered" not in d:
         return [_not_run("law1-staggered", claim, "1 Gbit/s (Fig. 7)")]
-    s = d["law1_staggered"]["phase2_bps"]
+    s = _finite(d["law1_staggered"]["phase2_bps"])
     m = measure.mean(s)
     err, ok = _rel(m, RATE_BPS)
     return [Finding("law1-staggered", claim, "1 Gbit/s (Fig. 7)", f"{_gbps(m)}, CV {cv(s):.3f} ({len(s)} runs)",
@@ -86,7 +91,7 @@ def law2(d: dict[str, Any]) -> list[Finding]:
         if "law2" not in d:
             out.append(_not_run(f"law2-{n}", claim, _gbps(theirs)))
             continue
-        s = [x for x in d["law2"][n]["phase2_bps"] if math.isfinite(x)]
+        s = _finite(d["law2"][n]["phase2_bps"])
         m = measure.mean(s)
         err, ok = _rel(m, theirs)
         out.append(Finding(f"law2-{n}", claim, _gbps(theirs), f"{_gbps(m)} ({len(s)} of the runs)", err,
@@ -102,8 +107,8 @@ def law3(d: dict[str, Any]) -> list[Finding]:
             out.append(_not_run(f"law3-{kb}", claim, _gbps(theirs)))
             continue
         r = d["law3"][kb]
-        s = [x for x in r["phase2_bps"] if math.isfinite(x)]
-        a = [x + RATE_BPS for x in r["phase1_bps"] if math.isfinite(x)]
+        s = _finite(r["phase2_bps"])
+        a = [x + RATE_BPS for x in _finite(r["phase1_bps"])]
         m = measure.mean(s)
         bound = measure.hidden_buffer_bound(measure.mean(a), RATE_BPS) if a else 2 * RATE_BPS
         err, ok = _rel(m, theirs)

@@ -219,6 +219,15 @@ PARTS: dict[str, Callable[..., Any]] = {
 }
 
 
+def runs() -> int:
+    """How many simulator runs the whole study makes (each part's loop above)."""
+    return (2 * REPS  # law1, law1_staggered
+            + 2 * 3 * REPS  # law2 (3, 6, 9 flows), law3 (128, 256, 512 KB)
+            + 4 + 2  # secn_peaks: four markings at 9 senders, two at 36
+            + len(MARKING)  # goodput
+            + len(MARKING) * (len(INCAST_SENDERS) + len(LOADS)))  # incast, websearch
+
+
 def run_study(out_dir: str | os.PathLike[str], *, websearch_seconds: float = 300.0,
               parts: Sequence[str] | None = None, progress: Callable[[str], object] = print) -> Path:
     """Run the study's parts (all by default; ``"websearch"`` included) and write
@@ -237,9 +246,21 @@ def run_study(out_dir: str | os.PathLike[str], *, websearch_seconds: float = 300
             data[name] = PARTS[name]()
         progress(f"{name}: {time.perf_counter() - t0:.1f} s")
         tmp = path.with_suffix(".partial")
-        tmp.write_text(json.dumps(data, allow_nan=True), encoding="utf-8")
+        tmp.write_text(json.dumps(_nulls(data), allow_nan=False), encoding="utf-8")
         os.replace(tmp, path)
     return path
+
+
+def _nulls(value: Any) -> Any:
+    """``value`` with every non-finite float (a fit that found no slope) as None: JSON has no
+    NaN, so the file is null there and any JSON reader can read it."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _nulls(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nulls(v) for v in value]
+    return value
 
 
 def load_study(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
