@@ -267,9 +267,7 @@ impl Port {
         let id = self.in_tx.take().expect("cut-through without a packet in transmission");
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += pool.get(id).ip_bytes as u64;
-        let was_empty = self.pipe.is_empty();
-        self.pipe.push_back((self.tx_end + self.delay, id));
-        was_empty
+        self.put_on_wire(self.tx_end + self.delay, id)
     }
 
     /// Serialization of the current packet ended at `now`: put it on the wire. Returns true if
@@ -283,8 +281,20 @@ impl Port {
         );
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += pool.get(id).ip_bytes as u64;
+        self.put_on_wire(now + self.delay, id)
+    }
+
+    /// Append a packet arriving at `at` to the pipe; true if the pipe was empty. One wire
+    /// sends one packet at a time, so none may arrive before the one sent ahead of it.
+    #[inline]
+    fn put_on_wire(&mut self, at: Time, id: PacketId) -> bool {
+        debug_assert!(
+            self.pipe.back().is_none_or(|&(t, _)| t <= at),
+            "{}: a packet arriving at {at} overtakes the one sent before it",
+            self.name
+        );
         let was_empty = self.pipe.is_empty();
-        self.pipe.push_back((now + self.delay, id));
+        self.pipe.push_back((at, id));
         was_empty
     }
 }

@@ -3,12 +3,11 @@
 
 use super::{NO_HOST, World};
 use crate::app::burst::{BurstSource, NO_PORT, SourceLink};
-use crate::event::{Event, EventQueue};
+use crate::event::Event;
 use crate::net::port::{Offer, PortId, Start};
 use crate::net::topology::{Network, NodeKind};
 use crate::packet::{Kind, NO_HOP, NodeId, Packet, PacketId};
 use crate::record::int::Hop;
-use crate::time::Time;
 
 impl World<'_> {
     #[inline]
@@ -186,24 +185,21 @@ impl World<'_> {
         }
     }
 
-    /// A datagram of a source that shares its link leaves its host now: it goes on the link's
-    /// wire, past the port's queue (the source's rate is at most the link's).
+    /// A datagram of a source that shares its link leaves its host now: it joins the host's
+    /// NIC port like a socket's packet, so the port's one wire sends one packet at a time, in
+    /// time order (put straight on the wire, it overlapped a segment being sent).
     #[inline(never)]
     fn burst_depart(&mut self, si: u32) {
         let src_index = si as usize;
-        let (src, up, sink) = self.net.burst_hosts[src_index];
+        let (src, _, sink) = self.net.burst_hosts[src_index];
         let flow = (self.flows.len() + src_index) as u32;
         let b = &mut self.bursts[src_index];
-        // The far end of the link sends it on by its route's second step.
-        let then = self.net.hops[self.net.first_hop(flow, src) as usize].next;
-        let p = datagram(b, flow, src, sink, then);
+        let mut p = datagram(b, flow, src, sink, self.net.first_hop(flow, src));
         b.sent += 1;
         let next = b.next_departure();
-        // The datagram left its host now and reaches switch A one serialization later.
-        let link = &self.net.ports[up as usize];
-        let at_switch = self.now + link.serialization(p.ip_bytes) + link.delay;
+        let pid = self.net.take_step(&mut p);
         let id = self.pool.alloc(p);
-        link_arrival(&mut self.net, &mut self.events, up, at_switch, id);
+        self.offer(pid, id);
         match next {
             Some(t) => self.events.push(t, Event::BurstEmit { source: si }),
             None => self.active -= 1,
@@ -223,8 +219,8 @@ fn datagram(b: &BurstSource, flow: u32, src: NodeId, sink: NodeId, hop: u32) -> 
 }
 
 /// Give each burst source its link if it has it to itself: no other source and no TCP flow
-/// leaves by it (`n_tcp` TCP flows come first in `net.routes`). A shared link keeps the
-/// datagrams on its port's wire, in departure order with the others.
+/// leaves by it (`n_tcp` TCP flows come first in `net.routes`). On a shared link the
+/// datagrams join its port's queue with the others' packets (`burst_depart`).
 pub(super) fn attach_source_links(net: &Network, n_tcp: usize, bursts: &mut [BurstSource]) {
     let mut users = vec![0u32; net.ports.len()];
     for (_, r) in &net.routes[..n_tcp] {
@@ -247,17 +243,5 @@ pub(super) fn attach_source_links(net: &Network, n_tcp: usize, bursts: &mut [Bur
         };
         let lead = port.serialization(b.packet_size) + port.delay;
         b.link = Some(SourceLink { lead, up, next, then, src, sink });
-    }
-}
-
-/// Put a packet on a port's wire so that it arrives at `at` (sources that bypass their NIC
-/// queue). Arrivals stay in order because a source's departures are increasing.
-fn link_arrival(net: &mut Network, events: &mut EventQueue, pid: PortId, at: Time, id: PacketId) {
-    let port = &mut net.ports[pid as usize];
-    debug_assert!(port.pipe.back().is_none_or(|&(t, _)| t <= at));
-    let was_empty = port.pipe.is_empty();
-    port.pipe.push_back((at, id));
-    if was_empty {
-        events.push(at, Event::Arrival { port: pid });
     }
 }
