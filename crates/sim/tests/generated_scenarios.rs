@@ -141,17 +141,12 @@ fn check_refusal(e: &ScenarioError, root: &Table) -> Result<(), String> {
 
 /// Engine panics already reported, with their reproducers: counted, not failed, so the rest
 /// of what the generator finds stays in view. Remove a line when its bug is fixed.
-const KNOWN_ENGINE_BUGS: [&str; 4] = [
+const KNOWN_ENGINE_BUGS: [&str; 2] = [
     // sim.rs check_conservation: a receiver that has not read acknowledged data by `stop`
     // (one 1-byte flow, `read_latency = "20ms"`, `stop = "5ms"`, 1 Gbit/s and 100 us
     // dumbbell), or whose window starts at 0 bytes (`tcp_rmem = "1 1 1"`, or
     // `tcp_adv_win_scale = -18` with the default tcp_rmem).
     "acked bytes never delivered",
-    // A burst source on a host that also runs a TCP socket: leaf-spine of 1 leaf, 1 spine and
-    // 3 hosts, an unsized flow h2 -> h1, a 1 Gbit/s burst from h1 (or h2) at 2.4 ms for 4 ms.
-    "time went backwards",
-    // The same (a graph with burst sources on TCP hosts), seen by sim/ports.rs first.
-    "port.pipe.back().is_none_or",
     // TcpSender::on_ack subtracts a later time from an earlier one (racks preset, `[hosts]`
     // fq with nic_rate 32.9 Gbit/s and BBRv3, a flow with max_pacing_rate = "1.714Kbps";
     // the hour run's failed-54.toml at 142a330, 3 of about 60,000 scenarios).
