@@ -637,9 +637,8 @@ fn host_keys(g: &mut Draws, t: &mut Table, role: Role) {
         t.insert("rcvbuf_tuning".into(), Value::String((*g.pick(&["6.6", "6.18"])).into()));
     }
     if g.chance(p) {
-        // Known engine bug, left out until fixed: BBR's set_cwnd adds `acked` to a cwnd near
-        // 2^32 and overflows (`initcwnd = 4294967295`, tcp/cc/bbr.rs), where Linux's u32 wraps.
-        t.insert("initcwnd".into(), int(g.log(1, 1 << 30)));
+        // ip-route's initcwnd is a u32, bounded only by `snd_cwnd_clamp` (`tcp_init_cwnd()`).
+        t.insert("initcwnd".into(), int(g.log(1, u32::MAX as u64)));
     }
     if g.chance(p) {
         t.insert("initrwnd".into(), int(g.log(1, U32_MAX) - 1));

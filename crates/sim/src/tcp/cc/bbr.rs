@@ -407,6 +407,8 @@ impl Bbr {
     /// `bbr_set_cwnd()`: slow-start toward the target (or snap down to it once the pipe is
     /// full); PROBE_RTT caps at [`BBR_CWND_MIN_TARGET`].
     fn set_cwnd(&mut self, tp: &mut Sock, rs: &RateSample, acked: u32, bw: u32, gain: u32) {
+        // Growth saturates at u32::MAX, `snd_cwnd_clamp`'s `~0U` (`tcp_init_sock()`): route
+        // initcwnd is a u32 bounded only by that clamp (`tcp_init_cwnd()`).
         let mut cwnd = tp.snd_cwnd;
         if acked != 0 {
             let (c, conserving) = self.recover_or_restore(tp, rs, acked);
@@ -415,9 +417,9 @@ impl Bbr {
                 let target = self.bdp(bw, gain) + self.ack_aggregation_cwnd();
                 let target = self.quantization_budget(tp, target);
                 if self.full_bw_reached {
-                    cwnd = (cwnd + acked).min(target);
+                    cwnd = cwnd.saturating_add(acked).min(target);
                 } else if cwnd < target || tp.delivered < TCP_INIT_CWND as u64 {
-                    cwnd += acked;
+                    cwnd = cwnd.saturating_add(acked);
                 }
                 cwnd = cwnd.max(BBR_CWND_MIN_TARGET);
             }

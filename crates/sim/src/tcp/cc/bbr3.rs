@@ -464,19 +464,21 @@ impl Bbr3 {
     /// `bbr_set_cwnd()` v3: slow-start toward the target, snap down once the pipe is full;
     /// PROBE_RTT caps at half the BDP. (v3 has no packet-conservation step.)
     fn set_cwnd(&mut self, tp: &mut Sock, acked: u32, bw: u32, gain: u32) {
+        // Growth saturates at u32::MAX, `snd_cwnd_clamp`'s `~0U` (`tcp_init_sock()`): route
+        // initcwnd is a u32 bounded only by that clamp (`tcp_init_cwnd()`).
         let mut cwnd = tp.snd_cwnd;
         if acked != 0 {
             let target = self.bdp(bw, gain) + self.ack_aggregation_cwnd();
             let target = self.quantization_budget(tp, target);
             self.try_fast_path = false;
             if self.full_bw_reached {
-                cwnd += acked;
+                cwnd = cwnd.saturating_add(acked);
                 if cwnd >= target {
                     cwnd = target;
                     self.try_fast_path = true;
                 }
-            } else if cwnd < target || cwnd < 2 * self.init_cwnd {
-                cwnd += acked;
+            } else if cwnd < target || cwnd < self.init_cwnd.saturating_mul(2) {
+                cwnd = cwnd.saturating_add(acked);
             } else {
                 self.try_fast_path = true;
             }
