@@ -141,17 +141,7 @@ fn check_refusal(e: &ScenarioError, root: &Table) -> Result<(), String> {
 
 /// Engine panics already reported, with their reproducers: counted, not failed, so the rest
 /// of what the generator finds stays in view. Remove a line when its bug is fixed.
-const KNOWN_ENGINE_BUGS: [&str; 2] = [
-    // sim.rs check_conservation: a receiver that has not read acknowledged data by `stop`
-    // (one 1-byte flow, `read_latency = "20ms"`, `stop = "5ms"`, 1 Gbit/s and 100 us
-    // dumbbell), or whose window starts at 0 bytes (`tcp_rmem = "1 1 1"`, or
-    // `tcp_adv_win_scale = -18` with the default tcp_rmem).
-    "acked bytes never delivered",
-    // TcpSender::on_ack subtracts a later time from an earlier one (racks preset, `[hosts]`
-    // fq with nic_rate 32.9 Gbit/s and BBRv3, a flow with max_pacing_rate = "1.714Kbps";
-    // the hour run's failed-54.toml at 142a330, 3 of about 60,000 scenarios).
-    "negative time span",
-];
+const KNOWN_ENGINE_BUGS: [&str; 0] = [];
 
 /// The message of a caught panic.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

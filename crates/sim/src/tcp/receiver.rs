@@ -524,8 +524,8 @@ impl TcpReceiver {
         }
     }
 
-    /// In-order bytes received but not read by the application yet.
-    fn unread(&self) -> u64 {
+    /// In-order bytes received (and acknowledged) but not read by the application yet.
+    pub fn unread(&self) -> u64 {
         self.rcv_nxt - self.stats.delivered
     }
 

@@ -335,8 +335,10 @@ impl TcpSender {
         self.sndbuf_expand();
         self.timer = None;
         self.xmit(now, out);
-        if self.board.is_empty() {
-            // Nothing to send (zero-length transfer): the handshake completes the flow.
+        // Nothing to send in a zero-length transfer: the handshake completes the flow. A
+        // window too small for a segment (`tcp_rmem = "1 1 1"`) also sends nothing, but the
+        // transfer is not done: it waits for the window, as Linux's does (`tcp_snd_wnd_test()`).
+        if self.board.is_empty() && self.all_acked() {
             self.finish(now);
         }
     }
@@ -1542,7 +1544,7 @@ impl TcpSender {
             self.prr_out += 1;
         }
         let p = self.data_packet(at, seq, len, false);
-        out.push(p);
+        out.push(hold_to(p, at, now));
     }
 
     /// Retransmit segment `i`; returns its payload length.
@@ -1564,8 +1566,9 @@ impl TcpSender {
         // `tcp_event_data_sent()` runs for every data segment, retransmissions included.
         self.data_segs_out += 1;
         self.tp.lsndtime = now;
-        let p = self.data_packet(self.departure(now), seg.start, seg.len, true);
-        out.push(p);
+        let at = self.departure(now);
+        let p = self.data_packet(at, seg.start, seg.len, true);
+        out.push(hold_to(p, at, now));
         seg.len
     }
 
@@ -1591,6 +1594,17 @@ impl TcpSender {
     pub(crate) fn board(&self) -> &Scoreboard {
         &self.board
     }
+}
+
+/// An skb stamped with a departure time ahead of `now` leaves no earlier: the stamp is its send
+/// time for RTT, RACK and TSval, so fq must hold it there (`__tcp_transmit_skb()` sets
+/// `skb->tstamp` to `tcp_wstamp_ns` for every skb, retransmissions and probes included). A
+/// copy that left at once would be acknowledged before it was "sent".
+fn hold_to(mut p: Packet, at: Time, now: Time) -> Packet {
+    if at > now {
+        p.edt = at;
+    }
+    p
 }
 
 /// RFC 2883 §4 (`tcp_check_dsack()`): the first SACK block reports a duplicate (D-SACK) when it
