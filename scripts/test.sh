@@ -28,7 +28,7 @@ bash scripts/check_wheel.sh >"$wheel_log" 2>&1 &
 wheel_pid=$!
 trap 'kill "$wheel_pid" 2>/dev/null || true; rm -f "$wheel_log"' EXIT
 # Every telemetry parser under libFuzzer for a short while (long runs: docs/reliability.md).
-FUZZ_SECONDS="${FUZZ_SECONDS:-15}" bash scripts/fuzz.sh smoke
+FUZZ_SECONDS="${FUZZ_SECONDS:-8}" bash scripts/fuzz.sh smoke
 wheel_status=0
 wait "$wheel_pid" || wheel_status=$?
 cat "$wheel_log"
