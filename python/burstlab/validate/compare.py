@@ -525,7 +525,7 @@ def twin_incast(setup: dict, hosts: list[dict]) -> dict:
 #: The host profile of the no-measurement mode (`twin_incast_described`): what this kind of
 #: machine does, calibrated once (2 CPUs, the hosts namespaces joined by veth pairs, the Python
 #: traffic tool), not what any one run measured. Each value is the median, over the incast cells
-#: of the record 2026-11-27-0442 (cubic through 128 KB, N = 1-32, both route variants, five runs
+#: of the newest full record shipped (`--replay latest`: cubic through 128 KB, N = 1-32, both route variants, five runs
 #: each), of the per-run values `incast_twin_hosts` takes: the server's step between responses
 #: (80-168 µs per run), the aggregator's own share of its waits (13-1,117 µs; it grows with N, the
 #: profile keeps one mean), a handshake (19-129 µs) and the tbf watchdog's lateness (14-22 µs).

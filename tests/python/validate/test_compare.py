@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from burstlab.cli.validate import newest_record
 from burstlab.validate import compare
 from burstlab.validate.compare import (
     CONTROL_RATE, CONTROL_SIZE, TOLERANCE, _case, _onset, buffers_toml, kernel_tbf_burst, latency_toml, onset_steps,
@@ -489,7 +490,7 @@ def test_quick_runs_only_its_steady_controls_fewer_times():
 
 
 #: The newest full record shipped: every case CI holds, with its real side and twin.
-SHIPPED_RECORD = Path(compare.__file__).parent / "records" / "2026-11-27-0442-full.json"
+SHIPPED_RECORD = newest_record()
 
 
 def test_a_cell_below_a_metrics_threshold_leaves_it_out_and_says_why():
