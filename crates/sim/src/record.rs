@@ -223,7 +223,11 @@ pub struct FlowSummary {
     pub cca: Option<String>,
     pub src: String,
     pub dst: String,
+    /// The flow's size (a burst source's: the bytes it sent); for an unsized TCP flow, the bytes
+    /// its sender saw acknowledged by the end of the run, so `delivered_bytes` can exceed it by
+    /// what the ACKs still in flight cover.
     pub size_bytes: u64,
+    /// Bytes the receiver took in order (a burst source's: datagrams that reached the sink).
     pub delivered_bytes: u64,
     pub start_s: f64,
     /// First SYN to the last byte delivered to the receiving application; `None` if unfinished.
