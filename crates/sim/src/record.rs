@@ -224,10 +224,11 @@ pub struct FlowSummary {
     pub src: String,
     pub dst: String,
     /// The flow's size (a burst source's: the bytes it sent); for an unsized TCP flow, the bytes
-    /// its sender saw acknowledged by the end of the run, so `delivered_bytes` can exceed it by
-    /// what the ACKs still in flight cover.
+    /// its sender saw acknowledged by the end of the run, so `delivered_bytes` can be above it
+    /// by what ACKs still in flight cover, or below it by what the application has not read.
     pub size_bytes: u64,
-    /// Bytes the receiver took in order (a burst source's: datagrams that reached the sink).
+    /// Bytes the receiving application has read (a burst source's: datagrams that reached the
+    /// sink).
     pub delivered_bytes: u64,
     pub start_s: f64,
     /// First SYN to the last byte delivered to the receiving application; `None` if unfinished.
