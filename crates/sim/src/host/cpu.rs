@@ -96,17 +96,10 @@ impl HostCpuSpec {
                 ..HostCpuSpec::free()
             },
             // A tuned 100G data-transfer server (docs/scenarios.md cites each figure).
-            SERVER_100G => HostCpuSpec {
-                cores: 16,
-                ring: 1024,
-                rx_packet: Time::from_ns(200),
-                rx_skb: Time::from_us(1),
-                rx_byte_rate: Some(Rate::from_gbps(140)),
-                copy_rate: Some(Rate::from_gbps(84)),
-                tx_skb: Time::from_us(1),
-                tx_byte_rate: Some(Rate::from_gbps(84)),
-                ..HostCpuSpec::free()
-            },
+            SERVER_100G => server_core(),
+            // A generic 10G server (the seed names no hardware): the same cores behind an Intel
+            // 82599-class NIC with ixgbe's default ring, chosen before any comparison.
+            SERVER_10G => HostCpuSpec { cores: 8, ring: IXGBE_DEFAULT_RXD, ..server_core() },
             _ => return None,
         };
         Some(HostCpuSpec { profile: Some(name.to_owned()), ..spec })
@@ -128,8 +121,31 @@ impl HostCpuSpec {
 pub const VETH_THIS_MACHINE: &str = "veth-this-machine";
 /// A generic tuned 100G server.
 pub const SERVER_100G: &str = "server-100g";
+/// A generic 10G server.
+pub const SERVER_10G: &str = "server-10g";
 /// Every profile's name, for error messages and the docs.
-pub const PROFILES: [&str; 2] = [VETH_THIS_MACHINE, SERVER_100G];
+pub const PROFILES: [&str; 3] = [VETH_THIS_MACHINE, SERVER_100G, SERVER_10G];
+
+/// ixgbe's receive ring: `IXGBE_DEFAULT_RXD` = 512
+/// (`drivers/net/ethernet/intel/ixgbe/ixgbe.h`).
+pub const IXGBE_DEFAULT_RXD: u32 = 512;
+
+/// The server core both `server-*` profiles share: 16 cores, mlx5's default ring of 1024
+/// (`MLX5E_PARAMS_DEFAULT_LOG_RQ_SIZE` = 10, `drivers/net/ethernet/mellanox/mlx5/core/en.h`),
+/// and the per-packet, per-skb and per-byte costs of docs/scenarios.md's sources.
+fn server_core() -> HostCpuSpec {
+    HostCpuSpec {
+        cores: 16,
+        ring: 1024,
+        rx_packet: Time::from_ns(200),
+        rx_skb: Time::from_us(1),
+        rx_byte_rate: Some(Rate::from_gbps(140)),
+        copy_rate: Some(Rate::from_gbps(84)),
+        tx_skb: Time::from_us(1),
+        tx_byte_rate: Some(Rate::from_gbps(84)),
+        ..HostCpuSpec::free()
+    }
+}
 
 /// `veth-this-machine`'s cost per segment and per byte: `scripts/calibrate_host_cpu.py fit` on
 /// the unshaped runs at MTU 3000 and 16000 of `scripts/calibrate_host_cpu.session-{c,d}.json`
@@ -498,6 +514,20 @@ mod tests {
         let gbps = |mss: u32| 8.0 / spec.rx_seconds_per_byte(mss, 65_000) / 1e9;
         assert!((gbps(1448) - 4.015).abs() < 0.001, "{}", gbps(1448));
         assert!((gbps(8948) - 4.015).abs() < 0.001, "{}", gbps(8948));
+    }
+
+    #[test]
+    fn server_10g_is_server_100g_behind_an_ixgbe_ring() {
+        let (ten, hundred) =
+            (HostCpuSpec::profile(SERVER_10G).unwrap(), HostCpuSpec::profile(SERVER_100G).unwrap());
+        assert_eq!((ten.cores, ten.ring), (8, 512));
+        assert_eq!(
+            (ten.rx_packet, ten.rx_skb, ten.copy_rate),
+            (hundred.rx_packet, hundred.rx_skb, hundred.copy_rate)
+        );
+        // Its core receives one 1500-byte stream far above 10 Gbit/s: a 10G host is not CPU-bound.
+        let gbps = 8.0 / ten.rx_seconds_per_byte(1448, 43 * 1448) / 1e9;
+        assert!((25.0..27.0).contains(&gbps), "{gbps}");
     }
 
     #[test]
