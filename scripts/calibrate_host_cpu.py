@@ -54,43 +54,100 @@ def load_average() -> float:
     return os.getloadavg()[0]
 
 
-def one_run(mtu: int, shaped: bool, seconds: float, nice: int = 0) -> dict:
+#: Columns of the aggregate `cpu` line of /proc/stat (`show_stat()`, fs/proc/stat.c), in USER_HZ
+#: ticks: user nice system idle iowait irq softirq steal.
+STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+#: The kernel's work for a stream: its system time (the copies, TCP) and its interrupts. With
+#: tick accounting softirq run in a process's context is charged to the `softirq` column only.
+KERNEL_FIELDS = ("system", "irq", "softirq")
+
+
+def cpu_ticks(text: str) -> dict[str, int]:
+    """The aggregate `cpu` line of a /proc/stat text, by field."""
+    for line in text.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "cpu":
+            return dict(zip(STAT_FIELDS, (int(v) for v in fields[1:1 + len(STAT_FIELDS)])))
+    raise ValueError("no aggregate 'cpu' line in /proc/stat")
+
+
+def read_cpu_ticks() -> tuple[float, dict[str, int]]:
+    return time.monotonic(), cpu_ticks(Path("/proc/stat").read_text())
+
+
+def kernel_cpu_s(before: tuple[float, dict[str, int]], after: tuple[float, dict[str, int]],
+                 baseline: float, ticks_per_s: int) -> tuple[float, float]:
+    """The machine's kernel CPU seconds (system + irq + softirq) between two readings, and that
+    minus the `baseline` rate (kernel CPU-s per s the machine's other load took just before)."""
+    span = after[0] - before[0]
+    used = sum(after[1][f] - before[1][f] for f in KERNEL_FIELDS) / ticks_per_s
+    return used, max(0.0, used - baseline * span)
+
+
+def priority(nice: int, fifo: int | None) -> list[str]:
+    """The command prefix that runs a measuring process at the chosen priority: SCHED_FIFO
+    `fifo` (chrt; it runs ahead of every ordinary process on its CPU) or else `nice`."""
+    return ["chrt", "-f", str(fifo)] if fifo else ["nice", "-n", str(nice)]
+
+
+def one_run(mtu: int, shaped: bool, seconds: float, nice: int = 0, fifo: int | None = None) -> dict:
     """One iperf3 single stream (cubic, default buffers) through a fresh dumbbell, both ends at
-    scheduling priority `nice`."""
+    scheduling priority `nice`, or SCHED_FIFO `fifo`. Besides the rate it records the CPU the
+    transfer cost: the two iperf3 processes' user and system time (iperf3's getrusage) and the
+    machine's kernel time less what the other load took in the second before."""
     from burstlab.validate.host_cpu import SoftirqMeter
     from burstlab.validate.topology import Bottleneck, Dumbbell, HostTuning, default_burst_bytes
 
     rate, burst, limit = SHAPED if shaped else UNSHAPED
     bottleneck = Bottleneck(rate=rate, burst_bytes=burst or default_burst_bytes(mtu), limit_bytes=limit)
+    ticks = os.sysconf("SC_CLK_TCK")
     with Dumbbell(senders=1, bottleneck=bottleneck, tuning=HostTuning(), mtu=mtu) as net:
         load = load_average()
-        prio = ["nice", "-n", str(nice)]
+        prio = priority(nice, fifo)
         server = net.spawn(net.receiver_ns, [*prio, "iperf3", "-s", "-1", "-p", str(PORT)])
-        time.sleep(0.3)  # the server's listen socket
+        idle0 = read_cpu_ticks()
+        time.sleep(1.0)  # the server's listen socket; the other load's kernel time meanwhile
+        idle1 = read_cpu_ticks()
+        baseline = kernel_cpu_s(idle0, idle1, 0.0, ticks)[0] / (idle1[0] - idle0[0])
         softirq = SoftirqMeter()
         softirq.start()
+        before = read_cpu_ticks()
         client = net.spawn(net.sender_ns[0], [*prio, "iperf3", "-c", net.receiver_addr, "-p", str(PORT),
                                               "-t", str(seconds), "-O", "1", "-J"])
         try:
             out, err = client.communicate(timeout=seconds + 20)
         except subprocess.TimeoutExpired as exc:
             raise RuntimeError(f"iperf3 client at MTU {mtu} did not finish") from exc
+        after = read_cpu_ticks()
         share = softirq.busiest_share(seconds + 1)
         server.wait(timeout=10)
         if client.returncode != 0:
             raise RuntimeError(f"iperf3 -c exit {client.returncode}: {err.strip() or out[-300:]}")
         report = json.loads(out)
         end = report["end"]
+    cpu = end["cpu_utilization_percent"]
+    # The kernel counters span the whole run, the omitted first second too: its bytes at the
+    # counted seconds' rate (a 30 us RTT ramps in milliseconds).
+    wall = after[0] - before[0]
+    received = end["sum_received"]["bits_per_second"] / 8 * wall
+    kernel, kernel_ours = kernel_cpu_s(before, after, baseline, ticks)
+    users = (cpu["host_user"] + cpu["remote_user"]) / 100 * wall
     return {
         "mtu": mtu,
         "shaped": shaped,
         "rate": rate,
         "received_bps": end["sum_received"]["bits_per_second"],
         "retransmits": end["sum_sent"].get("retransmits", 0),
-        "cpu_sender_pct": end["cpu_utilization_percent"]["host_total"],
-        "cpu_receiver_pct": end["cpu_utilization_percent"]["remote_total"],
+        "cpu_sender_pct": cpu["host_total"],
+        "cpu_receiver_pct": cpu["remote_total"],
         "load1": load,
         "softirq_busiest_share": share,
+        "fifo": fifo,
+        "wall_s": wall,
+        "kernel_cpu_s": kernel,
+        "kernel_baseline_cpu_s_per_s": baseline,
+        "user_cpu_s": users,
+        "cpu_ns_per_byte": 1e9 * (kernel_ours + users) / received,
     }
 
 
@@ -103,12 +160,13 @@ def measure(args: argparse.Namespace) -> int:
             for mtu in mtus:
                 if shaped and mtu not in (args.shaped_mtus or CHECK_MTUS):
                     continue
-                r = one_run(mtu, shaped, args.seconds, args.nice)
+                r = one_run(mtu, shaped, args.seconds, args.nice, args.fifo)
                 r["nice"] = args.nice
                 r["repeat"] = k
                 runs.append(r)
-                print(f"repeat {k} mtu {mtu:5d} {r['rate']:>7}: {r['received_bps'] / 1e9:7.3f} Gbit/s "
-                      f"(load {r['load1']:.2f}, softirq {r['softirq_busiest_share']})", flush=True)
+                print(f"repeat {k} mtu {mtu:5d} {r['rate']:>7}: {r['received_bps'] / 1e9:7.3f} Gbit/s, "
+                      f"{r['cpu_ns_per_byte']:.2f} CPU-ns/B (load {r['load1']:.2f}, "
+                      f"softirq {r['softirq_busiest_share']})", flush=True)
                 out.write_text(json.dumps({"seconds": args.seconds, "runs": runs}, indent=1))
     return 0
 
@@ -230,29 +288,52 @@ def simulate(mtu: int, shaped: bool, seconds: float) -> dict:
     return json.loads(run.stderr)
 
 
+def spread(values: list[float]) -> str:
+    """Min-max of `values` about their median, in per cent."""
+    m = statistics.median(values)
+    return f"{100 * (min(values) - m) / m:+.0f}/{100 * (max(values) - m) / m:+.0f} %"
+
+
+def cpu_per_byte(record: dict, mtu: int) -> list[float]:
+    """The unshaped runs' CPU-ns per received byte at `mtu` (records that measured it)."""
+    return [r["cpu_ns_per_byte"] for r in record["runs"]
+            if not r["shaped"] and r["mtu"] == mtu and "cpu_ns_per_byte" in r]
+
+
 def check(args: argparse.Namespace) -> int:
     record = json.loads(Path(args.record).read_text())
     loads = [r["load1"] for r in record["runs"]]
+    fifo = {r.get("fifo") for r in record["runs"]}
     print(f"{len(record['runs'])} real runs; 1-minute load average median {statistics.median(loads):.2f} "
-          f"(min {min(loads):.2f}, max {max(loads):.2f}) on {os.cpu_count()} CPUs")
+          f"(min {min(loads):.2f}, max {max(loads):.2f}) on {os.cpu_count()} CPUs; "
+          f"SCHED_FIFO {sorted(f for f in fifo if f) or 'no'}")
     rows = []
     for shaped in (False, True):
         med = medians(record, shaped)
         for mtu, real in med.items():
             summary = simulate(mtu, shaped, args.seconds)
-            rows.append((shaped, mtu, real, summary["flows"][0]["throughput_bps"]))
-    print("| path | MTU | runs | real median Gbit/s | model Gbit/s | error |")
-    print("|---|---|---|---|---|---|")
-    for shaped, mtu, real, sim in rows:
+            runs = [r["received_bps"] for r in record["runs"] if r["shaped"] == shaped and r["mtu"] == mtu]
+            rows.append((shaped, mtu, real, summary["flows"][0]["throughput_bps"], runs))
+    print("| path | MTU | role | runs | real median Gbit/s | spread | model Gbit/s | error |")
+    print("|---|---|---|---|---|---|---|---|")
+    for shaped, mtu, real, sim, runs in rows:
         path = "1 Gbit/s tbf" if shaped else "veth, unshaped"
         role = "fit" if (not shaped and mtu in FIT_MTUS) or (shaped and mtu == FIT_SHAPED_MTU) else "check"
-        print(f"| {path} | {mtu} | {role} | {real / 1e9:.2f} | {sim / 1e9:.2f} | {100 * (sim - real) / real:+.1f} % |")
-    unshaped = {mtu: (real, sim) for shaped, mtu, real, sim in rows if not shaped}
+        print(f"| {path} | {mtu} | {role} | {len(runs)} | {real / 1e9:.2f} | {spread(runs)} | {sim / 1e9:.2f} | "
+              f"{100 * (sim - real) / real:+.1f} % |")
+    unshaped = {mtu: (real, sim) for shaped, mtu, real, sim, _ in rows if not shaped}
     if all(m in unshaped for m in CHECK_MTUS):
         (r1, s1), (r9, s9) = unshaped[1500], unshaped[9000]
         real_ratio, sim_ratio = r9 / r1, s9 / s1
-        print(f"| ratio 9000/1500 | | check | {real_ratio:.3f} | {sim_ratio:.3f} | "
+        print(f"| ratio 9000/1500 | | check | | {real_ratio:.3f} | | {sim_ratio:.3f} | "
               f"{100 * (sim_ratio - real_ratio) / real_ratio:+.1f} % |")
+        # The same ratio from the CPU each byte cost, which the machine's load does not scale.
+        c1, c9 = cpu_per_byte(record, 1500), cpu_per_byte(record, 9000)
+        if c1 and c9:
+            cpu_ratio = statistics.median(c1) / statistics.median(c9)
+            print(f"| ratio by CPU-ns per byte, 1500/9000 | | check | {len(c1)}+{len(c9)} | {cpu_ratio:.3f} "
+                  f"({statistics.median(c1):.2f}/{statistics.median(c9):.2f} ns, spread {spread(c1)}, "
+                  f"{spread(c9)}) | | {sim_ratio:.3f} | {100 * (sim_ratio - cpu_ratio) / cpu_ratio:+.1f} % |")
     return 0
 
 
@@ -266,6 +347,9 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--nice", type=int, default=-20,
                    help="iperf3's scheduling priority (default -20: the machine's other load takes "
                         "little of its cores; softirq runs ahead of any process anyway)")
+    m.add_argument("--fifo", type=int, metavar="PRIO",
+                   help="run both iperf3 ends under SCHED_FIFO at this priority (chrt -f; overrides "
+                        "--nice): the machine's ordinary load then takes none of their CPU time")
     m.add_argument("--mtus", type=int, nargs="+", help="the MTUs to run (default: the fit's and the check's)")
     m.add_argument("--shaped-mtus", type=int, nargs="+",
                    help="the MTUs also run through the 1 Gbit/s tbf (default: the check's)")

@@ -42,3 +42,30 @@ def test_the_shipped_profile_is_the_fit_of_its_records():
     a, c, k = cal.fit_profile(records)
     assert (round(c * 1e12), round(k * 1e12)) == (0, 0)
     assert round(8 / a) == 4_015_006_902
+
+
+STAT = """cpu  4122942 607958 590529 1061280 6407 0 130431 10624 0 0
+cpu0 2061471 303979 295264 530640 3203 0 65215 5312 0 0
+intr 1 2 3
+"""
+
+
+def test_cpu_ticks_reads_the_aggregate_line_by_field():
+    t = cal.cpu_ticks(STAT)
+    assert (t["user"], t["system"], t["softirq"], t["steal"]) == (4122942, 590529, 130431, 10624)
+    with pytest.raises(ValueError, match="aggregate 'cpu' line"):
+        cal.cpu_ticks("cpu0 1 2 3 4 5 6 7 8\n")
+
+
+def test_kernel_cpu_takes_off_what_the_other_load_took_at_its_baseline_rate():
+    before = (10.0, {"system": 100, "irq": 0, "softirq": 50})
+    after = (12.0, {"system": 250, "irq": 0, "softirq": 150})
+    # 250 ticks at USER_HZ 100 = 2.5 CPU-s in 2 s; the other load took 0.2 CPU-s/s of it.
+    used, ours = cal.kernel_cpu_s(before, after, 0.2, 100)
+    assert (used, ours) == (pytest.approx(2.5), pytest.approx(2.1))
+    assert cal.kernel_cpu_s(before, after, 5.0, 100)[1] == 0.0  # never below nothing
+
+
+def test_fifo_replaces_nice():
+    assert cal.priority(-20, None) == ["nice", "-n", "-20"]
+    assert cal.priority(-20, 10) == ["chrt", "-f", "10"]
