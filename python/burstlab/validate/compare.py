@@ -828,18 +828,35 @@ def compare_described(*, repeat: int = 3, progress: Progress | None = None) -> d
     cells = [(cca, limit, variant, n) for variant in plan["incast_variants"] for limit in plan["limits"]
              for cca in plan["ccas"] for n in plan["incast_n"]]
     detail: dict[str, dict] = {}
+    loads = []
     for i, (cca, limit, (tag, rto_min, quickack), n) in enumerate(cells):
         if progress is not None:
             progress(i, len(cells), f"incast-{_cca_tag(cca)}{tag}{n}-{limit // 1024}KB")
+        loads.append(os.getloadavg()[0])
         real = incast(n, limit, queries=plan["queries"], burst_bytes=BURST_BYTES, rto_min=rto_min,
                       quickack=quickack, cca=cca, repeat=repeat)
         name, entry = incast_entry(real)
         detail[name] = entry
+    loads.append(os.getloadavg()[0])
     result = described(detail, kernel=os.uname().release)
     recorded = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "kernel": os.uname().release, "cpus": os.cpu_count(), "burstlab": burstlab.__version__,
-                "quick": False, "repeat": repeat, "matrix": "incast", "load": list(os.getloadavg())}
+                "quick": False, "repeat": repeat, "matrix": "incast",
+                "load": [round(min(loads), 1), round(max(loads), 1)], "sched": sched_policy()}
     return {"recorded": recorded, **result}
+
+
+def sched_policy() -> str:
+    """How this process is scheduled, for a record's header: a real side run under a real-time
+    policy (`chrt -f 20 burstlab validate ...`) keeps its hosts' timing on a loaded machine, so
+    a record says which it had."""
+    names = {os.SCHED_OTHER: "SCHED_OTHER", os.SCHED_FIFO: "SCHED_FIFO", os.SCHED_RR: "SCHED_RR",
+             os.SCHED_BATCH: "SCHED_BATCH", os.SCHED_IDLE: "SCHED_IDLE"}
+    policy = os.sched_getscheduler(0)
+    name = names.get(policy, f"policy {policy}")
+    if policy in (os.SCHED_FIFO, os.SCHED_RR):
+        name += f" {os.sched_getparam(0).sched_priority}"
+    return name
 
 
 def host_softirq_loads(result: dict) -> dict[str, dict[str, float]]:

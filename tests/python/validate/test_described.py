@@ -160,7 +160,9 @@ def test_a_live_run_records_the_matrix_and_judges_it_without_measurements(monkey
     monkeypatch.setitem(compare.INCAST_MATRIX, "incast_variants", (compare.SHORT_RTO,))
     out = compare.compare_described(repeat=2)
     assert asked == [("reno", 64 * 1024, 2, 0.005, True, 2)]
-    assert out["recorded"]["matrix"] == "incast" and len(out["recorded"]["load"]) == 3
+    low, high = out["recorded"]["load"]  # the 1-minute load average over the sitting
+    assert out["recorded"]["matrix"] == "incast" and 0 <= low <= high
+    assert out["recorded"]["sched"] == compare.sched_policy()
     entry = out["detail"]["incast-reno-rtomin5ms-2-64KB"]
     assert entry["twin_host"][0]["read_wait_us"] == 80.0  # kept for a measured replay, not used here
     assert [(c["name"], c["metric"]) for c in out["cases"]] == [
