@@ -254,6 +254,9 @@ pub struct FlowSummary {
     /// `delivered_bytes` × 8 / `active_s`, bit/s: a throughput for every flow, finished or not;
     /// `None` for a flow that never started.
     pub throughput_bps: Option<f64>,
+    /// The receiver's memory counters, only with its `skb_truesize` given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receive_memory: Option<crate::tcp::receiver::RmemStats>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -47,6 +47,7 @@ pub fn tcp(
         max_cwnd_bytes: Some(snd.stats.max_cwnd as u64 * snd.mss() as u64),
         active_s,
         throughput_bps: throughput_bps(rcv.stats.delivered, active_s),
+        receive_memory: rcv.rmem_stats(),
     }
 }
 
@@ -76,6 +77,7 @@ pub fn udp(net: &Network, flow_id: usize, k: usize, b: &BurstSource, now: Time) 
         max_cwnd_bytes: None,
         active_s,
         throughput_bps: throughput_bps(delivered, active_s),
+        receive_memory: None,
     }
 }
 

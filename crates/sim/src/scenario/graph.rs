@@ -63,12 +63,13 @@ pub(crate) const PORT_KEYS: [&str; 12] = [
 ];
 
 /// A flow's settings its receiving host gives (the rest come from its sending host).
-const RECEIVER_KEYS: [&str; 15] = [
+const RECEIVER_KEYS: [&str; 16] = [
     "tcp_rmem",
     "rmem_max",
     "tcp_adv_win_scale",
     "scaling_ratio",
     "skb_scaling_ratio",
+    "skb_truesize",
     "rcvbuf_tuning",
     "initrwnd",
     "tcp_comp_sack_nr",

@@ -101,6 +101,7 @@ macro_rules! with_host_settings {
             ("tcp_adv_win_scale", Leaf),
             ("scaling_ratio", Leaf),
             ("skb_scaling_ratio", Leaf),
+            ("skb_truesize", Leaf),
             ("rcvbuf_tuning", Leaf),
             ("initcwnd", Leaf),
             ("initrwnd", Leaf),

@@ -39,6 +39,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         skb_scaling_ratio.is_none() || matches!(window_model, WindowModel::ScalingRatio(_)),
         || "no skb_scaling_ratio with tcp_adv_win_scale (kernels <= 6.5 measure no ratio)".into(),
     )?;
+    let skb_truesize = q.integer("skb_truesize", 1..=1 << 20)?.map(|t| t as u32);
     let rcvbuf_tuning = q
         .choice(
             "rcvbuf_tuning",
@@ -81,6 +82,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         rmem_max,
         window_model,
         skb_scaling_ratio,
+        skb_truesize,
         rcvbuf_tuning,
         initcwnd,
         initrwnd,

@@ -65,6 +65,9 @@ pub struct FlowSpec {
     /// from the first full-sized segment (`tcp_measure_rcv_mss()`) and sizes the window with
     /// from then on; `None` = the window keeps `window_model`'s ratio.
     pub skb_scaling_ratio: Option<u8>,
+    /// What the receiving host charges a full-sized segment's skb (`skb->truesize`), bytes;
+    /// `Some` turns on the receive-memory model (`tcp_prune_queue()`, `tcp/receiver/rmem.rs`).
+    pub skb_truesize: Option<u32>,
     /// The receiving host's receive-buffer auto-tuning.
     pub rcvbuf_tuning: RcvBufTuning,
     /// `ip route … initcwnd` (packets); default `TCP_INIT_CWND` = 10.
@@ -144,6 +147,7 @@ impl FlowSpec {
             rmem_max: DEFAULT_RMEM_MAX,
             window_model: WindowModel::ScalingRatio(crate::tcp::rwnd::TCP_DEFAULT_SCALING_RATIO),
             skb_scaling_ratio: None,
+            skb_truesize: None,
             rcvbuf_tuning: RcvBufTuning::Linux6_6,
             initcwnd: TCP_INIT_CWND,
             initrwnd: 0,

@@ -14,7 +14,10 @@ use crate::tcp::{MAX_SKB_FRAGS, SYN_BYTES, TCP_TS_TICK, ack_bytes, mss_from_mtu,
 use crate::time::Time;
 
 mod ofo;
+mod rmem;
 use ofo::OfoQueue;
+use rmem::Rmem;
+pub use rmem::RmemStats;
 
 /// `TCP_ATO_MIN` = `TCP_DELACK_MIN` = HZ/25 = 40 ms (`include/net/tcp.h`): the delayed-ACK timeout.
 pub const TCP_DELACK_MIN: Time = Time::from_ms(40);
@@ -65,6 +68,8 @@ pub struct TcpReceiver {
     pub rcv_nxt: u64,
     /// Out-of-order ranges above `rcv_nxt`, and their SACK blocks' order (RFC 2018 §4).
     ofo: OfoQueue,
+    /// Receive memory charged per skb, when the host's skb size is given (`skb_truesize`).
+    rmem: Option<Rmem>,
     win: RcvWindow,
     rcv_mss: u32,
     /// `rcv_nxt` when the last ACK was sent (`rcv_wup`).
@@ -141,6 +146,7 @@ impl TcpReceiver {
             established: false,
             rcv_nxt: 0,
             ofo: OfoQueue::default(),
+            rmem: spec.skb_truesize.map(|t| Rmem::new(t as u64)),
             win: RcvWindow::new(&cfg),
             rcv_mss: advmss,
             rcv_wup: 0,
@@ -221,8 +227,11 @@ impl TcpReceiver {
         if !self.established {
             return;
         }
-        self.ack_scheduled = true;
         let (start, end) = (p.seq, p.seq + p.payload as u64);
+        if !self.rmem_schedule(start, end) {
+            return;
+        }
+        self.ack_scheduled = true;
         // Timestamps: remember the TSval of a segment at or before the last ACKed point, so a
         // delayed ACK echoes the first of the segments it covers (RFC 7323 §4.3,
         // `tcp_store_ts_recent()` with `!after(seq, rcv_wup)`).
@@ -252,7 +261,7 @@ impl TcpReceiver {
             self.event_data_recv(now);
             let had_ofo = !self.ofo.is_empty();
             // A window that grew asks for one quick ACK (`tcp_grow_window()`).
-            if self.win.on_data(p.payload, self.held_bytes() + p.payload as u64) {
+            if self.win.on_data(p.payload, self.held_with(p.payload as u64)) {
                 self.quick = self.quick.max(1);
             }
             self.advance(end);
@@ -280,7 +289,12 @@ impl TcpReceiver {
             if self.compressed_ack > 0 && self.sack_block_index(start, end).is_none_or(|i| i >= 2) {
                 self.send_ack(now, out);
             }
-            self.ofo.insert(start, end);
+            let truesize =
+                self.rmem.as_ref().map_or(0, |m| m.truesize(end - start, self.win.rcv_mss()));
+            self.ofo.insert(start, end, truesize);
+            if let Some(m) = self.rmem.as_mut() {
+                m.note_peak(&self.ofo);
+            }
             let ofo_span = self.ofo.last_end().map_or(0, |e| e - self.rcv_nxt);
             if self.win.on_ofo_data(p.payload, self.held_bytes(), ofo_span) {
                 self.quick = self.quick.max(1);
@@ -517,11 +531,43 @@ impl TcpReceiver {
     }
 
     fn advance(&mut self, end: u64) {
+        let (prior_nxt, prior_ofo) = (self.rcv_nxt, self.ofo.truesize());
         // Pull in out-of-order ranges that are now contiguous.
         self.rcv_nxt = self.ofo.advance(self.rcv_nxt.max(end));
+        if let Some(m) = self.rmem.as_mut() {
+            // The arriving bytes' charge and the pulled ranges' join the receive queue.
+            let new = m.truesize(end.saturating_sub(prior_nxt), self.win.rcv_mss());
+            m.queue(new + prior_ofo - self.ofo.truesize(), &self.ofo);
+        }
         if !self.slow_reader {
             self.stats.delivered = self.stats.delivered.max(self.rcv_nxt);
+            if let Some(m) = self.rmem.as_mut() {
+                m.read(u64::MAX, 0);
+            }
         }
+    }
+
+    /// `tcp_try_rmem_schedule()` before new data is queued (out of order, or in order behind
+    /// unread data; an empty receive queue takes it whatever the charge,
+    /// `sk_forced_mem_schedule()`): `false` if it is dropped. A prune ends quick-ACK mode
+    /// (`tcp_clamp_window()`).
+    fn rmem_schedule(&mut self, start: u64, end: u64) -> bool {
+        let (unread, rcv_mss) = (self.unread(), self.win.rcv_mss());
+        let Some(m) = self.rmem.as_mut() else { return true };
+        if end <= self.rcv_nxt || (start <= self.rcv_nxt && unread == 0) {
+            return true;
+        }
+        let prunes = m.stats.prune_called;
+        let ok = m.try_schedule(&mut self.ofo, &mut self.win, rcv_mss, unread);
+        if m.stats.prune_called > prunes {
+            self.quick = 0;
+        }
+        ok
+    }
+
+    /// What the receive-memory model counted, if it is on.
+    pub fn rmem_stats(&self) -> Option<RmemStats> {
+        self.rmem.as_ref().map(|m| RmemStats { rcvbuf_bytes: self.win.rcvbuf(), ..m.stats })
     }
 
     /// In-order bytes received (and acknowledged) but not read by the application yet.
@@ -557,6 +603,9 @@ impl TcpReceiver {
             ofo_span,
             self.rcv_rtt,
         );
+        if let Some(m) = self.rmem.as_mut() {
+            m.read(copied, copied);
+        }
         self.stats.delivered = self.rcv_nxt;
         if self.size.is_some_and(|s| self.stats.delivered >= s) {
             self.stats.done_at.get_or_insert(now);
@@ -597,9 +646,22 @@ impl TcpReceiver {
         (n < 2).then_some(0)
     }
 
-    /// Payload bytes held for the application but not readable yet (out of order).
+    /// Payload bytes held for the application but not readable yet (out of order). With the
+    /// receive-memory model on, the payload the window model would charge what is allocated
+    /// (`tcp_space()` subtracts `sk_rmem_alloc`).
     fn held_bytes(&self) -> u64 {
-        self.ofo.bytes() + self.unread()
+        self.held_with(0)
+    }
+
+    /// [`Self::held_bytes`] with `extra` bytes more just queued.
+    fn held_with(&self, extra: u64) -> u64 {
+        match &self.rmem {
+            None => self.ofo.bytes() + self.unread() + extra,
+            Some(m) => {
+                let alloc = m.alloc(&self.ofo) + m.truesize(extra, self.win.rcv_mss());
+                crate::tcp::rwnd::win_from_space(self.win.model(), alloc)
+            }
+        }
     }
 
     fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -1066,6 +1128,87 @@ mod tests {
         let mut out = Vec::new();
         r.on_packet(Time::from_ms(3), &data(16 * MSS as u64, 100), &mut out);
         assert_eq!(out.len(), 1);
+    }
+
+    // ---- Tests for the receive-memory model (`skb_truesize`, `tcp_prune_queue()`) ----
+
+    /// A 256 KiB buffer that cannot grow, each full segment charged `truesize`; in order up to
+    /// segment 16, which is lost.
+    fn charged(truesize: u32, read_latency: Latency) -> TcpReceiver {
+        let sp = FlowSpec {
+            tcp_rmem: [4096, 256 << 10, 256 << 10],
+            rmem_max: 256 << 10,
+            skb_truesize: Some(truesize),
+            read_latency,
+            size_bytes: Some(100 << 20),
+            ..spec()
+        };
+        let mut r = TcpReceiver::new(0, 1, 0, &sp, 1500);
+        let mut out = Vec::new();
+        r.on_packet(Time::from_us(10), &Packet::new(Kind::Syn, 0, 0, 1, SYN_BYTES), &mut out);
+        feed(&mut r, 0..16, Time::from_ms(1));
+        assert_eq!(r.window().rcvbuf(), 256 << 10);
+        r
+    }
+
+    fn blocks(r: &TcpReceiver) -> Vec<(u64, u64)> {
+        r.ofo.recent_blocks().map(|b| (b.start / MSS as u64, b.end / MSS as u64)).collect()
+    }
+
+    #[test]
+    fn rmem_bloated_out_of_order_skbs_are_collapsed_before_anything_is_pruned() {
+        // A page per 1448-byte frame (4096 B, 2.8x its payload, more than the 2x
+        // tcp_adv_win_scale = 1 assumes): the 65th segment behind the hole finds the socket
+        // over its 256 KiB buffer. `tcp_collapse_ofo_queue()` copies the range into compact
+        // skbs (25 x 4352 B for 65 segments) and nothing is dropped.
+        let mut r = charged(4096, Latency::ZERO);
+        feed(&mut r, 17..117, Time::from_ms(2));
+        let st = r.rmem_stats().unwrap();
+        assert_eq!((st.prune_called, st.ofo_pruned, st.rcv_pruned_drops), (1, 0, 0));
+        assert_eq!(r.ofo.bytes(), 100 * MSS as u64);
+        assert_eq!(r.ofo.truesize(), 25 * rmem::COLLAPSED_SKB_TRUESIZE + 35 * 4096);
+        assert_eq!(blocks(&r), [(17, 117)]);
+        // The hole filled, everything is read and the charge is gone.
+        feed(&mut r, [16], Time::from_ms(3));
+        assert_eq!(r.rcv_nxt, 117 * MSS as u64);
+        assert_eq!(r.rmem.as_ref().unwrap().alloc(&r.ofo), 0);
+    }
+
+    #[test]
+    fn rmem_over_the_buffer_the_highest_out_of_order_data_is_pruned_and_sack_reset() {
+        // Charged exactly what the window assumes (2x), so collapsing gains nothing; the queue
+        // is fed past the window, as a peer would have to. The 92nd segment finds 91 x 2896 B
+        // over the 256 KiB: `tcp_prune_ofo_queue()` drops the highest skbs until rcvbuf / 8 =
+        // 32 KiB is freed, segments 96-107 (12 x 2896 B). The arriving segment 108 is then
+        // queued, and the SACK state starts again from it (`tcp_sack_reset()`).
+        let mut r = charged(2 * MSS, Latency::ZERO);
+        feed(&mut r, 17..=107, Time::from_ms(2));
+        assert_eq!(r.rmem_stats().unwrap().prune_called, 0);
+        feed(&mut r, [108], Time::from_ms(2));
+        let st = r.rmem_stats().unwrap();
+        assert_eq!((st.prune_called, st.ofo_pruned, st.rcv_pruned_drops), (1, 1, 0));
+        assert_eq!(st.ofo_pruned_bytes, 12 * MSS as u64);
+        assert_eq!(blocks(&r), [(108, 109)]);
+        assert!(r.rmem.as_ref().unwrap().alloc(&r.ofo) <= 256 << 10);
+        // The sender resends 96: the range below reaches it and is reported again.
+        feed(&mut r, [96], Time::from_ms(3));
+        assert_eq!(blocks(&r), [(96 - 79, 97), (108, 109)]);
+    }
+
+    #[test]
+    fn rmem_behind_a_reader_that_does_not_read_in_order_data_past_the_buffer_is_dropped() {
+        // Nothing out of order to prune: once the unread data's charge is over the buffer,
+        // each in-order segment is dropped (`TCPRcvQDrop`) and `rcv_nxt` stays.
+        let mut r = charged(2 * MSS, Latency::Fixed(Time::from_ms(50)));
+        let mut out = Vec::new();
+        for k in 16..116u64 {
+            r.on_packet(Time::from_ms(2), &data(k * MSS as u64, MSS), &mut out);
+        }
+        // 16 read already; 90 x 2896 B fit, the 91st is taken over the limit, 9 dropped.
+        assert_eq!(r.rcv_nxt, 107 * MSS as u64);
+        assert_eq!(r.rmem_stats().unwrap().rcv_pruned_drops, 9);
+        r.app_read(Time::from_ms(52), &mut out);
+        assert_eq!(r.rmem.as_ref().unwrap().alloc(&r.ofo), 0);
     }
 
     #[test]

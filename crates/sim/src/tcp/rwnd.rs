@@ -483,6 +483,24 @@ impl RcvWindow {
         self.rcvbuf
     }
 
+    /// The window model (the len/truesize ratio the window assumes).
+    pub fn model(&self) -> WindowModel {
+        self.model
+    }
+
+    /// `tcp_clamp_window()` (`net/ipv4/tcp_input.c`), the first step of `tcp_prune_queue()`
+    /// with `rmem_alloc` ≥ `sk_rcvbuf`: the buffer grows to what is allocated, within
+    /// `tcp_rmem[2]` (no memory pressure modelled), and if that is still not enough
+    /// `rcv_ssthresh` falls to two segments.
+    pub fn clamp_window(&mut self, rmem_alloc: u64) {
+        if self.rcvbuf < self.rmem_cap {
+            self.rcvbuf = self.rcvbuf.max(rmem_alloc.min(self.rmem_cap));
+        }
+        if rmem_alloc > self.rcvbuf {
+            self.rcv_ssthresh = self.window_clamp.min(2 * self.advmss);
+        }
+    }
+
     /// `tp->window_clamp`, bytes.
     pub fn window_clamp(&self) -> u64 {
         self.window_clamp

@@ -375,10 +375,21 @@ impl Scoreboard {
     /// RTO (`tcp_timeout_mark_lost()`): every segment not SACKed is lost, except those other
     /// than the head sent less than the RACK RTT before `now` ("don't mark recently sent ones
     /// lost yet"). Returns the losses counted, as [`Scoreboard::mark_lost`] counts them.
+    /// A SACKed head means the receiver reneged (it dropped data it had SACKed,
+    /// `tcp_prune_ofo_queue()`): every SACK mark is forgotten and every segment is lost
+    /// (`is_reneg`, `TCPSACKReneging`).
     pub fn mark_all_lost(&mut self, now: Time, rack_rtt: Time) -> u32 {
+        let reneg = self.segs.front().is_some_and(|s| s.has(SACKED));
+        if reneg {
+            for s in self.segs.iter_mut() {
+                s.flags &= !SACKED;
+            }
+            self.sacked_out = 0;
+            self.sack_cache_len = 0;
+        }
         let mut n = 0;
         for i in 0..self.segs.len() {
-            if i > 0 && self.segs[i].sent_at + rack_rtt > now {
+            if !reneg && i > 0 && self.segs[i].sent_at + rack_rtt > now {
                 continue;
             }
             n += self.mark_lost(i) as u32;
@@ -575,6 +586,26 @@ mod tests {
         assert_eq!((d.acked, d.acked_bytes, b.packets_out()), (3, 300, 7));
         assert_eq!(d.first_ackt, Some(Time::from_us(0)));
         assert_eq!(d.last_ackt, Some(Time::from_us(2)));
+    }
+
+    #[test]
+    fn loss_a_receiver_that_reneged_has_every_segment_resent() {
+        // Segments 3-9 SACKed, then the receiver pruned them (`tcp_prune_ofo_queue()`) and
+        // ACKed 0-2: the head is SACKed, so the RTO forgets every SACK mark and marks all lost
+        // (`tcp_timeout_mark_lost()`, is_reneg), recently sent ones included.
+        let mut b = board(10, 100);
+        let mut d = AckDelta::default();
+        b.sack(&[SeqRange { start: 300, end: 1000 }], 0, &mut d);
+        b.cumulative_ack(300, &mut d);
+        assert_eq!(b.sacked_out, 7);
+        assert_eq!(b.mark_all_lost(Time::from_us(5), Time::from_ms(1)), 7);
+        assert_eq!((b.sacked_out, b.lost_out, b.in_flight()), (0, 7, 0));
+        assert_eq!(b.next_lost(), Some(0));
+        // The same block SACKed again is tagged again (the SACK cache was cleared).
+        let mut d = AckDelta::default();
+        b.sack(&[SeqRange { start: 300, end: 1000 }], 300, &mut d);
+        assert_eq!(d.sacked, 7);
+        b.check();
     }
 
     #[test]

@@ -9,6 +9,11 @@
 //! operation is O(log n) in the number of ranges: a loss episode leaves thousands of holes
 //! behind, and a linear search per segment cost more than the rest of the simulation together
 //! (issue 40).
+//!
+//! Each range also carries the memory its skbs are charged (`truesize`, summed over the
+//! segments queued into it), for the receiver's memory accounting ([`super::rmem`]): Linux
+//! collapses ranges of bloated skbs (`tcp_collapse_ofo_queue()`) and drops the highest ones
+//! (`tcp_prune_ofo_queue()`) when the socket is over its receive buffer.
 
 use std::collections::BTreeMap;
 use std::ops::Bound::{Excluded, Included};
@@ -20,6 +25,8 @@ struct Held {
     end: u64,
     /// Its place in the report order: the larger, the more recently it changed.
     stamp: u64,
+    /// Bytes of `sk_rmem_alloc` its skbs are charged.
+    truesize: u64,
 }
 
 #[derive(Debug, Default)]
@@ -31,6 +38,11 @@ pub(super) struct OfoQueue {
     next_stamp: u64,
     /// Payload bytes held.
     bytes: u64,
+    /// Their charge: the sum of the ranges' `truesize`.
+    truesize: u64,
+    /// Ranges last changed before this stamp are not reported: a prune reset the SACK state
+    /// (`tcp_sack_reset()`), and Linux reports a block again only once new data reaches it.
+    reported_from: u64,
 }
 
 impl OfoQueue {
@@ -45,15 +57,23 @@ impl OfoQueue {
         self.bytes
     }
 
+    /// What the held ranges are charged (`truesize` summed), bytes.
+    #[inline]
+    pub(super) fn truesize(&self) -> u64 {
+        self.truesize
+    }
+
     /// The end of the highest range.
     #[inline]
     pub(super) fn last_end(&self) -> Option<u64> {
         self.ranges.last_key_value().map(|(_, h)| h.end)
     }
 
-    /// Queue `start..end`, merged with every range it overlaps or touches; the result becomes
-    /// the most recent block.
-    pub(super) fn insert(&mut self, start: u64, end: u64) {
+    /// Queue `start..end`, charged `truesize` (0 without memory accounting), merged with every
+    /// range it overlaps or touches; the result becomes the most recent block. Only the bytes
+    /// it adds are charged, their share of `truesize` (Linux drops a wholly duplicate skb and
+    /// trims the overlap of a partial one).
+    pub(super) fn insert(&mut self, start: u64, end: u64, truesize: u64) {
         // The common case, new data just above the highest range: it grows in place, found
         // without a key comparison.
         if let Some(mut last) = self.ranges.last_entry()
@@ -65,8 +85,11 @@ impl OfoQueue {
             let old = *h;
             h.end = h.end.max(end);
             self.bytes += h.end - old.end;
+            let charge = share(truesize, h.end - old.end, end - start);
+            h.truesize += charge;
+            self.truesize += charge;
             let grown = SeqRange { start: lo, end: h.end };
-            if old.stamp + 1 == self.next_stamp {
+            if old.stamp + 1 == self.next_stamp && old.stamp >= self.reported_from {
                 // Already the most recent block.
                 if let Some(mut top) = self.recent.last_entry() {
                     *top.get_mut() = grown;
@@ -87,10 +110,17 @@ impl OfoQueue {
         };
         let mut hi = grown.map_or(end, |h| h.end.max(end));
         let above = if grown.is_some() { Excluded(lo) } else { Included(lo) };
+        let mut covered = grown.map_or(0, |h| h.end - lo);
+        let mut merged_truesize = grown.map_or(0, |h| h.truesize);
         while let Some((&s, &h)) = self.ranges.range((above, Included(hi))).next() {
             self.remove(s, h);
             hi = hi.max(h.end);
+            covered += h.end - s;
+            merged_truesize += h.truesize;
         }
+        // The merged ranges' charges were taken out as they were removed; `grown`'s stays.
+        let charge = share(truesize, (hi - lo).saturating_sub(covered), end - start);
+        self.truesize += charge + merged_truesize - grown.map_or(0, |h| h.truesize);
         if let Some(h) = grown {
             self.recent.remove(&h.stamp);
         }
@@ -99,13 +129,14 @@ impl OfoQueue {
         self.recent.insert(stamp, SeqRange { start: lo, end: hi });
         // The merged ranges' bytes were taken out as they were removed; `grown`'s stay.
         self.bytes += hi - grown.map_or(lo, |h| h.end);
-        self.ranges.insert(lo, Held { end: hi, stamp });
+        self.ranges.insert(lo, Held { end: hi, stamp, truesize: merged_truesize + charge });
     }
 
     fn remove(&mut self, start: u64, h: Held) {
         self.ranges.remove(&start);
         self.recent.remove(&h.stamp);
         self.bytes -= h.end - start;
+        self.truesize -= h.truesize;
     }
 
     /// `rcv_nxt` moved to `rcv_nxt`: take out the ranges it reaches, which are now in order, and
@@ -119,15 +150,108 @@ impl OfoQueue {
             let (s, h) = first.remove_entry();
             self.recent.remove(&h.stamp);
             self.bytes -= h.end - s;
+            self.truesize -= h.truesize;
             rcv_nxt = rcv_nxt.max(h.end);
         }
         rcv_nxt
     }
 
-    /// The ranges, most recently changed first.
+    /// The ranges, most recently changed first (those a SACK reset left unreported skipped).
     pub(super) fn recent_blocks(&self) -> impl Iterator<Item = SeqRange> + '_ {
-        self.recent.values().rev().copied()
+        self.recent.range(self.reported_from..).rev().map(|(_, r)| *r)
     }
+
+    /// `tcp_collapse_ofo_queue()`: each range whose skbs are bloated (`bloated(len,
+    /// truesize)`: the window model gives their charge more room than their payload) is
+    /// copied into compact skbs, charged `collapsed(len)`. Linux leaves a range of one skb
+    /// smaller than a compact skb alone ("do not attempt collapsing tiny skbs") and stops once
+    /// such tiny ranges add up to more than `rcvbuf / 8`; `tiny` = the largest range that is
+    /// one skb (one segment). Returns the charge freed.
+    pub(super) fn collapse(
+        &mut self,
+        rcvbuf: u64,
+        tiny: u64,
+        bloated: impl Fn(u64, u64) -> bool,
+        collapsed: impl Fn(u64) -> u64,
+    ) -> u64 {
+        let mut freed = 0;
+        let mut sum_tiny = 0;
+        for (s, h) in self.ranges.iter_mut() {
+            let len = h.end - *s;
+            if len <= tiny && len < SKB_MAX_HEAD_DATA {
+                sum_tiny += h.truesize;
+                if sum_tiny > rcvbuf >> 3 {
+                    break;
+                }
+                continue;
+            }
+            if bloated(len, h.truesize) {
+                let new = collapsed(len).min(h.truesize);
+                freed += h.truesize - new;
+                h.truesize = new;
+            }
+        }
+        self.truesize -= freed;
+        freed
+    }
+
+    /// `tcp_prune_ofo_queue()`: drop skbs from the highest down, `unit` bytes (one segment) at
+    /// a time, until `goal` bytes of charge are freed or the queue is empty; `done()` is then
+    /// asked with the charge left whether to stop, else another `goal` is freed. The SACK state
+    /// is reset. Returns (payload bytes, charge) dropped.
+    pub(super) fn prune(&mut self, goal: u64, unit: u64, done: impl Fn(u64) -> bool) -> (u64, u64) {
+        let (mut bytes, mut charge) = (0, 0);
+        let mut left = goal as i64;
+        while let Some(mut last) = self.ranges.last_entry() {
+            let start = *last.key();
+            let h = *last.get();
+            let len = h.end - start;
+            // One skb: `unit` bytes from the top (the range's last, possibly shorter, part).
+            let cut = match len % unit {
+                0 => unit.min(len),
+                r => r,
+            };
+            let freed = share(h.truesize, cut, len);
+            if cut == len {
+                last.remove();
+                self.recent.remove(&h.stamp);
+            } else {
+                let held = last.get_mut();
+                held.end -= cut;
+                held.truesize -= freed;
+                if let Some(r) = self.recent.get_mut(&h.stamp) {
+                    r.end = held.end;
+                }
+            }
+            self.bytes -= cut;
+            self.truesize -= freed;
+            bytes += cut;
+            charge += freed;
+            left -= freed as i64;
+            if left <= 0 || self.ranges.is_empty() {
+                if done(self.truesize) {
+                    break;
+                }
+                left = goal as i64;
+            }
+        }
+        // `tcp_sack_reset()`: what is left is reported again only once new data changes it.
+        self.reported_from = self.next_stamp;
+        (bytes, charge)
+    }
+}
+
+/// `SKB_WITH_OVERHEAD(SK_MEM_QUANTUM)` = 4096 − `SKB_DATA_ALIGN(sizeof(struct
+/// skb_shared_info))` (320 on x86_64) = 3776 (`include/linux/skbuff.h`, `include/net/sock.h`):
+/// the payload one compact skb of `tcp_collapse()` holds; a smaller lone skb is "tiny".
+pub(super) const SKB_MAX_HEAD_DATA: u64 = 4096 - 320;
+
+/// `part` of `whole` bytes' share of `charge`, rounded up (a cut skb keeps its charge whole).
+fn share(charge: u64, part: u64, whole: u64) -> u64 {
+    if whole == 0 {
+        return 0;
+    }
+    ((charge as u128 * part as u128).div_ceil(whole as u128)) as u64
 }
 
 #[cfg(test)]
@@ -190,7 +314,7 @@ mod tests {
                 prop_assert_eq!(a, reference.advance(end.max(rcv_nxt)));
                 rcv_nxt = a;
             } else {
-                q.insert(start, end);
+                q.insert(start, end, 0);
                 reference.insert(start, end);
             }
             let blocks: Vec<SeqRange> = q.recent_blocks().collect();
@@ -238,10 +362,10 @@ mod tests {
     #[test]
     fn a_segment_bridging_two_ranges_merges_them_into_the_most_recent_block() {
         let mut q = OfoQueue::default();
-        q.insert(10, 20);
-        q.insert(40, 50);
-        q.insert(60, 70);
-        q.insert(20, 40);
+        q.insert(10, 20, 0);
+        q.insert(40, 50, 0);
+        q.insert(60, 70, 0);
+        q.insert(20, 40, 0);
         let blocks: Vec<_> = q.recent_blocks().map(|r| (r.start, r.end)).collect();
         assert_eq!(blocks, [(10, 50), (60, 70)]);
         assert_eq!(q.bytes(), 50);
