@@ -24,6 +24,8 @@ import pytest
 from collect_support import RISE, collect_process, free_port, noviflow_profile, ramp_table, write_capture
 from helpers import burstlab
 
+pytestmark = pytest.mark.serial
+
 #: 8,400 reports per queue: two whole ramps, then 1.6 ms of an idle queue, so every burst has
 #: ended (a merge gap after its fall) while the collector still runs.
 REPORTS = 4 * 8_400
