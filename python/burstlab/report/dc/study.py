@@ -197,20 +197,29 @@ def incast() -> dict[str, Any]:
     return out
 
 
-def websearch(seconds: float) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for load in LOADS:
-        for key, s in MARKING.items():
-            t0 = time.perf_counter()
-            r = _run(_text("websearch.toml"), [*s, f"websearch[0].load={load}", f"stop={seconds}s"])
-            q = r.table("queries").to_pandas()
-            bg = q[q.kind == "background"]
-            out[f"{key}-{load}"] = {
-                "qct_s": q[q.kind == "query"].qct_s.tolist(),
-                "fct_s": {c: bg[bg.size_class == c].qct_s.tolist() for c in ("small", "medium", "large")},
-                "wall_s": time.perf_counter() - t0,
-            }
-    return out
+def _websearch_run(load: float, key: str, seconds: float) -> dict[str, Any]:
+    """One web-search run (a worker process's task): its QCTs and per-class FCTs."""
+    t0 = time.perf_counter()
+    r = _run(_text("websearch.toml"), [*MARKING[key], f"websearch[0].load={load}", f"stop={seconds}s"])
+    q = r.table("queries").to_pandas()
+    bg = q[q.kind == "background"]
+    return {
+        "qct_s": q[q.kind == "query"].qct_s.tolist(),
+        "fct_s": {c: bg[bg.size_class == c].qct_s.tolist() for c in ("small", "medium", "large")},
+        "wall_s": time.perf_counter() - t0,
+    }
+
+
+def websearch(seconds: float, *, loads: Sequence[float] = LOADS, jobs: int | None = None) -> dict[str, Any]:
+    """Every load under both markings, ``jobs`` runs at a time in worker processes (default:
+    the CPUs this process may use), each load's two markings side by side. A run takes minutes
+    at 300 s; Ctrl-C ends the workers at once (:func:`burstlab.sweep.executors.open_executor`)."""
+    from burstlab.sweep.executors import open_executor
+
+    cases = [(load, key) for load in loads for key in MARKING]
+    with open_executor(jobs) as (pool, _):
+        runs = [pool.submit(_websearch_run, load, key, seconds) for load, key in cases]
+        return {f"{key}-{load}": run.result() for (load, key), run in zip(cases, runs, strict=True)}
 
 
 PARTS: dict[str, Callable[..., Any]] = {
