@@ -142,11 +142,10 @@ def dumbbell_toml(name: str, path: Path, hosts: Hosts, *, streams: int, bytes_ea
 
 
 def _tbf_burst(path: Path) -> int:
-    from burstlab.validate.compare import kernel_tbf_burst
     from burstlab.validate.topology import default_burst_bytes
 
-    burst = path.tbf_burst_bytes or default_burst_bytes(path.mtu)
-    return kernel_tbf_burst(burst, int(path.rate_bps))
+    # sch_tbf keeps tc's burst to the byte (TCA_TBF_BURST, tbf_change()).
+    return path.tbf_burst_bytes or default_burst_bytes(path.mtu)
 
 
 def replay(toml: str, overrides: dict[str, str] | None = None) -> Replay:

@@ -14,7 +14,7 @@ import pytest
 from burstlab.cli.validate import newest_record
 from burstlab.validate import compare
 from burstlab.validate.compare import (
-    CONTROL_RATE, CONTROL_SIZE, TOLERANCE, _case, _onset, buffers_toml, kernel_tbf_burst, latency_toml, onset_steps,
+    CONTROL_RATE, CONTROL_SIZE, TOLERANCE, _case, _onset, buffers_toml, latency_toml, onset_steps,
     MIN_READ_WAIT_US, READ_WAIT_US, sim_incast, sim_single_flow, single_setup, twin_read_wait_us, twin_single,
 )
 from burstlab.validate.real import reader_wait_summary, reader_waits_us
@@ -121,7 +121,7 @@ def test_sim_single_flow_twin_runs_near_the_shaped_rate():
 def test_a_jumbo_twin_has_the_links_mtu_and_a_bucket_of_ten_jumbo_frames():
     text = compare._twin_topology(128 * 1024, mtu=9000)
     assert "mtu = 9000" in text
-    assert f'tbf_burst = "{kernel_tbf_burst(10 * 9014, 10**9)}B"' in text
+    assert f'tbf_burst = "{10 * 9014}B"' in text
     # A full segment carries 8948 bytes in a 9014-byte frame: goodput x 9014/8948 is the rate,
     # at most the tbf's, plus the ten frames a full bucket lets through at once.
     m = sim_single_flow("reno", size_bytes=5_000_000, mtu=9000, buffers=KERNEL_BUFFERS)
@@ -282,13 +282,12 @@ def test_gap_sweep_script_marks_every_gap_and_judges_sittings_both_ways():
     assert row[0] == "3" and row[1].endswith("%") and row[2].endswith("%"), lines[-1]
 
 
-def test_kernel_tbf_burst_is_what_sch_tbf_ends_up_with():
-    # tc stores 15140 B at 1 Gbit/s as 1892 ticks of 64 ns = 121,088 ns = 15,136 B (it prints
-    # 15125b): ten 1514-byte frames no longer fit, so a 10-segment skb is cut.
-    assert kernel_tbf_burst(15140, 10**9) == 15136
-    assert kernel_tbf_burst(15136, 10**9) < 10 * 1514
-    # A whole number of ticks comes back unchanged.
-    assert kernel_tbf_burst(125 * 64, 10**9) == 125 * 64
+def test_the_twins_bucket_is_the_burst_tc_was_given_to_the_byte():
+    # tc sends the burst as TCA_TBF_BURST and tbf_change() keeps it as max_size (not the 1892
+    # ticks of 64 ns, 15,136 B, that TCA_TBF_PARMS carries): ten 1514-byte frames fit, so a
+    # 10-segment skb reaches the bucket whole instead of cut by tbf_segment().
+    assert 'tbf_burst = "15140B"' in compare._twin_topology(128 * 1024)
+    assert 'tbf_burst = "15140B"' in compare._twin_topology(64 * 1024, rate_bps=100_000_000)
 
 
 def test_sim_incast_one_sender_takes_the_transfer_time():

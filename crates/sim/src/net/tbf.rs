@@ -121,7 +121,8 @@ pub struct Tbf {
     pub bucket: TokenBucket,
     /// `bfifo` limit, frame bytes.
     limit: u64,
-    /// `q->max_size`: the largest skb that can ever get its tokens (the bucket, in bytes).
+    /// `q->max_size`: the largest skb that can ever get its tokens: the burst tc was given, to the
+    /// byte (`tbf_change()` takes TCA_TBF_BURST, which tc sends, over its 64 ns ticks).
     max_size: u64,
     /// Frame bytes queued (`sch->qstats.backlog`).
     backlog: u64,
@@ -410,6 +411,35 @@ mod tests {
         }
         assert_eq!(admitted, 4, "the first four fit the limit");
         assert_eq!(q.dropped_skbs, 2);
+    }
+
+    #[test]
+    fn an_skb_as_long_as_the_bucket_stays_whole_and_waits_for_a_full_bucket() {
+        // `tbf_enqueue()` cuts only an skb longer than `max_size`, which `tbf_change()` sets to
+        // the burst tc sends (TCA_TBF_BURST): `burst 15140` holds a 10-segment skb of 1514-byte
+        // frames whole, and it leaves only on a full bucket.
+        let mut q = tbf(10 * 1514, 40 * 1514);
+        for i in 0..10 {
+            let mut p = seg(1, 10, i);
+            assert_eq!(q.admit(&mut p), Admit::Enqueue);
+            assert_eq!((p.gso_segs, p.gso_index), (10, i), "not cut by tbf_segment()");
+        }
+        let mut lone = seg(2, 1, 0);
+        assert_eq!(q.admit(&mut lone), Admit::Enqueue);
+        let now = Time::ZERO;
+        q.release(now, &seg(1, 10, 0));
+        for i in 1..10 {
+            q.release(now, &seg(1, 10, i));
+        }
+        // 8 Mbit/s = 1 byte/µs: the bucket is empty; a lone frame waits 1514 µs...
+        assert_eq!(q.ready_at(now, &lone), Time::from_us(1514));
+        // ...and the next 10-segment skb the whole bucket's 15,140 µs.
+        assert_eq!(q.ready_at(now, &seg(3, 10, 0)), Time::from_us(15_140));
+        // One byte less of bucket and the same skb is cut into lone segments.
+        let mut q = tbf(10 * 1514 - 1, 40 * 1514);
+        let mut p = seg(1, 10, 0);
+        q.admit(&mut p);
+        assert_eq!((p.gso_segs, p.gso_index), (1, 0));
     }
 
     #[test]
