@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Calibrate the simulator's host CPU model (`cpu = "veth-this-machine"`) on this machine.
 
-    python scripts/calibrate_host_cpu.py measure --repeat 5 --out /tmp/hostcpu.json   # root
+    python scripts/calibrate_host_cpu.py measure --fifo 10 --shaped-mtus 1500 3000 9000 \
+        --out /tmp/hostcpu.json                                                        # root
     python scripts/calibrate_host_cpu.py fit /tmp/hostcpu.json                        # no root
-    python scripts/calibrate_host_cpu.py check /tmp/hostcpu.json                      # no root
+    python scripts/calibrate_host_cpu.py check /tmp/other.json [/tmp/more.json ...]   # no root
 
 `measure` runs real single-stream iperf3 (Debian's `iperf3`) through the validation dumbbell
 (python/burstlab/validate/topology.py: sender ns -veth- router ns -veth- receiver ns, each flow
@@ -301,7 +302,8 @@ def cpu_per_byte(record: dict, mtu: int) -> list[float]:
 
 
 def check(args: argparse.Namespace) -> int:
-    record = json.loads(Path(args.record).read_text())
+    # One record, or several pooled: a session's median moves with the machine's state.
+    record = {"runs": [r for p in args.records for r in json.loads(Path(p).read_text())["runs"]]}
     loads = [r["load1"] for r in record["runs"]]
     fifo = {r.get("fifo") for r in record["runs"]}
     print(f"{len(record['runs'])} real runs; 1-minute load average median {statistics.median(loads):.2f} "
@@ -355,8 +357,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the MTUs also run through the 1 Gbit/s tbf (default: the check's)")
     f = sub.add_parser("fit", help="fit the profile's costs on the FIT MTUs of one or more records, pooled")
     f.add_argument("records", nargs="+")
-    c = sub.add_parser("check", help="the model against the CHECK MTUs")
-    c.add_argument("record")
+    c = sub.add_parser("check", help="the model against the CHECK MTUs of one or more records, pooled")
+    c.add_argument("records", nargs="+")
     c.add_argument("--seconds", type=float, default=2.0)
     args = ap.parse_args(argv)
     try:

@@ -36,12 +36,12 @@ def test_a_negative_per_segment_cost_is_zero_and_the_rate_the_runs_median():
 
 
 def test_the_shipped_profile_is_the_fit_of_its_records():
-    # crates/sim/src/host/cpu.rs: VETH_RX_PACKET_PS = 0, VETH_COPY_RATE_BPS = 4_015_006_902.
-    records = [json.loads(SCRIPT.with_name(f"calibrate_host_cpu.session-{s}.json").read_text())
-               for s in ("c", "d")]
-    a, c, k = cal.fit_profile(records)
+    # crates/sim/src/host/cpu.rs: VETH_RX_PACKET_PS = 0, VETH_COPY_RATE_BPS = 9_478_687_884.
+    record = json.loads(SCRIPT.with_name("calibrate_host_cpu.session-f.json").read_text())
+    assert {r["fifo"] for r in record["runs"]} == {10}  # measured under SCHED_FIFO
+    a, c, k = cal.fit_profile([record])
     assert (round(c * 1e12), round(k * 1e12)) == (0, 0)
-    assert round(8 / a) == 4_015_006_902
+    assert round(8 / a) == 9_478_687_884
 
 
 STAT = """cpu  4122942 607958 590529 1061280 6407 0 130431 10624 0 0
