@@ -37,6 +37,12 @@ NO_CPU = "needs the host CPU model's profile for these hosts (issue 37 item 1), 
 CPU_WHY = (f"our hosts have no CPU limit: MTU buys only the header share ({HEADER_RATIO:.3f}×), measured in "
            "the mtu part; the seed's gain is the receiving host's per-packet cost")
 
+#: Measured once (docs/studies.md, note 8): the 100G single stream with mlx5's largest ring
+#: (`ethtool -G rx 8192`) instead of the profile's default 1024.
+RING_8192 = ("with mlx5's largest ring (8192) neither MTU drops at the ring: 24.44 Gbit/s at 1500, 35.57 at "
+             "9000 (1.46×, the receiving core's bound): the rest of the ratio is the default ring (1024) "
+             "overflowing in slow start and CUBIC's reaction to that loss")
+
 RTT = "topology.rtt"
 BOTH_MTUS = {MTU: ["1500", "9000"], STREAMS: ["1", "8"]}
 HOST_100G = ("flow[0].cpu=server-100g", "topology.host_rate=100Gbps", "topology.bottleneck_rate=100Gbps", "stop=2s")
@@ -103,6 +109,8 @@ def check(parts: Mapping[str, SweepData]) -> list[Finding]:
         label = "100G" if hosts == "100g" else "10G"
         for streams, theirs in (("1", seed_one), ("8", seed_eight)):
             why = f"cpu = server-{hosts}, {_measured(data, **{STREAMS: streams})}; {header}"
+            if hosts == "100g" and streams == "1":
+                why += f"; {RING_8192}"
             out.append(compare(f"jumbo-{streams}-stream{'s' if streams == '8' else ''}-{hosts}",
                                f"jumbo frames, {streams} stream{'s' if streams == '8' else ''}, {label} hosts: "
                                + ("the same as 1500" if theirs == 1.0 else f"{theirs:.2f}× as fast"),
