@@ -69,3 +69,16 @@ def test_kernel_cpu_takes_off_what_the_other_load_took_at_its_baseline_rate():
 def test_fifo_replaces_nice():
     assert cal.priority(-20, None) == ["nice", "-n", "-20"]
     assert cal.priority(-20, 10) == ["chrt", "-f", "10"]
+
+
+def test_spread_is_min_and_max_about_the_median():
+    assert cal.spread([8.0, 10.0, 15.0]) == "-20/+50 %"
+
+
+def test_cpu_per_byte_takes_the_unshaped_runs_that_measured_it():
+    record = {"runs": [{"mtu": 1500, "shaped": False, "cpu_ns_per_byte": 1.2},
+                       {"mtu": 1500, "shaped": True, "cpu_ns_per_byte": 11.0},
+                       {"mtu": 1500, "shaped": False},  # a session from before the CPU was recorded
+                       {"mtu": 9000, "shaped": False, "cpu_ns_per_byte": 1.3}]}
+    assert cal.cpu_per_byte(record, 1500) == [1.2]
+    assert cal.cpu_per_byte(record, 3000) == []
