@@ -781,6 +781,35 @@ mod tests {
         assert_eq!(SOCK_MIN_RCVBUF, 4608);
     }
 
+    /// The small-`tcp_rmem` set-up of `tests/python/advise` (6.18, `tcp_rmem` 4096 8192 8192,
+    /// `rmem_max` 4 MiB): the SYN-ACK offers 2,896 B (`tcp_select_initial_window()`: half of
+    /// 8 KiB in whole MSS) with scale 7 (`ilog2(rmem_max) - 15`). The first full-sized skb, the
+    /// sender's two segments with 1,280 B of `truesize` overhead, measures 2896·256/4176 = 177
+    /// (`tcp_measure_rcv_mss()`), so the clamp becomes 5,664 B (`tcp_set_window_clamp()`);
+    /// `tcp_grow_window()` raises `rcv_ssthresh` to what is free with that skb held, and once it
+    /// is read `__tcp_select_window()` offers 4,224 B, rounded up to 128 B, as Linux's
+    /// `snd_wnd` showed (3,840–4,480 B), not the 2,896 B of the default ratio.
+    #[test]
+    fn small_tcp_rmem_on_veth_offers_what_linux_offered() {
+        let mut c = cfg(8192, WindowModel::ScalingRatio(TCP_DEFAULT_SCALING_RATIO));
+        c.tcp_rmem = [4096, 8192, 8192];
+        c.rmem_max = 4 << 20;
+        c.tuning = RcvBufTuning::Linux6_18;
+        let default = RcvWindow::new(&c);
+        c.skb_ratio = Some(177);
+        let mut w = RcvWindow::new(&c);
+        assert_eq!((w.wscale(), w.initial_rcv_wnd(), w.window_clamp()), (7, 2896, 2896));
+        assert_eq!(((2896u64 << 8) / (2896 + 1280)) as u8, 177);
+        w.on_data(MSS, MSS as u64);
+        assert_eq!(w.window_clamp(), (8192 * 177) >> 8);
+        assert_eq!(w.rcv_ssthresh(), 5664 - MSS as u64);
+        assert_eq!(w.advertise(0, MSS as u64), 4224);
+        // With the default ratio the clamp stays at 2,896 B: 2,944 B offered.
+        let mut d = default;
+        d.on_data(MSS, MSS as u64);
+        assert_eq!(d.advertise(0, MSS as u64), 2944);
+    }
+
     /// GRNET (seed 003): tcp_adv_win_scale 1, 8 ms. The clamp reaches rmem/2 exactly; the
     /// advertised window stops one segment short of it because the segment being ACKed is
     /// charged when rcv_ssthresh grows (tcp_grow_window), then rounds up to the scale unit.

@@ -126,6 +126,11 @@ pub struct TcpSender {
     wmem: [u64; 3],
     /// `sk_sndbuf`, bytes; grows with cwnd up to `tcp_wmem[2]`.
     sndbuf: u64,
+    /// Bytes the application has copied into the socket (`tp->write_seq`), see `app_send()`.
+    written: u64,
+    /// The application was refused memory and sleeps in `sk_stream_wait_memory()`
+    /// (`SOCK_NOSPACE`): it neither tops up the tail skb nor starts one until woken.
+    write_blocked: bool,
     initcwnd: u32,
     /// Recovery point (`high_seq`).
     high_seq: u64,
@@ -232,6 +237,8 @@ impl TcpSender {
             size: spec.size_bytes,
             wmem: spec.tcp_wmem,
             sndbuf: spec.tcp_wmem[1],
+            written: 0,
+            write_blocked: false,
             initcwnd: spec.initcwnd,
             high_seq: 0,
             prr_delivered: 0,
@@ -334,6 +341,7 @@ impl TcpSender {
         }
         self.sndbuf_expand();
         self.timer = None;
+        self.app_send();
         self.xmit(now, out);
         // Nothing to send in a zero-length transfer: the handshake completes the flow. A
         // window too small for a segment (`tcp_rmem = "1 1 1"`) also sends nothing, but the
@@ -500,6 +508,8 @@ impl TcpSender {
         self.stats.max_cwnd = self.stats.max_cwnd.max(self.tp.snd_cwnd);
         if snd_una_advanced {
             self.sndbuf_expand();
+            // `tcp_check_space()`: freed skbs may wake the writer.
+            self.app_send();
         }
 
         if self.all_acked() {
@@ -533,6 +543,7 @@ impl TcpSender {
         if self.state == State::Established {
             self.tp.now = now;
             self.sndbuf_expand();
+            self.app_send();
             self.xmit(now, out);
         }
     }
@@ -1079,12 +1090,38 @@ impl TcpSender {
         self.sndbuf = self.sndbuf.max(want);
     }
 
-    /// Bytes the application has written into the socket so far: it writes whenever the send
-    /// buffer has room (iperf3 memory-to-memory). We count payload bytes against `sk_sndbuf`;
-    /// see docs/fidelity.md (TSO skbs make truesize overhead small).
+    /// Bytes the application has written into the socket so far (`app_send()`).
     fn written(&self) -> u64 {
-        let limit = self.snd_una + self.sndbuf;
-        self.size.map_or(limit, |s| s.min(limit))
+        self.written
+    }
+
+    /// `tcp_sendmsg_locked()` for an application that writes all it has (iperf3
+    /// memory-to-memory): it tops the tail skb up to `size_goal` without asking for memory,
+    /// and starts a new skb only while `sk_stream_memory_free()` (`sk_wmem_queued <
+    /// sk_sndbuf`, `include/net/sock.h`), which it then fills to `size_goal` too. So the queue
+    /// runs past `sk_sndbuf` by up to one skb (65,160 B at MTU 1500, whatever the buffer).
+    /// A refused writer sleeps, and wakes at the first ACK that leaves less than `sk_sndbuf`
+    /// queued. Queued bytes are payload, not truesize; `sk_stream_write_space()`'s wake-up
+    /// only at a third free is not modelled (docs/fidelity.md, "send buffer").
+    fn app_send(&mut self) {
+        let want = self.size.unwrap_or(u64::MAX);
+        if self.write_blocked && self.written - self.snd_una >= self.sndbuf {
+            return;
+        }
+        self.write_blocked = false;
+        let goal = self.size_goal();
+        while self.written < want {
+            self.write_queue.sync(self.snd_nxt, self.written, goal);
+            let copy = match self.write_queue.tail_room(self.snd_nxt, goal) {
+                0 if self.written - self.snd_una >= self.sndbuf => {
+                    self.write_blocked = true;
+                    return;
+                }
+                0 => goal,
+                room => room,
+            };
+            self.written = self.written.saturating_add(copy).min(want);
+        }
     }
 
     /// `tcp_xmit_size_goal()`: the bytes one skb of the write queue holds, `sk_gso_max_size`
@@ -1188,7 +1225,7 @@ impl TcpSender {
         }
         // The application writes again as the send buffer drains, until it has written all it
         // has; after its last write nothing asks (a transfer's tail is not app-limited).
-        if self.size.is_none_or(|s| self.snd_una + self.sndbuf < s) {
+        if self.size.is_none_or(|s| self.written < s) {
             self.check_app_limited();
         }
         let cwnd_limited = self.board.in_flight() >= self.tp.snd_cwnd
@@ -1775,6 +1812,35 @@ mod tests {
         // header, is below any MSS).
         s.max_window = 50;
         assert_eq!(s.size_goal(), 1448);
+    }
+
+    /// `tcp_sendmsg_locked()` asks `sk_stream_memory_free()` before it allocates an skb, not
+    /// as it fills one: with `tcp_wmem = 4096 8192 8192` the writer still queues a whole skb of
+    /// `size_goal`, four times `sk_sndbuf`, and is refused only the next. Once ACKs leave less
+    /// than `sk_sndbuf` queued it writes one more whole skb.
+    #[test]
+    fn send_buffer_runs_past_sk_sndbuf_by_one_skb() {
+        let sp = FlowSpec { tcp_wmem: [4096, 8192, 8192], ..spec("reno", 10) };
+        let (mut s, _) = established_with(&sp);
+        assert_eq!(s.sndbuf, 8192);
+        // The SYN-ACK's 65,535 bytes: half of it in whole MSS (tcp_bound_to_half_wnd()).
+        assert_eq!((s.written, s.write_blocked), (22 * MSS, true));
+        let (mut t, mut out) = (Time::from_ms(20), Vec::new());
+        let mut queued = s.written - s.snd_una;
+        while s.written == 22 * MSS {
+            assert!(queued >= 8192, "refused with {queued} B queued");
+            let next = (s.snd_una + MSS).min(s.snd_nxt);
+            s.on_packet(t, &ack(next, &[], 1 << 30), &mut out);
+            queued = 22 * MSS - s.snd_una;
+            t += Time::from_us(10);
+        }
+        // Asleep, it left the unsent tail as it was, though the 1 GB window raised size_goal to
+        // 45 MSS. Woken by the first ACK that left less than the buffer queued, it wrote one
+        // skb of that goal, then was refused again.
+        assert!(queued < 8192 && queued + MSS >= 8192, "{queued}");
+        assert_eq!((s.written, s.write_blocked), (22 * MSS + 45 * MSS, true));
+        s.app_send();
+        assert_eq!(s.written, 67 * MSS);
     }
 
     #[test]

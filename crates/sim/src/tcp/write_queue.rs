@@ -71,6 +71,15 @@ impl WriteQueue {
         }
     }
 
+    /// Bytes the application may still copy into the tail skb before it needs a new one
+    /// (`tcp_sendmsg_locked()`: `copy = size_goal - skb->len`); 0 without an unsent tail.
+    pub fn tail_room(&self, snd_nxt: u64, goal: u64) -> u64 {
+        match self.skbs.back() {
+            Some(&(start, end)) if end > snd_nxt => goal.saturating_sub(end - start.max(snd_nxt)),
+            _ => 0,
+        }
+    }
+
     /// Whether `seq` starts a skb of the queue: a segment there cannot join the skb before it.
     pub fn starts_skb(&self, seq: u64) -> bool {
         self.skbs.binary_search_by_key(&seq, |&(start, _)| start).is_ok()
@@ -121,6 +130,18 @@ mod tests {
         q.sync(11 * MSS, 17 * MSS, GOAL);
         q.grow_head(11 * MSS, 20 * MSS);
         assert_eq!(q.head(11 * MSS), Some((6 * MSS, true)));
+    }
+
+    #[test]
+    fn tail_room_is_what_the_writer_may_still_copy_into_the_tail() {
+        let mut q = WriteQueue::default();
+        assert_eq!(q.tail_room(0, GOAL), 0, "no unsent tail: a new skb is needed");
+        q.sync(0, 3 * MSS, GOAL);
+        assert_eq!(q.tail_room(0, GOAL), 4 * MSS);
+        // Two of its three segments leave: the rest may be filled to a whole goal again.
+        assert_eq!(q.tail_room(2 * MSS, GOAL), 6 * MSS);
+        q.sync(3 * MSS, 3 * MSS, GOAL);
+        assert_eq!(q.tail_room(3 * MSS, GOAL), 0);
     }
 
     #[test]
