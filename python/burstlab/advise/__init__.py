@@ -20,6 +20,9 @@ def explain_iperf3(
     tbf: bool = False,
     tcp_rmem: str | None = None,
     tcp_wmem: str | None = None,
+    rmem_max: str | None = None,
+    cpu: str | None = None,
+    skb_scaling_ratio: int | None = None,
     maxrate: str | None = None,
     what_if: list[str] | None = None,
     twin: bool = True,
@@ -28,7 +31,10 @@ def explain_iperf3(
     """Explain the iperf3 `-J` result at `path` and replay its twin.
 
     `rtt`, `rate`, `buffer`, `maxrate` take units ("20ms", "10Gbps", "16KiB"); `tcp_rmem` and
-    `tcp_wmem` the sysctl's three numbers; `tbf` says the bottleneck is a Linux tbf (then
+    `tcp_wmem` the sysctl's three numbers, `rmem_max` the receiver's net.core.rmem_max (its
+    window scale; default the simulator's 212,992), `cpu` the hosts' CPU profile
+    ("veth-this-machine"; default none: hosts that never limit), `skb_scaling_ratio` the
+    receiver's len/truesize ratio of 256 (default 128, the kernel's starting value); `tbf` says the bottleneck is a Linux tbf (then
     `buffer` is its limit). Each `what_if` is "KEY=VALUE" (a flow key such as tcp_rmem, or a
     path key: rtt, rate, buffer, mtu). Returns a dict (the CLI's `--json`): the run, its
     `limit`, `summary`, `phases`, `losses`, `notes`, and with `twin` the `scenario` (TOML),
@@ -74,7 +80,9 @@ def explain_iperf3(
     path_, notes = tw.path_from(run, rtt_s=units.seconds("--rtt", rtt) if rtt else None, rate_bps=rate_bps,
                                 mtu=mtu, buffer_bytes=units.size_bytes("--buffer", buffer) if buffer else None,
                                 tbf=tbf)
-    toml = tw.scenario_toml(run, path_, tw.Hosts(tcp_rmem=rmem, tcp_wmem=wmem, rmem_max=rmem[2] if rmem else None))
+    hosts = tw.Hosts(tcp_rmem=rmem, tcp_wmem=wmem, cpu=cpu, skb_scaling_ratio=skb_scaling_ratio,
+                     rmem_max=units.size_bytes("--rmem-max", rmem_max) if rmem_max else None)
+    toml = tw.scenario_toml(run, path_, hosts)
     base = tw.replay(toml)
     error = (base.throughput_bps - run.throughput_bps) / run.throughput_bps if run.throughput_bps else None
     out["notes"] = [*out["notes"], *notes]

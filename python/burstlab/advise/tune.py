@@ -206,6 +206,9 @@ def tune(
     tcp_wmem: str | None = None,
     cca: str | None = None,
     kernel: str | None = None,
+    rmem_max: str | None = None,
+    cpu: str | None = None,
+    skb_scaling_ratio: int | None = None,
     ccas: Sequence[str] = CCAS,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> dict[str, Any]:
@@ -215,7 +218,9 @@ def tune(
     `bursts` are "RATE:DURATION". With `tbf` the bottleneck is a Linux tbf between hosts on
     veth pairs (`buffer` is its limit), as `explain --tbf` has it. The "before" is the host as
     it is: `tcp_rmem`, `tcp_wmem` (the sysctls' three numbers), `cca` and the receiving
-    `kernel`'s release (its receive-buffer auto-tuning), each Linux's default when None. `ccas`
+    `kernel`'s release (its receive-buffer auto-tuning), each Linux's default when None; the
+    receiver's `rmem_max` (default: its `tcp_rmem` max), the hosts' `cpu` profile and the
+    receiver's `skb_scaling_ratio` describe the machine as explain_iperf3's do. `ccas`
     are the congestion controls the host can load (its tcp_available_congestion_control, or
     what its kernel was built with), compared in the twin.
     `progress(done, total, what)` is called before each simulation.
@@ -241,8 +246,10 @@ def tune(
     if kernel is not None and not re.match(r"\d+\.\d+", kernel):
         raise FlagError(f"--kernel {kernel!r}: expected the receiver's kernel release, such as '6.18.4' (uname -r)")
     now = tw.Hosts(cca=cca or "cubic", tcp_rmem=units.triple("--tcp-rmem", tcp_rmem) if tcp_rmem else None,
-                   tcp_wmem=units.triple("--tcp-wmem", tcp_wmem) if tcp_wmem else None)
-    if now.tcp_rmem:
+                   tcp_wmem=units.triple("--tcp-wmem", tcp_wmem) if tcp_wmem else None, cpu=cpu,
+                   skb_scaling_ratio=skb_scaling_ratio,
+                   rmem_max=units.size_bytes("--rmem-max", rmem_max) if rmem_max else None)
+    if now.tcp_rmem and now.rmem_max is None:
         now = replace(now, rmem_max=now.tcp_rmem[2])
     f, changes = plan(rate_bps, rtt_s, mtu, host_bps, streams, dev,
                       keep=((now.tcp_rmem or (0, 0, 0))[2], (now.tcp_wmem or (0, 0, 0))[2]), ccas=ccas)
@@ -327,7 +334,8 @@ def tune(
                  "buffer_bytes": buffer_bytes, "transfer_bytes": total,
                  "burst_start_s": burst_start_s if parsed else None, "tbf": tbf},
         "host": {"cca": now.cca, "tcp_rmem": list(rmem_now), "tcp_wmem": list(wmem_now),
-                 "rcvbuf_tuning": rcvbuf_tuning(kernel)},
+                 "rcvbuf_tuning": rcvbuf_tuning(kernel), "rmem_max": now.rmem_max, "cpu": now.cpu,
+                 "skb_scaling_ratio": now.skb_scaling_ratio},
         "figures": f,
         "changes": rows,
         "sysctl": _merged(kept_changes),

@@ -21,6 +21,7 @@ HOST_RATE_FACTOR = 10
 FLOW_KEYS = frozenset({
     "cca", "tcp_rmem", "tcp_wmem", "rmem_max", "tcp_adv_win_scale", "initcwnd", "initrwnd", "rto_min",
     "quickack", "max_pacing_rate", "gso_max_size", "qdisc", "fq_maxrate", "read_latency", "ecn",
+    "cpu", "sender_cpu", "receiver_cpu", "skb_scaling_ratio",
 })
 #: What-if names for topology keys.
 TOPOLOGY_KEYS = {"rtt": "rtt", "buffer": "buffer", "mtu": "mtu", "rate": "bottleneck_rate",
@@ -66,7 +67,13 @@ class Hosts:
     cca: str | None = None
     tcp_rmem: tuple[int, int, int] | None = None
     tcp_wmem: tuple[int, int, int] | None = None
+    #: net.core.rmem_max: with tcp_rmem[2] it sets the receiver's window scale
+    #: (tcp_select_initial_window()), so the unit its windows are rounded up to.
     rmem_max: int | None = None
+    #: Both hosts' CPU, a profile of docs/scenarios.md ("veth-this-machine", "server-100g").
+    cpu: str | None = None
+    #: The len/truesize ratio (of 256) the receiving host's first full-sized skb measures.
+    skb_scaling_ratio: int | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,10 @@ def dumbbell_toml(name: str, path: Path, hosts: Hosts, *, streams: int, bytes_ea
             lines.append(f'tcp_wmem = "{" ".join(map(str, hosts.tcp_wmem))}"')
         if hosts.rmem_max:
             lines.append(f"rmem_max = {hosts.rmem_max}")
+        if hosts.cpu:
+            lines.append(f'cpu = "{hosts.cpu}"')
+        if hosts.skb_scaling_ratio:
+            lines.append(f"skb_scaling_ratio = {hosts.skb_scaling_ratio}")
         if rcvbuf_tuning:
             lines.append(f'rcvbuf_tuning = "{rcvbuf_tuning}"')
     return "\n".join(lines) + "\n"

@@ -20,6 +20,9 @@ def command(
     tbf: Annotated[bool, typer.Option("--tbf", help="The bottleneck is a Linux tbf between hosts on veth pairs (as `burstlab validate` builds).")] = False,
     tcp_rmem: Annotated[str | None, typer.Option("--tcp-rmem", metavar="'MIN DEF MAX'", help="The receiver's net.ipv4.tcp_rmem.")] = None,
     tcp_wmem: Annotated[str | None, typer.Option("--tcp-wmem", metavar="'MIN DEF MAX'", help="The sender's net.ipv4.tcp_wmem.")] = None,
+    rmem_max: Annotated[str | None, typer.Option("--rmem-max", metavar="SIZE", help="The receiver's net.core.rmem_max (with tcp_rmem's max it sets the window scale). Default: the simulator's 212,992.")] = None,
+    cpu: Annotated[str | None, typer.Option("--cpu", metavar="PROFILE", help='The hosts\' CPU in the twin, a profile such as "veth-this-machine" (docs/scenarios.md). Default: hosts that never limit.')] = None,
+    skb_scaling_ratio: Annotated[int | None, typer.Option("--skb-scaling-ratio", metavar="N", help="The len/truesize ratio (of 256) the receiver's first full-sized skb measures (Linux >= 6.6). Default: 128.")] = None,
     maxrate: Annotated[str | None, typer.Option("--maxrate", metavar="RATE", help="A pacing cap on the sender (fq maxrate, SO_MAX_PACING_RATE).")] = None,
     ss: Annotated[Path | None, typer.Option("--ss", metavar="FILE", help="`ss -tin` snapshots taken on the sender during the run: Linux's own count of the time the receiver's window and the send buffer held it.")] = None,
     what_if: Annotated[list[str] | None, typer.Option("--what-if", metavar="KEY=VALUE", help="Rerun the twin with this change (repeatable): tcp_rmem, tcp_wmem, cca, initcwnd, max_pacing_rate, rtt, rate, buffer, ... or a --set path.")] = None,
@@ -53,7 +56,8 @@ def command(
     """
     err = Console(stderr=True, highlight=False)
     raise typer.Exit(_explain(run_json, dict(rtt=rtt, rate=rate, mtu=mtu, buffer=buffer, tbf=tbf, tcp_rmem=tcp_rmem,
-                                             tcp_wmem=tcp_wmem, maxrate=maxrate, what_if=what_if or [],
+                                             tcp_wmem=tcp_wmem, rmem_max=rmem_max, cpu=cpu,
+                                             skb_scaling_ratio=skb_scaling_ratio, maxrate=maxrate, what_if=what_if or [],
                                              twin=not no_twin, ss=ss),
                               emit_scenario, html, overwrite, json_, err))
 

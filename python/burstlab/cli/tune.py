@@ -25,6 +25,9 @@ def command(
     tcp_rmem: Annotated[str | None, typer.Option("--tcp-rmem", metavar="'MIN DEF MAX'", help="The receiver's net.ipv4.tcp_rmem now (the \"before\"). Default: Linux's.")] = None,
     tcp_wmem: Annotated[str | None, typer.Option("--tcp-wmem", metavar="'MIN DEF MAX'", help="The sender's net.ipv4.tcp_wmem now. Default: Linux's.")] = None,
     cca: Annotated[str | None, typer.Option("--cca", metavar="NAME", help="The sender's congestion control now: cubic (default), htcp, bbr or reno.")] = None,
+    rmem_max: Annotated[str | None, typer.Option("--rmem-max", metavar="SIZE", help="The receiver's net.core.rmem_max (with tcp_rmem's max it sets the window scale). Default: tcp_rmem's max.")] = None,
+    cpu: Annotated[str | None, typer.Option("--cpu", metavar="PROFILE", help='The hosts\' CPU in the twin, a profile such as "veth-this-machine" (docs/scenarios.md). Default: hosts that never limit.')] = None,
+    skb_scaling_ratio: Annotated[int | None, typer.Option("--skb-scaling-ratio", metavar="N", help="The len/truesize ratio (of 256) the receiver's first full-sized skb measures (Linux >= 6.6). Default: 128.")] = None,
     ccas: Annotated[str, typer.Option("--ccas", metavar="A,B", help="Congestion controls the host can load, compared in the twin (its /proc/sys/net/ipv4/tcp_available_congestion_control).")] = "cubic,htcp,bbr",
     kernel: Annotated[str | None, typer.Option("--kernel", metavar="RELEASE", help="The receiving host's kernel release (`uname -r`): 6.18 and later grow the receive buffer their own way.")] = None,
     html: Annotated[Path | None, typer.Option("--html", metavar="FILE", help="Also write the result as a self-contained HTML page (the reports' style).")] = None,
@@ -56,6 +59,7 @@ def command(
     raise typer.Exit(_tune(dict(rate=rate, rtt=rtt, mtu=mtu, host_rate=host_rate, streams=streams,
                                 bursts=burst or [], size=size, buffer=buffer, dev=dev, tbf=tbf, tcp_rmem=tcp_rmem,
                                 tcp_wmem=tcp_wmem, cca=cca, kernel=kernel,
+                                rmem_max=rmem_max, cpu=cpu, skb_scaling_ratio=skb_scaling_ratio,
                                 ccas=[c.strip() for c in ccas.split(",") if c.strip()]), html, overwrite, json_, err))
 
 

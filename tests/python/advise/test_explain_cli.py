@@ -166,3 +166,24 @@ def test_a_busy_receiver_with_room_on_the_path_is_named_the_receiving_host():
     # The same run with its receiver idle leaves the sender's own buffer or application.
     doc["end"]["cpu_utilization_percent"]["remote_total"] = 20.0
     assert ex.explain(iperf3.parse(json.dumps(doc)), ex.Settings(rate_bps=1e9)).limit == ex.SEND_BUFFER
+
+
+def test_the_twin_describes_the_receiving_host_as_given():
+    # The host's rmem_max, not tcp_rmem's max, sets the window scale: 4 MiB gives scale 7 and
+    # windows in 128-byte units, where tcp_rmem's 8 KiB alone gave none. The CPU profile and
+    # the skb ratio reach every flow of the twin.
+    out = explain_iperf3(RMEM, rate="1gbit", tbf=True, buffer="1MiB", tcp_rmem="4096 8192 8192", rmem_max="4MiB",
+                         cpu="veth-this-machine", skb_scaling_ratio=177)
+    flow = out["scenario"].split("[[flow]]")[1]
+    for line in ("rmem_max = 4194304", 'cpu = "veth-this-machine"', "skb_scaling_ratio = 177"):
+        assert line in flow, out["scenario"]
+    bare = explain_iperf3(RMEM, rate="1gbit", tbf=True, buffer="1MiB", tcp_rmem="4096 8192 8192")
+    assert "rmem_max" not in bare["scenario"] and "cpu" not in bare["scenario"]
+    # A host that costs CPU carries less than one that never limits.
+    assert out["twin"]["throughput_bps"] < bare["twin"]["throughput_bps"]
+
+
+def test_an_unknown_cpu_profile_gets_one_line():
+    result = _cli(RMEM, "--rate", "1gbit", "--cpu", "no-such-host")
+    assert result.exit_code == 2, result.output
+    assert "no-such-host" in result.output and result.output.strip().count("\n") == 0, result.output
