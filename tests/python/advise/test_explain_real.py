@@ -3,9 +3,10 @@ namespaces (validate.topology.Dumbbell): a shallow buffer (loss), a small tcp_rm
 receiver's window) and a small tcp_wmem (the send buffer). Each run is two seconds.
 
 This kernel has no netem, so the path's RTT is the veths' (tens of µs): the window set-ups are
-bound by how fast the hosts turn a window round (the receiving application's reads, the
-sender's refills), which the twin does not know. Their twins are reported, not held to 10 %;
-the loss set-up's twin is (docs/advice.md, "What the twin matches").
+bound by how fast the hosts turn a window round. Their twins describe the hosts as they are: the
+receiver's rmem_max (its window scale) and this machine's CPU profile (`veth-this-machine`).
+They are reported, not held to 10 %; the loss set-up's twin is (docs/advice.md, "What the twin
+matches").
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ pytestmark = [pytest.mark.netns,
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, Path]:
+def runs(tmp_path_factory) -> dict[str, Path | int]:
     root = tmp_path_factory.mktemp("iperf3")
     paths = {}
     for name, (bottleneck, tuning, _) in SETUPS.items():
         with Dumbbell(senders=1, bottleneck=bottleneck, tuning=tuning) as net:
+            paths[f"{name}.rmem_max"] = net.buffer_sysctls()["rmem_max"][0]
             paths[name] = root / f"{name}.json"
             paths[name].write_text(iperf3_run(net, ss_to=root / f"{name}.ss.txt"))
             paths[f"{name}.ss"] = root / f"{name}.ss.txt"
@@ -66,9 +68,13 @@ def test_the_loss_setups_twin_is_within_10_percent_of_the_real_throughput(runs):
     assert out["twin"]["retransmits"] > 0 and out["losses"]
 
 
+#: This machine's hosts, as docs/scenarios.md's profile describes them.
+CPU = "veth-this-machine"
+
+
 def test_the_window_setups_twins_are_reported_with_their_error(runs):
     for name in ("rmem", "wmem"):
-        out = explain_iperf3(runs[name], **_flags(name))
+        out = explain_iperf3(runs[name], rmem_max=str(runs[f"{name}.rmem_max"]), cpu=CPU, **_flags(name))
         real, twin = out["throughput_bps"], out["twin"]["throughput_bps"]
         print(f"{name}: real {real / 1e6:.1f} Mbit/s, twin {twin / 1e6:.1f} Mbit/s ({out['match']['throughput_rel_error']:+.1%})")
         assert out["match"]["within"] == (abs(twin - real) <= 0.10 * real)

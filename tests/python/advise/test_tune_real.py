@@ -117,14 +117,15 @@ def _host_now(name: str, before: list[dict], carried_bps: float) -> dict[str, An
     return dict(rate=f"{rate_bps / 1e6:.6g}Mbps", host_rate=f"{HOST_FACTOR * tc_rate_bps(rate) / 1e6:g}Mbps",
                 rtt=f"{rtt_us}us", buffer=f"{bottleneck.limit_bytes}B", tbf=True,
                 tcp_rmem=" ".join(map(str, sysctls["tcp_rmem"])), tcp_wmem=" ".join(map(str, sysctls["tcp_wmem"])),
-                cca=before[0]["end"]["sender_tcp_congestion"], kernel=kernel,
+                rmem_max=str(sysctls["rmem_max"][0]), cca=before[0]["end"]["sender_tcp_congestion"], kernel=kernel,
                 ccas=[c for c in CCAS if c in available])
 
 
 #: Where the twin of the untuned host is known to miss (docs/advice.md, "What the twin matches"):
-#: the window set-ups' hosts turn a window round slower than the twin's (the receiving
-#: application's wake-ups; the sender's write queue past sk_sndbuf), so the predicted gain misses
-#: by the "before" alone. Their gain is reported as an expected failure, with the figures.
+#: with a small tcp_rmem the twin's sender uses two segments of a window Linux fills (Minshall's
+#: rule, the first skb's own len/truesize ratio); with a small tcp_wmem the hosts' pace varies
+#: with the machine's load by more than the tolerance. Their gain is reported as an expected
+#: failure, with the figures.
 BEFORE_TWIN_MISSES = {"rmem", "wmem"}
 
 
