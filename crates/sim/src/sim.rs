@@ -150,7 +150,9 @@ impl<'s> World<'s> {
             .map(|(k, b)| BurstSource::new(b, scn.seed, k as u64))
             .collect();
         ports::attach_source_links(&net, specs.len(), &mut bursts);
-        bursts.sort_by_key(|b| (b.next_event().unwrap_or(Time::MAX), b.index));
+        // Cached: a source's first event costs a 128-bit division and a jitter draw, and
+        // `sort_by_key` would compute it on every comparison (3.4 M times for 100,000 sources).
+        bursts.sort_by_cached_key(|b| (b.next_event().unwrap_or(Time::MAX), b.index));
         let deepest = match &scn.topology.graph {
             None => scn.topology.dumbbell.bottleneck.queues.iter().map(|q| q.buffer_bytes).max(),
             Some(g) => g
