@@ -72,7 +72,9 @@ pub struct Packet {
     pub ecn: Ecn,
     /// First payload byte (data), in 64-bit sequence space starting at 0 after the SYN.
     pub seq: u64,
-    /// Cumulative acknowledgment: next byte expected (ACK and data).
+    /// Cumulative acknowledgment: next byte expected (ACK and data). A UDP datagram has none,
+    /// and carries here its source's position in the world's sources (`World::bursts`), so
+    /// its sink counts it without looking its source up by flow id.
     pub ack: u64,
     /// Advertised receive window in bytes, already scaled.
     pub rwnd: u64,

@@ -58,6 +58,11 @@ pub struct World<'s> {
     incasts: Vec<IncastApp>,
     /// Web-search workloads; their connections' `Flow::app` is `incasts.len()` + their index.
     websearches: Vec<WebSearchApp>,
+    /// Burst sources in the order of their first event (ties by `index`), not by their
+    /// number: equal-period sources then send in the order they are stored, so the per-datagram
+    /// walk over their state is sequential, which the prefetcher follows at 100,000 sources
+    /// (docs/performance.md, "Memory and scale"). Events and datagrams name a source by its
+    /// position here.
     bursts: Vec<BurstSource>,
     /// Flows and burst sources not finished yet; the run ends when both are zero and the last
     /// packet has left the network (or at `stop`).
@@ -145,6 +150,9 @@ impl<'s> World<'s> {
             .map(|(k, b)| BurstSource::new(b, scn.seed, k as u64))
             .collect();
         ports::attach_source_links(&net, specs.len(), &mut bursts);
+        // Cached: a source's first event costs a 128-bit division and a jitter draw, and
+        // `sort_by_key` would compute it on every comparison (3.4 M times for 100,000 sources).
+        bursts.sort_by_cached_key(|b| (b.next_event().unwrap_or(Time::MAX), b.index));
         let deepest = match &scn.topology.graph {
             None => scn.topology.dumbbell.bottleneck.queues.iter().map(|q| q.buffer_bytes).max(),
             Some(g) => g
@@ -196,9 +204,10 @@ impl<'s> World<'s> {
                 None => w.active -= 1,
             }
         }
-        for (i, b) in w.bursts.iter().enumerate() {
-            if let Some(t) = b.next_event() {
-                w.events.push(t, Event::BurstEmit { source: i as u32 });
+        // Pushed by source number, as before they were sorted: ties pop in push order.
+        for slot in w.bursts_by_index() {
+            if let Some(t) = w.bursts[slot].next_event() {
+                w.events.push(t, Event::BurstEmit { source: slot as u32 });
             } else {
                 w.active -= 1;
             }
@@ -300,6 +309,15 @@ impl<'s> World<'s> {
         }
     }
 
+    /// The positions in `bursts` of source 0, 1, 2, ...
+    fn bursts_by_index(&self) -> Vec<usize> {
+        let mut slots = vec![0; self.bursts.len()];
+        for (slot, b) in self.bursts.iter().enumerate() {
+            slots[b.index as usize] = slot;
+        }
+        slots
+    }
+
     /// Every packet ever allocated is delivered, dropped, or still in a queue or on a wire.
     #[inline(never)]
     fn check_conservation(&self) {
@@ -335,8 +353,9 @@ impl<'s> World<'s> {
         let packet_hops = net.ports.iter().map(|p| p.stats.tx_packets).sum();
         let tcp = (self.flows.iter().enumerate())
             .map(|(i, f)| record::flows::tcp(net, i, self.ends(i), f.start, f.size, now));
-        let udp = (self.bursts.iter().enumerate())
-            .map(|(k, b)| record::flows::udp(net, n_tcp + k, k, b, now));
+        let udp = (self.bursts_by_index().into_iter())
+            .map(|s| &self.bursts[s])
+            .map(|b| record::flows::udp(net, n_tcp + b.index as usize, b.index as usize, b, now));
         let fs: Vec<_> = tcp.chain(udp).collect();
         let caps = [
             ("queue", self.queue.cap),

@@ -76,6 +76,10 @@ pub const NO_PORT: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub struct BurstSource {
+    /// The source's number in the scenario, its `[[burst]]` tables' sources in order: its
+    /// flow id is the number of TCP flows plus this. The world keeps its sources in the order
+    /// they first send, not by this (`World::bursts`).
+    pub index: u32,
     pub rate: Rate,
     /// The burst's start as the scenario gives it.
     pub scheduled: Time,
@@ -110,6 +114,7 @@ impl BurstSource {
         let clock_ppb =
             rng::stream(seed, "burst-clock", index).below(2 * bound + 1) as i64 - bound as i64;
         let mut b = BurstSource {
+            index: u32::try_from(index).expect("flow ids are u32, so are source numbers"),
             rate: spec.rate,
             scheduled: spec.start,
             start: spec.start + phase,

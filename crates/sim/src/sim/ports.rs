@@ -57,7 +57,7 @@ impl World<'_> {
         let p = *self.pool.get(id);
         self.pool.free(id);
         if p.kind == Kind::Udp {
-            self.bursts[p.flow as usize - self.flows.len()].received += 1;
+            self.bursts[p.ack as usize].received += 1;
             return;
         }
         self.host_receives(node, p);
@@ -157,9 +157,9 @@ impl World<'_> {
     pub(super) fn burst_emit(&mut self, si: u32) {
         let k = si as usize;
         let Some(link) = self.bursts[k].link else { return self.burst_depart(si) };
-        let flow = (self.flows.len() + k) as u32;
+        let n_tcp = self.flows.len();
         let b = &mut self.bursts[k];
-        let p = datagram(b, flow, link.src, link.sink, link.then);
+        let p = datagram(b, si, n_tcp, link.src, link.sink, link.then);
         b.sent += 1;
         let next = b.next_departure();
         let id = self.pool.alloc(p);
@@ -190,11 +190,11 @@ impl World<'_> {
     /// time order (put straight on the wire, it overlapped a segment being sent).
     #[inline(never)]
     fn burst_depart(&mut self, si: u32) {
-        let src_index = si as usize;
-        let (src, _, sink) = self.net.burst_hosts[src_index];
-        let flow = (self.flows.len() + src_index) as u32;
-        let b = &mut self.bursts[src_index];
-        let mut p = datagram(b, flow, src, sink, self.net.first_hop(flow, src));
+        let n_tcp = self.flows.len();
+        let b = &mut self.bursts[si as usize];
+        let (src, _, sink) = self.net.burst_hosts[b.index as usize];
+        let hop = self.net.first_hop((n_tcp + b.index as usize) as u32, src);
+        let mut p = datagram(b, si, n_tcp, src, sink, hop);
         b.sent += 1;
         let next = b.next_departure();
         let pid = self.net.take_step(&mut p);
@@ -207,11 +207,21 @@ impl World<'_> {
     }
 }
 
-/// The next datagram of source `b` (flow id `flow`), whose next step at the far end of its
-/// link is `hop`.
+/// The next datagram of source `b`, at `slot` in `World::bursts` after `n_tcp` TCP flows,
+/// whose next step at the far end of its link is `hop`.
 #[inline]
-fn datagram(b: &BurstSource, flow: u32, src: NodeId, sink: NodeId, hop: u32) -> Packet {
+fn datagram(
+    b: &BurstSource,
+    slot: u32,
+    n_tcp: usize,
+    src: NodeId,
+    sink: NodeId,
+    hop: u32,
+) -> Packet {
+    let flow = (n_tcp + b.index as usize) as u32;
     let mut p = Packet::new(Kind::Udp, flow, src, sink, b.packet_size);
+    // The sink counts it by its source's slot, read from the datagram (`Packet::ack`).
+    p.ack = u64::from(slot);
     p.payload = b.packet_size - crate::packet::IPV4_HEADER_BYTES - crate::packet::UDP_HEADER_BYTES;
     p.dscp = b.dscp;
     p.hop = hop;
@@ -231,7 +241,9 @@ pub(super) fn attach_source_links(net: &Network, n_tcp: usize, bursts: &mut [Bur
     for &(_, up, _) in &net.burst_hosts {
         users[up as usize] += 1;
     }
-    for (k, (b, &(src, up, sink))) in bursts.iter_mut().zip(&net.burst_hosts).enumerate() {
+    for b in bursts.iter_mut() {
+        let k = b.index as usize;
+        let (src, up, sink) = net.burst_hosts[k];
         if users[up as usize] != 1 {
             continue;
         }
