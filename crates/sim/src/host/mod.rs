@@ -1,16 +1,21 @@
 //! Hosts: the machines at the network's edge. A [`Host`] owns the sockets whose endpoint it
 //! is ([`socket`]): each connection's sending end with its timers and TCP Small Queues
-//! accounting, and each receiving end with the application that reads it ([`rx`]). Its qdisc
-//! (`fq` or a FIFO) is its NIC's egress port's (`net::port`). A flow is a pair of sockets on
-//! two hosts ([`SocketRef`]) and a row of the `flows` table. A host may have a CPU that costs
-//! time and a NIC ring that drops ([`cpu`]); without one its CPU is infinite.
+//! accounting, and each receiving end with the application that reads it ([`rx`]); and its
+//! NICs ([`nic`]), each feeding one egress port through the host's qdisc (`fq`, [`fq`]; or
+//! pfifo, the port's own FIFO). A flow is a pair of sockets on two hosts ([`SocketRef`]) and
+//! a row of the `flows` table. A host may have a CPU that costs time and a NIC ring that
+//! drops ([`cpu`]); without one its CPU is infinite.
 
 pub mod cpu;
+pub mod fq;
+pub mod nic;
 pub mod rx;
 pub mod socket;
 
+use crate::net::port::PortId;
 use crate::packet::NodeId;
 use cpu::{HostCpu, HostCpuSpec};
+use nic::Nic;
 use socket::{ReceiverSocket, SenderSocket};
 
 /// A socket: its host (an index into the world's hosts) and its index among that host's
@@ -26,13 +31,27 @@ pub struct Host {
     pub node: NodeId,
     pub senders: Vec<SenderSocket>,
     pub receivers: Vec<ReceiverSocket>,
+    /// Its NICs, one per link, each with its qdisc.
+    pub nics: Vec<Nic>,
     /// Its CPU and NIC rings, if the scenario gives it one.
     pub cpu: Option<Box<HostCpu>>,
 }
 
 impl Host {
-    pub fn new(node: NodeId) -> Host {
-        Host { node, senders: Vec::new(), receivers: Vec::new(), cpu: None }
+    pub fn new(node: NodeId, nics: Vec<Nic>) -> Host {
+        Host { node, senders: Vec::new(), receivers: Vec::new(), nics, cpu: None }
+    }
+
+    /// The NIC feeding egress port `port`, if it is one of this host's.
+    #[inline]
+    pub fn nic(&mut self, port: PortId) -> Option<&mut Nic> {
+        self.nics.iter_mut().find(|n| n.port == port)
+    }
+
+    /// The `fq` its NIC feeding `port` runs, if any (else the port's FIFO is its qdisc).
+    #[inline]
+    pub fn qdisc(&self, port: PortId) -> Option<&fq::Fq> {
+        self.nics.iter().find(|n| n.port == port).and_then(|n| n.fq.as_deref())
     }
 
     /// Give the host the CPU `spec` describes, sending from its NIC `nic_port`, unless it has

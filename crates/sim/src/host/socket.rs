@@ -270,7 +270,7 @@ mod tests {
 
     #[test]
     fn a_host_numbers_its_sockets_in_the_order_they_open() {
-        let mut host = Host::new(3);
+        let mut host = Host::new(3, Vec::new());
         let (a, _) = opened_sender();
         let (b, _) = opened_sender();
         assert_eq!((host.add_sender(a), host.add_sender(b)), (0, 1));

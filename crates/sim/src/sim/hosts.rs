@@ -1,10 +1,12 @@
 //! The world hands hosts their events: packets that reached them, their sockets' timers,
-//! their readers' wake-ups; what a socket sends goes out through the ports (`ports.rs`).
+//! their readers' wake-ups; what a socket sends goes out through the host's NIC and its qdisc
+//! to the ports (`ports.rs`).
 
 use super::{NO_HOST, World};
 use crate::event::Event;
 use crate::host::cpu::{Arrival, Work};
 use crate::host::socket::{ReceiverSocket, SenderSocket};
+use crate::net::port::{Offer, PortId, Start};
 use crate::packet::{Kind, NodeId, Packet, PacketId};
 use crate::record::DropReason;
 use crate::record::intervals::SenderView;
@@ -54,6 +56,36 @@ impl World<'_> {
             && fi < self.flows.len()
             && self.hosts[self.flows[fi].snd.host as usize].node == node)
             .then_some(fi)
+    }
+
+    /// Port `pid` is free to send: it starts its next packet, from its host's qdisc if it is a
+    /// host's NIC.
+    #[inline]
+    pub(super) fn start_next(&mut self, pid: PortId) -> Start {
+        let (now, port) = (self.now, &mut self.net.ports[pid as usize]);
+        match self.host_of[port.node as usize] {
+            NO_HOST => port.start_next(now, &mut self.pool),
+            h => self.hosts[h as usize].nic(pid).expect("a host's port has its NIC").start_next(
+                port,
+                now,
+                &mut self.pool,
+            ),
+        }
+    }
+
+    /// Packet `id` joins port `pid`'s queue, or its host's qdisc if it is a host's NIC.
+    #[inline]
+    pub(super) fn enqueue(&mut self, pid: PortId, id: PacketId) -> Offer {
+        let (now, port) = (self.now, &mut self.net.ports[pid as usize]);
+        match self.host_of[port.node as usize] {
+            NO_HOST => port.offer(now, &mut self.pool, id),
+            h => self.hosts[h as usize].nic(pid).expect("a host's port has its NIC").offer(
+                port,
+                now,
+                &mut self.pool,
+                id,
+            ),
+        }
     }
 
     /// Data packet `id` left `node`'s NIC (`sent`) or its qdisc dropped it: if it is one of the
