@@ -406,8 +406,7 @@ fn open_sockets(
     let flows = (specs.iter().enumerate())
         .map(|(i, (spec, app))| {
             let (s, r) = net.flow_hosts[i];
-            let mut snd = TcpSender::new(i as u32, s, r, spec, mtu);
-            snd.enable_tsq();
+            let snd = TcpSender::new(i as u32, s, r, spec, mtu);
             let mut rcv_spec = spec.clone();
             if app.is_some() {
                 rcv_spec.size_bytes = None;

@@ -11,12 +11,14 @@ pub mod fq;
 pub mod nic;
 pub mod rx;
 pub mod socket;
+pub mod tsq;
 
 use crate::net::port::PortId;
 use crate::packet::NodeId;
 use cpu::{HostCpu, HostCpuSpec};
 use nic::Nic;
 use socket::{ReceiverSocket, SenderSocket};
+use tsq::Resume;
 
 /// A socket: its host (an index into the world's hosts) and its index among that host's
 /// senders or receivers.
@@ -62,8 +64,10 @@ impl Host {
         }
     }
 
-    /// Open a sending socket here.
-    pub fn add_sender(&mut self, s: SenderSocket) -> u32 {
+    /// Open a sending socket here. Its NIC reports each of its segments as it leaves
+    /// ([`Host::nic_done`]), so TCP Small Queues are in force.
+    pub fn add_sender(&mut self, mut s: SenderSocket) -> u32 {
+        s.tcp.tsq.enable();
         self.senders.push(s);
         (self.senders.len() - 1) as u32
     }
@@ -74,11 +78,11 @@ impl Host {
         (self.receivers.len() - 1) as u32
     }
 
-    /// A segment of sending socket `s` left the host's NIC, or its qdisc dropped it: TCP Small
-    /// Queues get its bytes back once its skb is done (`tcp_wfree()`). True if the sender,
-    /// throttled by TSQ, may send again.
+    /// A segment of sending socket `s` left the host's NIC (`sent`), or its qdisc dropped it:
+    /// TCP Small Queues get its bytes back once its skb is done (`tcp_wfree()`). Says when the
+    /// TSQ tasklet runs the socket.
     #[inline]
-    pub fn nic_done(&mut self, s: u32, ip_bytes: u32, skb_end: bool) -> bool {
-        self.senders[s as usize].tcp.nic_done(ip_bytes, skb_end)
+    pub fn nic_done(&mut self, s: u32, ip_bytes: u32, skb_end: bool, sent: bool) -> Resume {
+        self.senders[s as usize].tcp.tsq.done(ip_bytes, skb_end, sent)
     }
 }

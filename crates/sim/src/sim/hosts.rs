@@ -6,6 +6,7 @@ use super::{NO_HOST, World};
 use crate::event::Event;
 use crate::host::cpu::{Arrival, Work};
 use crate::host::socket::{ReceiverSocket, SenderSocket};
+use crate::host::tsq::Resume;
 use crate::net::port::{Offer, PortId, Start};
 use crate::packet::{Kind, NodeId, Packet, PacketId};
 use crate::record::DropReason;
@@ -63,29 +64,24 @@ impl World<'_> {
     #[inline]
     pub(super) fn start_next(&mut self, pid: PortId) -> Start {
         let (now, port) = (self.now, &mut self.net.ports[pid as usize]);
-        match self.host_of[port.node as usize] {
-            NO_HOST => port.start_next(now, &mut self.pool),
-            h => self.hosts[h as usize].nic(pid).expect("a host's port has its NIC").start_next(
-                port,
-                now,
-                &mut self.pool,
-            ),
+        let h = self.host_of[port.node as usize];
+        if h == NO_HOST {
+            return port.start_next(now, &mut self.pool);
         }
+        let nic = self.hosts[h as usize].nic(pid).expect("a host's port has its NIC");
+        nic.start_next(port, now, &mut self.pool)
     }
 
     /// Packet `id` joins port `pid`'s queue, or its host's qdisc if it is a host's NIC.
     #[inline]
     pub(super) fn enqueue(&mut self, pid: PortId, id: PacketId) -> Offer {
         let (now, port) = (self.now, &mut self.net.ports[pid as usize]);
-        match self.host_of[port.node as usize] {
-            NO_HOST => port.offer(now, &mut self.pool, id),
-            h => self.hosts[h as usize].nic(pid).expect("a host's port has its NIC").offer(
-                port,
-                now,
-                &mut self.pool,
-                id,
-            ),
+        let h = self.host_of[port.node as usize];
+        if h == NO_HOST {
+            return port.offer(now, &mut self.pool, id);
         }
+        let nic = self.hosts[h as usize].nic(pid).expect("a host's port has its NIC");
+        nic.offer(port, now, &mut self.pool, id)
     }
 
     /// Data packet `id` left `node`'s NIC (`sent`) or its qdisc dropped it: if it is one of the
@@ -97,11 +93,10 @@ impl World<'_> {
         let Some(fi) = self.sender_of(node, id) else { return };
         let s = self.flows[fi].snd;
         let ip_bytes = self.pool.get(id).ip_bytes;
-        let freed = self.hosts[s.host as usize].nic_done(s.index, ip_bytes, skb_end);
-        if !sent {
-            self.events.push(self.now, Event::TsqResume { flow: fi as u32 });
-        } else if freed {
-            self.tsq_resume(fi as u32);
+        match self.hosts[s.host as usize].nic_done(s.index, ip_bytes, skb_end, sent) {
+            Resume::Now => self.tsq_resume(fi as u32),
+            Resume::Later => self.events.push(self.now, Event::TsqResume { flow: fi as u32 }),
+            Resume::No => {}
         }
     }
 
