@@ -7,7 +7,7 @@
 use pyo3::prelude::*;
 use serde_json::{Value, json};
 
-use burstlab_sim::net::fq::FqSpec;
+use burstlab_sim::host::fq::FqSpec;
 use burstlab_sim::net::graph::{DirSpec, NodeKind, NodeSpec};
 use burstlab_sim::net::port::PortId;
 use burstlab_sim::net::topology::Network;

@@ -7,11 +7,12 @@
 //! - [`time`], [`units`], [`latency`]: picosecond time, unit newtypes, host latencies;
 //! - [`event`]: the pending-event set, ordered by (time, insertion sequence);
 //! - [`packet`]: pooled packet metadata (no payload bytes);
-//! - [`net`]: egress ports and their queues, links, switches, hosts, topology presets;
+//! - [`net`]: egress ports and their queues, links, switches, graphs and topology presets;
 //! - [`tcp`]: the TCP endpoints (SACK, RACK-TLP, PRR, RTO, delayed ACK, receive window) and
 //!   [`tcp::cc`], congestion control behind one trait;
-//! - [`host`]: a host and the sockets it owns (each sender with its timers, each receiver
-//!   with the application that reads it);
+//! - [`host`]: a host and what it owns: its sockets (each sender with its timers and its TCP
+//!   Small Queues account, each receiver with the application that reads it), its NICs, each
+//!   with its qdisc (`fq` or pfifo) in front of its egress port, and its CPU;
 //! - [`app`]: traffic (constant-rate UDP bursts, the incast query application);
 //! - [`record`]: the columnar output tables, one builder each;
 //! - [`scenario`]: TOML scenarios with human units;

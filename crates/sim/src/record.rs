@@ -159,9 +159,9 @@ pub enum DropReason {
     RxMissed,
 }
 
-impl From<crate::net::fq::FqDrop> for DropReason {
-    fn from(d: crate::net::fq::FqDrop) -> DropReason {
-        use crate::net::fq::FqDrop;
+impl From<crate::host::fq::FqDrop> for DropReason {
+    fn from(d: crate::host::fq::FqDrop) -> DropReason {
+        use crate::host::fq::FqDrop;
         match d {
             FqDrop::FlowLimit => DropReason::FqFlowLimit,
             FqDrop::Limit => DropReason::FqLimit,

@@ -11,10 +11,12 @@ use crate::app::burst::BurstSource;
 use crate::app::incast::{Conns, IncastApp};
 use crate::app::websearch::WebSearchApp;
 use crate::event::{Event, EventQueue};
+use crate::host::nic::Nic;
 use crate::host::rx::Reader;
 use crate::host::socket::{ReceiverSocket, SenderSocket};
 use crate::host::{Host, SocketRef};
 use crate::net::graph::NodeKind;
+use crate::net::port::PortId;
 use crate::net::topology::Network;
 use crate::observe::{Cancelled, OBSERVE_EVERY, Observer};
 use crate::packet::{Packet, PacketPool};
@@ -322,13 +324,11 @@ impl<'s> World<'s> {
     #[inline(never)]
     fn check_conservation(&self) {
         let in_net: usize = (self.net.ports.iter())
-            .map(|p| {
-                p.queues.packets()
-                    + p.fq.as_ref().map_or(0, |f| f.packets())
-                    + p.in_tx.is_some() as usize
-                    + p.pipe.len()
-            })
+            .map(|p| p.queues.packets() + p.in_tx.is_some() as usize + p.pipe.len())
             .sum();
+        let in_qdiscs: usize =
+            self.hosts.iter().flat_map(|h| &h.nics).map(|n| n.qdisc_packets()).sum();
+        let in_net = in_net + in_qdiscs;
         assert_eq!(in_net, self.pool.live(), "packets leaked or double-freed");
         for (fi, f) in self.flows.iter().enumerate() {
             let (snd, rcv) = self.ends(fi);
@@ -400,7 +400,15 @@ fn open_sockets(
     for (i, n) in net.nodes.iter().enumerate() {
         if n.kind == NodeKind::Host {
             host_of[i] = hosts.len() as u32;
-            hosts.push(Host::new(i as u32));
+            hosts.push(Host::new(i as u32, Vec::new()));
+        }
+    }
+    // A NIC, with the host's qdisc, on each port a host sends from.
+    for (pid, p) in net.ports.iter().enumerate() {
+        let h = host_of[p.node as usize];
+        if h != NO_HOST {
+            let nic = Nic::new(pid as PortId, net.nodes[p.node as usize].fq.as_ref());
+            hosts[h as usize].nics.push(nic);
         }
     }
     // Each host's sockets allocated exactly: pushed one by one, a lone receiver got room for
@@ -417,8 +425,7 @@ fn open_sockets(
     let flows = (specs.iter().enumerate())
         .map(|(i, (spec, app))| {
             let (s, r) = net.flow_hosts[i];
-            let mut snd = TcpSender::new(i as u32, s, r, spec, mtu);
-            snd.enable_tsq();
+            let snd = TcpSender::new(i as u32, s, r, spec, mtu);
             let mut rcv_spec = spec.clone();
             if app.is_some() {
                 rcv_spec.size_bytes = None;

@@ -194,6 +194,7 @@ impl ReceiverSocket {
 mod tests {
     use super::*;
     use crate::host::Host;
+    use crate::host::tsq::Resume;
 
     fn spec() -> FlowSpec {
         FlowSpec::linux_default("cubic")
@@ -270,12 +271,25 @@ mod tests {
 
     #[test]
     fn a_host_numbers_its_sockets_in_the_order_they_open() {
-        let mut host = Host::new(3);
+        let mut host = Host::new(3, Vec::new());
         let (a, _) = opened_sender();
         let (b, _) = opened_sender();
         assert_eq!((host.add_sender(a), host.add_sender(b)), (0, 1));
         let rcv = TcpReceiver::new(0, 3, 0, &spec(), 1500);
         assert_eq!(host.add_receiver(ReceiverSocket::new(rcv, Reader::new(&spec(), 1, 0))), 0);
         assert_eq!((host.node, host.senders.len(), host.receivers.len()), (3, 2, 1));
+    }
+
+    #[test]
+    fn a_host_puts_tcp_small_queues_in_force_and_frees_what_its_nic_sent() {
+        let mut host = Host::new(0, Vec::new());
+        let (snd, _) = opened_sender();
+        assert!(!snd.tcp.tsq.enabled(), "a socket alone has no NIC to report to it");
+        let s = host.add_sender(snd);
+        let tsq = &mut host.senders[s as usize].tcp.tsq;
+        assert!(tsq.enabled());
+        tsq.handed_down(1500);
+        assert_eq!(host.nic_done(s, 1500, true, true), Resume::Now);
+        assert!(host.senders[s as usize].tcp.tsq.is_empty());
     }
 }

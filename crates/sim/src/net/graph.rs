@@ -15,8 +15,8 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use crate::host::fq::FqSpec;
 use crate::net::clock::PortClock;
-use crate::net::fq::{Fq, FqSpec};
 use crate::net::port::{Port, PortId};
 use crate::net::queue::PortQueues;
 use crate::net::queue::PortSpec;
@@ -208,7 +208,11 @@ pub fn build_ports(g: &Resolved<'_>, seed: u64) -> (Vec<crate::net::topology::No
     let nodes = graph
         .nodes
         .iter()
-        .map(|n| crate::net::topology::Node { name: n.name.clone(), kind: n.kind })
+        .map(|n| crate::net::topology::Node {
+            name: n.name.clone(),
+            kind: n.kind,
+            fq: n.fq.clone(),
+        })
         .collect::<Vec<_>>();
     let mut ports = Vec::with_capacity(2 * graph.links.len());
     for link in &graph.links {
@@ -226,7 +230,7 @@ pub fn build_ports(g: &Resolved<'_>, seed: u64) -> (Vec<crate::net::topology::No
             let mut port = Port::new(name, from, to, link.rate, clock, link.delay, queues);
             port.segments = !graph.veth;
             match node.kind {
-                NodeKind::Host => port.fq = node.fq.as_ref().map(|f| Box::new(Fq::new(f))),
+                NodeKind::Host => {} // its qdisc is the host's (`host::nic`)
                 NodeKind::Switch => {
                     port.shaper = dir.port.shaper.as_ref().map(|spec| {
                         let watchdog = rng::stream(seed, TBF_WATCHDOG_STREAM, u64::from(id));

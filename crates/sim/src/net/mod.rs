@@ -2,7 +2,6 @@
 //! topology presets.
 
 pub mod clock;
-pub mod fq;
 pub mod graph;
 pub mod port;
 pub mod presets;

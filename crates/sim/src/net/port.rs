@@ -14,7 +14,6 @@
 use std::collections::VecDeque;
 
 use crate::net::clock::PortClock;
-use crate::net::fq::{Fq, FqVerdict, Next};
 use crate::net::queue::{Dequeued, PortQueues, Verdict};
 use crate::net::tbf::{Admit, Tbf};
 use crate::packet::{NodeId, PacketId, PacketPool};
@@ -36,11 +35,9 @@ pub struct Port {
     /// One-way propagation delay of the link.
     pub delay: Time,
     pub queues: PortQueues,
-    /// A `tbf` qdisc: the head packet leaves only when the bucket has its tokens. Boxed, as is
-    /// `fq`: few ports have either, and inline they made every port 960 bytes, not 528.
+    /// A `tbf` qdisc: the head packet leaves only when the bucket has its tokens. Boxed: few
+    /// ports have one, and inline it made every port far larger.
     pub shaper: Option<Box<Tbf>>,
-    /// A host `fq` qdisc, used instead of `queues` (per-flow queues, EDT pacing, maxrate).
-    pub fq: Option<Box<Fq>>,
     /// A hardware port: its qdisc holds GSO skbs, but they leave as separate frames (TSO), so
     /// the next hop sees lone segments. False on a veth path.
     pub segments: bool,
@@ -122,7 +119,6 @@ impl Port {
             pauses: Vec::new(),
             next_pause: 0,
             segments: true,
-            fq: None,
             wake_at: None,
             in_tx: None,
             tx_end: Time::ZERO,
@@ -143,20 +139,6 @@ impl Port {
     /// Offer a packet at `now`: enqueue (or drop), and start serializing if idle.
     pub fn offer(&mut self, now: Time, pool: &mut PacketPool, id: PacketId) -> Offer {
         pool.get_mut(id).enqueued_at = now;
-        if let Some(fq) = &mut self.fq {
-            let edt = pool.get(id).edt;
-            return match fq.enqueue(pool, id, edt, now) {
-                FqVerdict::Dropped(why) => {
-                    self.stats.drops += 1;
-                    self.stats.dropped_bytes += pool.get(id).ip_bytes as u64;
-                    Offer::Dropped { queue: 0, reason: why.into() }
-                }
-                FqVerdict::Enqueued => {
-                    self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(fq.bytes());
-                    Offer::Queued { queue: 0, start: self.start_next(now, pool) }
-                }
-            };
-        }
         let refused = match &mut self.shaper {
             Some(tbf) => tbf.admit(pool.get_mut(id)) == Admit::Drop,
             None => false,
@@ -179,22 +161,8 @@ impl Port {
 
     /// If idle, take the next packet the shaper allows and start serializing it.
     pub fn start_next(&mut self, now: Time, pool: &mut PacketPool) -> Start {
-        if self.in_tx.is_some() {
-            return Start::Nothing;
-        }
-        if now < self.tx_end {
-            // A cut-through packet still holds the wire: start the next one when it is free.
-            return self.wake(self.tx_end);
-        }
-        if let Some(end) = self.paused(now) {
-            return self.wake(end);
-        }
-        if let Some(fq) = &mut self.fq {
-            return match fq.dequeue(pool, now) {
-                Next::Packet(id) => self.transmit(now, pool, id),
-                Next::Wait(t) => self.wake(t),
-                Next::Empty => Start::Nothing,
-            };
+        if let Err(busy) = self.may_start(now) {
+            return busy;
         }
         if let Some(tbf) = &mut self.shaper {
             let Some(head) = self.queues.peek() else { return Start::Nothing };
@@ -212,6 +180,24 @@ impl Port {
         self.transmit(now, pool, id)
     }
 
+    /// Whether the port may start a packet at `now`: not while one is serializing, its wire is
+    /// still held by a cut-through packet, or it is paused (`Err` says what to do instead).
+    /// A host's qdisc asks this before it dequeues (`host::nic`).
+    #[inline]
+    pub fn may_start(&mut self, now: Time) -> Result<(), Start> {
+        if self.in_tx.is_some() {
+            return Err(Start::Nothing);
+        }
+        if now < self.tx_end {
+            // A cut-through packet still holds the wire: start the next one when it is free.
+            return Err(self.wake(self.tx_end));
+        }
+        if let Some(end) = self.paused(now) {
+            return Err(self.wake(end));
+        }
+        Ok(())
+    }
+
     /// The end of the pause `now` falls in, if any. Time only moves forward, so pauses that
     /// ended are passed over for good.
     fn paused(&mut self, now: Time) -> Option<Time> {
@@ -222,7 +208,7 @@ impl Port {
     }
 
     /// Ask for a wake-up at `t` unless one is already due by then (the qdisc watchdog).
-    fn wake(&mut self, t: Time) -> Start {
+    pub fn wake(&mut self, t: Time) -> Start {
         match self.wake_at {
             Some(w) if w <= t => Start::Nothing,
             _ => {
@@ -233,7 +219,7 @@ impl Port {
     }
 
     /// Start serializing packet `id`.
-    fn transmit(&mut self, now: Time, pool: &mut PacketPool, id: PacketId) -> Start {
+    pub fn transmit(&mut self, now: Time, pool: &mut PacketPool, id: PacketId) -> Start {
         // Invariant: a port never starts a packet before the previous one has left.
         debug_assert!(now >= self.tx_end, "{}: overlapping transmissions", self.name);
         let p = pool.get_mut(id);
@@ -249,14 +235,11 @@ impl Port {
     }
 
     /// The packet just started may go on the wire now, its serialization then running without
-    /// a `TxDone`: nothing is queued behind it, and no qdisc, shaper or pause decides when
-    /// the next one starts.
+    /// a `TxDone`: nothing is queued behind it, and no shaper or pause decides when the next
+    /// one starts. (A host's own qdisc is the host's to ask about: `host::Host::nic`.)
     #[inline]
     pub fn can_cut_through(&self) -> bool {
-        self.queues.packets() == 0
-            && self.fq.is_none()
-            && self.shaper.is_none()
-            && self.pauses.is_empty()
+        self.queues.packets() == 0 && self.shaper.is_none() && self.pauses.is_empty()
     }
 
     /// Put the packet that just started on the wire now, arriving one serialization and the

@@ -17,6 +17,8 @@ pub use crate::net::graph::NodeKind;
 pub struct Node {
     pub name: String,
     pub kind: NodeKind,
+    /// A host's `fq` root qdisc on each of its NICs (`None`: pfifo); the host owns it.
+    pub fq: Option<crate::host::fq::FqSpec>,
 }
 
 /// A network given as a graph and where the traffic attaches to it: `tcp` for the TCP flows

@@ -1,6 +1,7 @@
 //! The `queue` table: each recorded port's queues over time, and every port's time-weighted
 //! mean occupancy for the summary.
 
+use crate::host::fq::Fq;
 use crate::net::port::{Port, PortId};
 use crate::net::topology::Network;
 use crate::record::time_weighted::TimeWeighted;
@@ -55,8 +56,8 @@ impl QueueRecorder {
     /// 1/1024 of the buffer) since its last row, or emptied: bounded output that still shows
     /// every burst's shape, and its peak to within a step.
     #[inline]
-    pub fn record(&mut self, now: Time, pid: PortId, port: &Port) {
-        self.mean[pid as usize].set(now, occupancy(port));
+    pub fn record(&mut self, now: Time, pid: PortId, port: &Port, fq: Option<&Fq>) {
+        self.mean[pid as usize].set(now, occupancy(port, fq));
         for q in 0..port.queues.num_queues() {
             let bytes = port.queues.queue_bytes(q);
             let last = &mut self.last[pid as usize][q];
@@ -104,8 +105,9 @@ pub(crate) fn port_names(net: &Network) -> (DictBuilder, DictBuilder, Vec<(u32, 
     (node, port, codes)
 }
 
-/// Bytes waiting in a port's qdisc (its `fq`, or its queues), the packet on the wire aside.
+/// Bytes waiting in a port's qdisc (its host's `fq`, or its queues), the packet on the wire
+/// aside.
 #[inline]
-fn occupancy(port: &Port) -> u64 {
-    port.fq.as_ref().map_or_else(|| port.queues.bytes(), |fq| fq.bytes())
+fn occupancy(port: &Port, fq: Option<&Fq>) -> u64 {
+    fq.map_or_else(|| port.queues.bytes(), |fq| fq.bytes())
 }

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use super::model::{HostQdisc, Scenario};
-use crate::net::fq::FqSpec;
+use crate::host::fq::FqSpec;
 use crate::net::graph::{FlowView, GraphView, LinkView, NodeView};
 use crate::net::presets::dumbbell::{self, Dumbbell, IncastHosts, SenderHost, Traffic};
 use crate::net::topology::{self, GraphTopology, Network};

@@ -188,9 +188,9 @@ fn gso_max_size(q: &Fields) -> Result<u32> {
 }
 
 /// `fq`'s `maxrate` is a u32 of bytes/s (`TCA_FQ_FLOW_MAX_RATE`): 2^32 − 1 B/s ≈ 34.36 Gbit/s
-/// is the most it can say ([`crate::net::fq::check_maxrate`]).
+/// is the most it can say ([`crate::host::fq::check_maxrate`]).
 fn fq_maxrate(bps: u64) -> std::result::Result<u64, String> {
-    crate::net::fq::check_maxrate(bps).map_err(|_| {
+    crate::host::fq::check_maxrate(bps).map_err(|_| {
         format!(
             "a rate up to 34.36Gbps: fq's maxrate is a 32-bit count of bytes per second \
              (TCA_FQ_FLOW_MAX_RATE), so {} cannot be set; pace faster flows with \
@@ -218,10 +218,10 @@ pub(crate) fn qdisc(q: &Fields) -> Result<HostQdisc> {
         maxrate_bytes_per_s: maxrate,
         flow_limit: q
             .integer("fq_flow_limit", 1..=U32_MAX)?
-            .map_or(crate::net::fq::DEFAULT_FLOW_LIMIT, |v| v as u32),
+            .map_or(crate::host::fq::DEFAULT_FLOW_LIMIT, |v| v as u32),
         // sch_fq's fq_change refuses 0 and anything above 1 MiB ("invalid quantum").
         quantum: q
-            .integer("fq_quantum", 1..=i64::from(crate::net::fq::MAX_QUANTUM))?
+            .integer("fq_quantum", 1..=i64::from(crate::host::fq::MAX_QUANTUM))?
             .map(|v| v as u32),
     }))
 }

@@ -1,10 +1,13 @@
 //! The world hands hosts their events: packets that reached them, their sockets' timers,
-//! their readers' wake-ups; what a socket sends goes out through the ports (`ports.rs`).
+//! their readers' wake-ups; what a socket sends goes out through the host's NIC and its qdisc
+//! to the ports (`ports.rs`).
 
 use super::{NO_HOST, World};
 use crate::event::Event;
 use crate::host::cpu::{Arrival, Work};
 use crate::host::socket::{ReceiverSocket, SenderSocket};
+use crate::host::tsq::Resume;
+use crate::net::port::{Offer, PortId, Start};
 use crate::packet::{Kind, NodeId, Packet, PacketId};
 use crate::record::DropReason;
 use crate::record::intervals::SenderView;
@@ -56,6 +59,31 @@ impl World<'_> {
             .then_some(fi)
     }
 
+    /// Port `pid` is free to send: it starts its next packet, from its host's qdisc if it is a
+    /// host's NIC.
+    #[inline]
+    pub(super) fn start_next(&mut self, pid: PortId) -> Start {
+        let (now, port) = (self.now, &mut self.net.ports[pid as usize]);
+        let h = self.host_of[port.node as usize];
+        if h == NO_HOST {
+            return port.start_next(now, &mut self.pool);
+        }
+        let nic = self.hosts[h as usize].nic(pid).expect("a host's port has its NIC");
+        nic.start_next(port, now, &mut self.pool)
+    }
+
+    /// Packet `id` joins port `pid`'s queue, or its host's qdisc if it is a host's NIC.
+    #[inline]
+    pub(super) fn enqueue(&mut self, pid: PortId, id: PacketId) -> Offer {
+        let (now, port) = (self.now, &mut self.net.ports[pid as usize]);
+        let h = self.host_of[port.node as usize];
+        if h == NO_HOST {
+            return port.offer(now, &mut self.pool, id);
+        }
+        let nic = self.hosts[h as usize].nic(pid).expect("a host's port has its NIC");
+        nic.offer(port, now, &mut self.pool, id)
+    }
+
     /// Data packet `id` left `node`'s NIC (`sent`) or its qdisc dropped it: if it is one of the
     /// host's segments, TCP Small Queues get its bytes back once its skb is done. A sent one
     /// may wake its sender now; after a drop, like `tcp_wfree()`, the sender is woken later,
@@ -65,11 +93,10 @@ impl World<'_> {
         let Some(fi) = self.sender_of(node, id) else { return };
         let s = self.flows[fi].snd;
         let ip_bytes = self.pool.get(id).ip_bytes;
-        let freed = self.hosts[s.host as usize].nic_done(s.index, ip_bytes, skb_end);
-        if !sent {
-            self.events.push(self.now, Event::TsqResume { flow: fi as u32 });
-        } else if freed {
-            self.tsq_resume(fi as u32);
+        match self.hosts[s.host as usize].nic_done(s.index, ip_bytes, skb_end, sent) {
+            Resume::Now => self.tsq_resume(fi as u32),
+            Resume::Later => self.events.push(self.now, Event::TsqResume { flow: fi as u32 }),
+            Resume::No => {}
         }
     }
 

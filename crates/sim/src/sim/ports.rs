@@ -19,9 +19,8 @@ impl World<'_> {
             self.events.push(head, Event::Arrival { port: pid });
         }
         let (_, sent) = *port.pipe.back().expect("just put on the wire");
-        let (node, skb_end) = (port.node, port.tx_skb_end);
-        let start = port.start_next(now, &mut self.pool);
-        let recorded = port.recorded;
+        let (node, skb_end, recorded) = (port.node, port.tx_skb_end, port.recorded);
+        let start = self.start_next(pid);
         self.schedule_start(pid, start);
         if recorded {
             self.record_queue(pid);
@@ -66,9 +65,8 @@ impl World<'_> {
     #[inline]
     pub(super) fn offer(&mut self, pid: PortId, id: PacketId) {
         let now = self.now;
-        let port = &mut self.net.ports[pid as usize];
-        let node = port.node;
-        match port.offer(now, &mut self.pool, id) {
+        let node = self.net.ports[pid as usize].node;
+        match self.enqueue(pid, id) {
             Offer::Queued { start, .. } => self.schedule_start(pid, start),
             Offer::Dropped { queue, reason } => {
                 let p = *self.pool.get(id);
@@ -102,10 +100,13 @@ impl World<'_> {
                 }
                 let port = &mut self.net.ports[pid as usize];
                 // A host's data segment needs its TxDone: TCP Small Queues get its bytes back
-                // when it has left the NIC (`nic_done`).
-                let host_data = self.host_of[port.node as usize] != NO_HOST
-                    && port.in_tx.is_some_and(|id| self.pool.get(id).kind == Kind::Data);
-                if !host_data && port.can_cut_through() {
+                // when it has left the NIC (`nic_done`). A host's `fq` decides when its next
+                // packet starts.
+                let h = self.host_of[port.node as usize];
+                let host_held = h != NO_HOST
+                    && (port.in_tx.is_some_and(|id| self.pool.get(id).kind == Kind::Data)
+                        || self.hosts[h as usize].qdisc(pid).is_some());
+                if !host_held && port.can_cut_through() {
                     if port.cut_through(&self.pool) {
                         let head = port.pipe.front().unwrap().0;
                         self.events.push(head, Event::Arrival { port: pid });
@@ -127,7 +128,7 @@ impl World<'_> {
         if port.wake_at.is_some_and(|t| t <= now) {
             port.wake_at = None;
         }
-        let start = port.start_next(now, &mut self.pool);
+        let start = self.start_next(pid);
         self.schedule_start(pid, start);
         if self.net.ports[pid as usize].recorded {
             self.record_queue(pid);
@@ -136,7 +137,12 @@ impl World<'_> {
 
     #[inline]
     fn record_queue(&mut self, pid: PortId) {
-        self.queue.record(self.now, pid, &self.net.ports[pid as usize]);
+        let port = &self.net.ports[pid as usize];
+        let fq = match self.host_of[port.node as usize] {
+            NO_HOST => None,
+            h => self.hosts[h as usize].qdisc(pid),
+        };
+        self.queue.record(self.now, pid, port, fq);
     }
 
     /// Packets a socket on host `node` produced leave by the host's first port on their route.

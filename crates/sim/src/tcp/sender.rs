@@ -7,6 +7,7 @@
 //! Sequence numbers are 64-bit byte offsets from 0 (the first payload byte); the SYN is not
 //! counted. cwnd is in packets (`Sock::snd_cwnd`), as in Linux.
 
+use crate::host::tsq::Wmem;
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, SeqRange};
 use crate::tcp::cc::{
     self, AckSample, AnyCc, CaEvent, CaState, CongestionOps, RateSample, Sock,
@@ -151,18 +152,9 @@ pub struct TcpSender {
     cwr_pending: bool,
     /// The sending host runs `fq`: pacing by departure-time stamps (`SK_PACING_FQ`).
     fq_host: bool,
-    /// Bytes handed to the host's qdisc and NIC and not yet freed (`sk_wmem_alloc`).
-    nic_bytes: u64,
-    /// Bytes of segments already on the wire whose skb is not done yet.
-    nic_freed: u64,
-    /// Skbs handed to the host's qdisc and NIC and not yet freed.
-    nic_skbs: u64,
-    /// The host fq's `flow_limit` (skbs), 0 without fq.
-    fq_flow_limit: u64,
-    /// Sending stopped on the TSQ limit; a NIC completion resumes it.
-    tsq_throttled: bool,
-    /// TSQ is in force: the host reports every segment leaving its NIC (`nic_done`).
-    tsq: bool,
+    /// What the socket has below TCP in its host (`sk_wmem_alloc`), which its host counts
+    /// down as its NIC frees each skb: TCP Small Queues' account.
+    pub tsq: Wmem,
     /// Earliest departure of the next burst (`tp->tcp_wstamp_ns`) under internal pacing.
     next_send: Time,
     /// A pacing hrtimer is waiting for `next_send`.
@@ -251,15 +243,10 @@ impl TcpSender {
             rto_retransmits: 0,
             cwr_pending: false,
             fq_host: matches!(spec.qdisc, HostQdisc::Fq(_)),
-            nic_bytes: 0,
-            nic_freed: 0,
-            nic_skbs: 0,
-            fq_flow_limit: match &spec.qdisc {
+            tsq: Wmem::new(match &spec.qdisc {
                 HostQdisc::Fq(fq) => fq.flow_limit as u64,
                 _ => 0,
-            },
-            tsq_throttled: false,
-            tsq: false,
+            }),
             next_send: Time::ZERO,
             pace_at: None,
             data_segs_out: 0,
@@ -661,7 +648,7 @@ impl TcpSender {
     fn check_app_limited(&mut self) {
         let unsent = self.written().saturating_sub(self.snd_nxt);
         if unsent < self.tp.mss as u64
-            && self.nic_bytes == 0
+            && self.tsq.is_empty()
             && self.board.in_flight() < self.tp.snd_cwnd
             && self.board.lost_out <= self.board.retrans_out
         {
@@ -1242,7 +1229,7 @@ impl TcpSender {
     /// `tcp_small_queue_check()`: stop while more than max(2 skbs, ~1 ms at the pacing rate)
     /// — at most `tcp_limit_output_bytes` — waits below TCP; one segment may always go.
     fn tsq_full(&mut self) -> bool {
-        if !self.tsq {
+        if !self.tsq.enabled() {
             return false;
         }
         // Before the first RTT sample the pacing rate is unbounded (`~0UL` in Linux).
@@ -1258,37 +1245,13 @@ impl TcpSender {
         let paced = self.fq_host || self.internal_pacing();
         let limit =
             if paced { two.max(rate_ms) } else { two.max(rate_ms).min(TCP_LIMIT_OUTPUT_BYTES) };
-        // A full fq flow refuses the next skb (`flows_plimit`); Linux keeps it unsent and tries
-        // again later (`tcp_transmit_skb()` fails, CWR). We stop before it, as TSQ does.
-        let fq_full = self.fq_flow_limit > 0 && self.nic_skbs >= self.fq_flow_limit;
-        let full = self.nic_bytes > limit || fq_full;
-        self.tsq_throttled |= full;
-        full
-    }
-
-    /// Turn on TCP Small Queues: from now on the host calls [`TcpSender::nic_done`] for every
-    /// segment that leaves its NIC (or is dropped by its qdisc).
-    pub fn enable_tsq(&mut self) {
-        self.tsq = true;
-    }
-
-    /// A segment of `ip_bytes` left the host below TCP, sent or dropped. Linux frees a GSO skb
-    /// once, after its last segment, and only then does `tcp_wfree()` return its bytes to TSQ:
-    /// a throttled sender wakes to a whole skb's room, not one segment's. Returns true when
-    /// bytes were returned (`skb_end`: the last segment of its skb, sent or dropped).
-    pub fn nic_done(&mut self, ip_bytes: u32, skb_end: bool) -> bool {
-        self.nic_freed += ip_bytes as u64;
-        if !skb_end {
-            return false;
-        }
-        self.nic_bytes -= std::mem::take(&mut self.nic_freed);
-        self.nic_skbs = self.nic_skbs.saturating_sub(1);
-        true
+        // A full fq flow counts as full too (`Wmem::full`).
+        self.tsq.full(limit)
     }
 
     /// The TSQ tasklet (`tcp_tsq_handler()`): a sender stopped by TSQ sends again.
     pub fn tsq_resume(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if std::mem::take(&mut self.tsq_throttled) && self.state == State::Established {
+        if self.tsq.take_throttled() && self.state == State::Established {
             self.tp.now = now;
             self.xmit(now, out);
         }
@@ -1470,7 +1433,7 @@ impl TcpSender {
             let bytes = skb.iter().map(|p| p.ip_bytes).sum();
             let segs = skb.len() as u16;
             // Each segment was counted as an skb of its own when it was built.
-            self.nic_skbs -= segs as u64 - 1;
+            self.tsq.joined(segs);
             for (i, p) in skb.iter_mut().enumerate() {
                 p.gso_segs = segs;
                 p.gso_index = i as u16;
@@ -1543,8 +1506,7 @@ impl TcpSender {
         p.ts_ecr = self.ts_recent;
         p.retrans = retrans;
         p.dscp = self.dscp;
-        self.nic_bytes += p.ip_bytes as u64;
-        self.nic_skbs += 1;
+        self.tsq.handed_down(p.ip_bytes);
         // ECT on new data; on retransmissions only for a CCA that needs ECN (DCTCP):
         // RFC 3168 §6.1.5, `tcp_ecn_send()`. CWR on the first new segment after a reduction.
         if self.ecn_ok && (!retrans || self.cc.needs_ecn()) {
@@ -1763,11 +1725,12 @@ mod tests {
         assert_eq!(TCP_LIMIT_OUTPUT_BYTES, 1 << 20);
         for (cca, capped) in [("reno", true), ("bbr", false)] {
             let (mut s, _) = established(cca, 10);
-            s.enable_tsq();
+            s.tsq = Wmem::new(0);
+            s.tsq.enable();
             s.tp.pacing_rate = 3_500_000_000;
-            s.nic_bytes = 2 << 20;
+            s.tsq.handed_down(2 << 20);
             assert_eq!(s.tsq_full(), capped, "{cca} with 2 MiB below TCP");
-            s.nic_bytes = 4 << 20;
+            s.tsq.handed_down(2 << 20);
             assert!(s.tsq_full(), "{cca} with 4 MiB below TCP");
         }
     }
@@ -2467,7 +2430,7 @@ mod tests {
         let sp = FlowSpec { size_bytes: Some(10 * MSS), ..spec("cubic", 10) };
         let (mut s, sent) = established_with(&sp);
         for p in &sent {
-            s.nic_done(p.ip_bytes, true);
+            s.tsq.done(p.ip_bytes, true, true);
         }
         let mut out = Vec::new();
         s.on_packet(Time::from_ms(20), &ack(2 * MSS, &[], 1 << 20), &mut out);

@@ -6,7 +6,7 @@
 //! Nodes and links are listed in the order the pre-graph builder created them, so node
 //! addresses, port ids and port clocks — and every shipped scenario's results — are unchanged.
 
-use crate::net::fq::FqSpec;
+use crate::host::fq::FqSpec;
 use crate::net::graph::{Attach, DirSpec, Graph, HOST_QUEUE_BYTES, LinkSpec, NodeKind, NodeSpec};
 use crate::net::queue::PortSpec;
 use crate::net::topology::GraphTopology;

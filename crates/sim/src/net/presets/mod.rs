@@ -21,7 +21,7 @@ pub struct Common {
     pub mtu: u32,
     pub clock_ppm: f64,
     pub veth: bool,
-    pub host_fq: Option<crate::net::fq::FqSpec>,
+    pub host_fq: Option<crate::host::fq::FqSpec>,
     /// Record every switch port's occupancy in the `queue` table.
     pub record_switch_ports: bool,
 }

@@ -5,9 +5,10 @@
 //! `fq_check_throttled`, `fq_init`), one band (all packets have priority 0, which the default
 //! priomap puts in band 1 alone, so the band round robin never changes the order).
 //!
-//! A port drives it like a NIC drives a qdisc: after an enqueue into an idle port and after each
-//! serialization ends it asks [`Fq::dequeue`]; [`Next::Wait`] is the qdisc watchdog (Linux arms
-//! an hrtimer at `time_next_delayed_flow`), so the port schedules a wake-up at that time.
+//! The host's NIC ([`crate::host::nic`]) drives it as a driver drives a qdisc: after an
+//! enqueue into an idle port and after each serialization ends it asks [`Fq::dequeue`];
+//! [`Next::Wait`] is the qdisc watchdog (Linux arms an hrtimer at `time_next_delayed_flow`), so
+//! the port schedules a wake-up at that time.
 //!
 //! Lengths: Linux charges credit and paces by `qdisc_pkt_len(skb)`, the frame with its MAC
 //! header and without FCS, so here `ip_bytes + ETH_HLEN`. [`Fq::bytes`] counts IP bytes, like
