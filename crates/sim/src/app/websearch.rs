@@ -349,6 +349,10 @@ pub struct WebSearchApp {
     /// (cumulative bytes that complete it, job).
     written: Vec<u64>,
     pending: Vec<VecDeque<(u64, u32)>>,
+    /// Per connection: the delivered bytes that complete its first pending request
+    /// (`u64::MAX`: none). Every delivery on every connection asks; this dense copy answers the
+    /// common "not yet" without touching the queues (3 % of a load-0.6 run went to that look-up).
+    due: Vec<u64>,
     jobs: Vec<Option<Job>>,
     free: Vec<u32>,
     counts: [u64; 2],
@@ -407,6 +411,7 @@ impl WebSearchApp {
             half_rtt: rtt / 2,
             written: vec![0; conns],
             pending: vec![VecDeque::new(); conns],
+            due: vec![u64::MAX; conns],
             jobs: Vec::new(),
             free: Vec::new(),
             counts: [0; 2],
@@ -458,11 +463,16 @@ impl WebSearchApp {
     ) -> bool {
         let conn = fi - self.flows.start;
         let delivered = w.delivered(fi);
+        if delivered < self.due[conn] {
+            return self.is_over();
+        }
         while let Some(&(upto, job)) = self.pending[conn].front() {
             if delivered < upto {
+                self.due[conn] = upto;
                 break;
             }
             self.pending[conn].pop_front();
+            self.due[conn] = u64::MAX;
             let j = self.jobs[job as usize].as_mut().expect("a pending job is live");
             j.waiting -= 1;
             if j.waiting == 0 {
@@ -543,6 +553,9 @@ impl WebSearchApp {
     /// Connection `conn` will carry `bytes` more, the last of which completes its part of `job`.
     fn expect(&mut self, conn: usize, bytes: u64, job: u32) {
         self.written[conn] += bytes;
+        if self.pending[conn].is_empty() {
+            self.due[conn] = self.written[conn];
+        }
         self.pending[conn].push_back((self.written[conn], job));
     }
 
@@ -856,6 +869,44 @@ mod tests {
         app.on_delivered(2, &mut w, &mut done);
         assert_eq!(done.len(), 1);
         assert_eq!(done[0].index, 0);
+    }
+
+    #[test]
+    fn requests_queued_on_one_connection_complete_in_order_as_their_bytes_arrive() {
+        let s = workload(2, 0.3, 0.0, 100);
+        let n = s.connections().len();
+        // Three flows from host 0 on its two connections to host 1 (2 and 3), neither of
+        // which has delivered anything: the third queues behind the first, on connection 2.
+        let start = || {
+            let mut app = WebSearchApp::new(&s, 0..n, 5, 0, Time::from_us(50)).unwrap();
+            let mut w = Fake { now: Time::from_secs(1), ..Fake::default() };
+            for _ in 0..3 {
+                app.background_flow(0, &mut w);
+            }
+            let conns: Vec<usize> = w.writes.iter().map(|&(_, f, _)| f).collect();
+            assert_eq!(conns, [2, 3, 2]);
+            (app, w)
+        };
+        let indices = |done: &[Completed]| done.iter().map(|c| c.index).collect::<Vec<_>>();
+        let (mut app, mut w) = start();
+        let (first, third) = (w.writes[0].2, w.writes[2].2);
+        let mut done = Vec::new();
+        for (bytes, expected) in [
+            (first - 1, vec![]),
+            (first + third - 1, vec![0]),
+            (first + third - 1, vec![0]),
+            (first + third, vec![0, 2]),
+        ] {
+            w.delivered.insert(2, bytes);
+            app.on_delivered(2, &mut w, &mut done);
+            assert_eq!(indices(&done), expected, "{bytes} of {first} + {third} bytes delivered");
+        }
+        // The same bytes delivered at once complete both, in order, in one call.
+        let (mut app, mut w) = start();
+        w.delivered.insert(2, first + third);
+        let mut done = Vec::new();
+        app.on_delivered(2, &mut w, &mut done);
+        assert_eq!(indices(&done), [0, 2]);
     }
 
     #[test]
