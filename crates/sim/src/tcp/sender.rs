@@ -119,6 +119,8 @@ pub struct TcpSender {
     board: Scoreboard,
     pub snd_una: u64,
     pub snd_nxt: u64,
+    /// End of the last short segment sent (`tp->snd_sml`), for Minshall's Nagle.
+    snd_sml: u64,
     /// Peer's advertised window, bytes beyond `snd_una`.
     snd_wnd: u64,
     /// The largest window the peer advertised (`tp->max_window`).
@@ -224,6 +226,7 @@ impl TcpSender {
             board: Scoreboard::default(),
             snd_una: 0,
             snd_nxt: 0,
+            snd_sml: 0,
             snd_wnd: 0,
             max_window: 0,
             size: spec.size_bytes,
@@ -1007,8 +1010,8 @@ impl TcpSender {
             return;
         }
         let before = self.snd_nxt;
-        if self.can_send_new() {
-            self.send_new_segment(now, out);
+        if let Some(len) = self.next_new_len(false) {
+            self.send_new_segment(now, len, out);
         }
         self.tlp_retrans = self.snd_nxt == before;
         if self.tlp_retrans
@@ -1149,23 +1152,27 @@ impl TcpSender {
         }
     }
 
-    /// Length of the next new segment, if one may leave now: a full MSS within the peer's
-    /// window (`tcp_snd_wnd_test()`), or a short one when it ends the transfer or nothing is
-    /// unacknowledged — Nagle (RFC 896, `tcp_nagle_test()`) holds back short segments only
-    /// while data is in flight, and Linux splits an skb at the window edge
-    /// (`tcp_mss_split_point()`), so a window below one MSS never stalls the flow.
-    fn next_new_len(&self) -> Option<u32> {
+    /// Length of the next new segment, if one may leave now; `mid_skb`: it would continue an
+    /// skb whose first segment already left. A full MSS within the peer's window
+    /// (`tcp_snd_wnd_test()`) always may; the FIN-bearing end of the transfer too. A short one
+    /// follows Nagle with Minshall's variant (`tcp_nagle_check()`, `tcp_minshall_check()`):
+    /// held only while a short segment sent before is unacknowledged. Short for want of
+    /// data, it is the tail skb (`tcp_nagle_test()`); short for want of window, it is the tail
+    /// `tcp_mss_split_point()` cuts at the window's edge, so only within an skb whose first
+    /// MSS fitted (`tcp_snd_wnd_test()`). With nothing in flight a window below one MSS still
+    /// gets one short segment, where Linux waits for its probe timer (`tcp_write_wakeup()`).
+    fn next_new_len(&self, mid_skb: bool) -> Option<u32> {
+        let mss = self.tp.mss as u64;
         let avail = self.written().saturating_sub(self.snd_nxt);
         let room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
-        let len = avail.min(room).min(self.tp.mss as u64);
-        let ok = len == self.tp.mss as u64
+        let len = avail.min(room).min(mss);
+        // `tcp_minshall_check()`: after(snd_sml, snd_una) && !after(snd_sml, snd_nxt).
+        let minshall = self.snd_sml > self.snd_una && self.snd_sml <= self.snd_nxt;
+        let ok = len == mss
             || self.size.is_some_and(|s| self.snd_nxt + len == s)
-            || self.board.is_empty();
+            || self.board.is_empty()
+            || !minshall && (avail <= room || mid_skb);
         (len > 0 && ok).then_some(len as u32)
-    }
-
-    fn can_send_new(&self) -> bool {
-        self.next_new_len().is_some()
     }
 
     /// TCP paces internally (`SK_PACING_NEEDED`): the CCA asks for it (BBR) or the application
@@ -1292,7 +1299,7 @@ impl TcpSender {
                     self.timer = Some((TimerKind::Rto, self.fires_at(now, self.rtt.rto())));
                 }
                 skb_room = 0;
-            } else if let Some(len) = self.next_new_len() {
+            } else if let Some(len) = self.next_new_len(if paced { n > 0 } else { skb_room > 0 }) {
                 if goal == u32::MAX {
                     if skb_room == 0 {
                         let quota = self.cwnd_quota();
@@ -1310,7 +1317,7 @@ impl TcpSender {
                     }
                     skb_room -= 1;
                 }
-                self.send_new_segment(now, out);
+                self.send_new_segment(now, len, out);
                 bytes += len as u64;
                 new += 1;
             } else {
@@ -1518,8 +1525,8 @@ impl TcpSender {
         p
     }
 
-    fn send_new_segment(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let Some(len) = self.next_new_len() else { return };
+    /// Send `len` new bytes at `snd_nxt`, as [`TcpSender::next_new_len`] allowed.
+    fn send_new_segment(&mut self, now: Time, len: u32, out: &mut Vec<Packet>) {
         let seq = self.snd_nxt;
         if self.board.is_empty() {
             self.tp.app_limited = self.app_limited_until != 0;
@@ -1536,6 +1543,10 @@ impl TcpSender {
             self.rearm_rto(now);
         }
         self.snd_nxt += len as u64;
+        // `tcp_minshall_update()`: a short skb's end is the one Nagle waits on.
+        if len < self.tp.mss {
+            self.snd_sml = self.snd_nxt;
+        }
         self.tp.lsndtime = now;
         self.data_segs_out += 1;
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
@@ -1688,10 +1699,13 @@ mod tests {
 
     #[test]
     fn syn_sent_syn_ack_window_limits_the_first_flight() {
-        // initcwnd 1000 but the SYN-ACK's unscaled 65535-byte window: 45 segments.
+        // initcwnd 1000 but the SYN-ACK's unscaled 65535-byte window: 45 full segments and
+        // the window's 375-byte tail (`tcp_mss_split_point()`; no short segment is unacked).
         let (s, out) = established("reno", 1000);
-        assert_eq!(out.len(), 45);
-        assert!(out.iter().all(|p| p.kind == Kind::Data && p.payload == MSS as u32));
+        assert_eq!(out.len(), 46);
+        assert!(out.iter().all(|p| p.kind == Kind::Data));
+        assert!(out[..45].iter().all(|p| p.payload == MSS as u32));
+        assert_eq!(out[45].payload, 65_535 - 45 * MSS as u32);
         // First RTT sample R = 10 ms ⇒ RTO = 3R (Linux mdev = 2R).
         assert_eq!(s.rtt.rto(), Time::from_ms(30).max(Time::from_ms(210)));
     }
@@ -1746,11 +1760,12 @@ mod tests {
         // 64 KiB (45 segments). But the application wrote its first bytes into skbs of half the
         // largest window the peer had offered, the SYN-ACK's unscaled 65,535 bytes
         // (`tcp_bound_to_half_wnd()`): 22 segments. `tcp_grow_skb()` tops the first up to the
-        // quota of 45 from the second only, so the first flight of 45 leaves as 44 + 1.
+        // quota of 45 from the second only, so the first flight of 45 leaves as 44 + 1, and the
+        // second skb also carries the window's short tail (`tcp_mss_split_point()`).
         let (s, out) = established("reno", 1000);
-        assert_eq!(out.len(), 45);
+        assert_eq!(out.len(), 46);
         let skbs: Vec<u16> = out.iter().filter(|p| p.gso_index == 0).map(|p| p.gso_segs).collect();
-        assert_eq!(skbs, [44, 1]);
+        assert_eq!(skbs, [44, 2]);
         assert_eq!(out[0].gso_bytes, 44 * (MSS as u32 + header_bytes()));
         assert_eq!(s.tso_segs(), 45);
         assert_eq!(s.size_goal(), 22 * MSS);
@@ -2537,6 +2552,31 @@ mod tests {
         let mut more = Vec::new();
         s.on_packet(Time::from_ms(21), &ack(10 * MSS, &[], 1000), &mut more);
         assert!(more.is_empty());
+    }
+
+    #[test]
+    fn nagle_minshall_sends_a_windows_short_tail_once_the_last_short_one_is_acked() {
+        // Linux's small-`tcp_rmem` offer (see rwnd's tests): 4,224 B with a 1,448 B MSS.
+        let (mut s, _) = established("reno", 10);
+        let lens = |out: &[Packet]| out.iter().map(|p| p.payload).collect::<Vec<_>>();
+        let mut out = Vec::new();
+        s.on_packet(Time::from_ms(20), &ack(10 * MSS, &[], 4224), &mut out);
+        // `tcp_mss_split_point()` cuts the skb at the window's edge and keeps the 1,328 B tail:
+        // `tcp_nagle_check()` holds it only while packets are out and `tcp_minshall_check()`
+        // finds an earlier short segment unacked, and none was sent.
+        assert_eq!(lens(&out), [1448, 1448, 1328]);
+        let sml = 10 * MSS + 4224;
+        assert_eq!(s.snd_nxt, sml);
+        // The two full segments acked, the short one not: a window with room for a full
+        // segment and 1,000 B more sends only the full one; the short tail waits.
+        out.clear();
+        s.on_packet(Time::from_ms(21), &ack(12 * MSS, &[], 3776), &mut out);
+        assert_eq!(lens(&out), [1448]);
+        // Its ACK (`snd_sml` no longer after `snd_una`) lets the next short tail go.
+        out.clear();
+        s.on_packet(Time::from_ms(22), &ack(sml, &[], 3776), &mut out);
+        assert_eq!(lens(&out), [1448, 880]);
+        assert_eq!(s.snd_nxt, sml + 3776);
     }
 
     #[test]
