@@ -40,6 +40,8 @@ def test_catalogue_lists_every_study_with_its_seed_and_runs():
     assert [e.name for e in entries] == ["amlight", "esnet", "htc24", "grnet", "dc"]
     assert [e.seed[:3] for e in entries] == ["000", "002", "001", "003", "004"]
     assert all(e.runs > 0 and e.cpu_s > 0 for e in entries)
+    # amlight: the demo's 2 CCAs x 5 starts x 7 durations, three seeds each.
+    assert entries[0].runs == 2 * 5 * 7 * 3 == 210
     assert entries[3].runs == studies.get("grnet").runs == 10
     # dc: 20 seeds or start times for each of the 8 slope-law fan-ins, 6 peak runs, 2 goodput,
     # 7 incast sizes and 5 web-search loads each with both markings.

@@ -56,15 +56,15 @@ def get(name: str) -> Study:
     return study
 
 
-#: The AmLight demo's CPU time per run: its 56 runs took 169 and 181 CPU-seconds (README).
-AMLIGHT_CPU_S_PER_RUN = 175.0 / 56
+#: The AmLight demo's CPU time per run: its 210 runs took 634 CPU-seconds (docs/performance.md).
+AMLIGHT_CPU_S_PER_RUN = 634.0 / 210
 
 
 def catalogue() -> list[Entry]:
     """Every study, the AmLight demo first."""
-    from burstlab.cli.demo import DEMO_GRID
+    from burstlab.cli.demo import DEMO_GRID, DEMO_REPS
 
-    runs = math.prod(len(v) for v in DEMO_GRID.values())
+    runs = math.prod(len(v) for v in DEMO_GRID.values()) * DEMO_REPS
     out = [Entry("amlight", "000 (AmLight, \"Handling Microbursts @ AmLight\")", runs,
                  round(runs * AMLIGHT_CPU_S_PER_RUN), "burstlab demo")]
     for name in MODULES:
