@@ -286,12 +286,16 @@ def tune(
     runs = len(conditions) * (1 + sum(max(1, len(c.choices) - 1) for c in simulated))
     done = 0
 
-    def replay(label: str, keys: dict[str, str]) -> dict[str, dict[str, Any]]:
-        nonlocal done
-        out = {}
+    def overrides(keys: dict[str, str]) -> dict[str, str]:
         sets = dict(extra)
         for k, v in keys.items():
             sets.update(tw.what_if_overrides(f"{k}={v}", streams, tbf=tbf))
+        return sets
+
+    def replay(label: str, keys: dict[str, str]) -> dict[str, dict[str, Any]]:
+        nonlocal done
+        out = {}
+        sets = overrides(keys)
         for name, text in conditions.items():
             if progress:
                 progress(done, runs, f"{label}, {name}")
@@ -344,8 +348,20 @@ def tune(
         "before": baseline,
         "after": before,
         "scenario": toml,
+        # The --set overrides that make `scenario` the host before and after the kept advice.
+        "twin_sets": {"before": overrides({}), "after": overrides(applied)},
         "notes": _notes(f, mtu, rate_bps, streams),
     }
+
+
+def replay_timed(result: dict[str, Any], seconds: float) -> dict[str, dict[str, Any]]:
+    """`tune`'s twin of the host before and after its kept advice (no bursts), measured as
+    `iperf3 -t SECONDS` measures a real run: each stream sends for `seconds` and its throughput
+    is what arrived by then (twin.replay). tune's own figures time a transfer of
+    `transfer_bytes` to its last byte, so a loss at the very end of the transfer that waits for
+    the RTO is in them, and not in iperf3's."""
+    sets = result["twin_sets"]
+    return {side: tw.replay(result["scenario"], sets[side], seconds=seconds).as_json() for side in ("before", "after")}
 
 
 def _row(change: Change, before: dict | None, after: dict | None, *, kept: bool) -> dict[str, Any]:

@@ -159,23 +159,48 @@ def _tbf_burst(path: Path) -> int:
     return path.tbf_burst_bytes or default_burst_bytes(path.mtu)
 
 
-def replay(toml: str, overrides: dict[str, str] | None = None) -> Replay:
-    """Run the twin (with `overrides` as `--set` paths) and sum its flows."""
+#: A time-based twin's flows carry this many bytes each: more than any of them can send before
+#: it stops (a petabyte is 4,000 s at 2 Tbit/s), so each is still sending when it is measured.
+TIME_BASED_SIZE_BYTES = 10**15
+
+
+def replay(toml: str, overrides: dict[str, str] | None = None, *, seconds: float | None = None) -> Replay:
+    """Run the twin (with `overrides` as `--set` paths) and sum its flows.
+
+    By default each flow carries its `size` and the throughput is what was delivered over the
+    last flow's completion time, tail included. With `seconds` the twin is measured as
+    `iperf3 -t` measures a run: every flow sends without end, the run stops at `seconds`, and
+    the throughput is what the receivers got by then over `seconds`; `fct_s` is `seconds`. A
+    loss at a transfer's very end, whose recovery waits for the RTO (no tail-loss probe is
+    sent in recovery: tcp_schedule_loss_probe()), then costs nothing, as it costs iperf3 -t
+    nothing.
+    """
+    import tomllib
+
     import burstlab
 
-    summary = burstlab.run(toml, set=overrides or None).summary
+    sets = dict(overrides or {})
+    if seconds is not None:
+        if seconds <= 0:
+            raise BurstlabError(f"replay seconds={seconds!r}: expected a positive time in seconds, such as 2.0")
+        sets["stop"] = f"{seconds * 1e6:.0f}us"
+        for i in range(len(tomllib.loads(toml).get("flow", []))):
+            sets.setdefault(f"flow[{i}].size", f"{TIME_BASED_SIZE_BYTES}B")
+    summary = burstlab.run(toml, set=sets or None).summary
     # Burst sources are UDP flows of their own: only the transfer's flows count.
     flows = [f for f in summary["flows"] if f["kind"] == "tcp"]
-    if any(f.get("fct_s") is None for f in flows):
-        done = sum(f["delivered_bytes"] for f in flows)
-        total = sum(f.get("size_bytes") or 0 for f in flows)
-        raise BurstlabError(f"the twin did not finish in its stop time ({done:,} of {total:,} bytes delivered"
-                            f"{' with ' + ', '.join(f'{k}={v}' for k, v in overrides.items()) if overrides else ''}): "
-                            "the path given is far slower than the run; check --rate and --rtt")
-    fct = max(f["fct_s"] for f in flows)
     delivered = sum(f["delivered_bytes"] for f in flows)
     drops = sum(p.get("drops", 0) + p.get("tbf_drops", 0) for p in summary.get("ports", []))
-    return Replay(delivered * 8 / fct if fct else 0.0, fct, sum(f["retransmits"] for f in flows), drops)
+    retransmits = sum(f["retransmits"] for f in flows)
+    if seconds is not None:
+        return Replay(delivered * 8 / seconds, seconds, retransmits, drops)
+    if any(f.get("fct_s") is None for f in flows):
+        total = sum(f.get("size_bytes") or 0 for f in flows)
+        raise BurstlabError(f"the twin did not finish in its stop time ({delivered:,} of {total:,} bytes delivered"
+                            f"{' with ' + ', '.join(f'{k}={v}' for k, v in sets.items()) if sets else ''}): "
+                            "the path given is far slower than the run; check --rate and --rtt")
+    fct = max(f["fct_s"] for f in flows)
+    return Replay(delivered * 8 / fct if fct else 0.0, fct, retransmits, drops)
 
 
 def what_if_overrides(expr: str, flows: int, *, tbf: bool = False) -> dict[str, str]:

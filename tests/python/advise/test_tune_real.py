@@ -3,7 +3,8 @@ buffer, a small tcp_rmem, a small tcp_wmem; realnet.SETUPS) the host is measured
 `tune` is asked about that path and that host, its advice is applied to the namespaces, and the
 host is measured again. The advice must improve the transfer, the tuned host must carry at least
 85 % of what tune's twin said, and the measured gain (throughput after / before, medians of
-REPS two-second iperf3 runs each) must be within 15 % of the gain the twin predicted; where the
+REPS two-second iperf3 runs each) must be within 15 % of the gain the twin predicted, the twin
+measured as iperf3 -t measures (tune.replay_timed); where the
 twin of the untuned host is known to miss (BEFORE_TWIN_MISSES), that last check is an expected
 failure that prints its figures.
 
@@ -29,7 +30,7 @@ from typing import Any
 import pytest
 
 from burstlab.advise.explain import FULL_PATH
-from burstlab.advise.tune import CCAS, tune
+from burstlab.advise.tune import CCAS, replay_timed, tune
 from burstlab.validate.topology import Dumbbell, run_cmd
 from burstlab.validate.topology import rate_bps as tc_rate_bps
 from realnet import SETUPS, iperf3_run
@@ -144,13 +145,21 @@ def test_tunes_advice_improves_the_real_transfer_as_predicted(name):
     flags = _host_now(name, before, carried)
     advice = tune(**flags)
     after = _measure(name, advice)
-    twin_before, twin_after = (advice[k]["no bursts"]["throughput_bps"] for k in ("before", "after"))
+    # The twin measured as the real runs are (iperf3 -t: what arrived in the run's seconds), not
+    # over tune's transfer to its last byte, whose end a tail loss waiting for the RTO can
+    # stretch (the loss set-up's bbr twin at rtt 277 us: 36.5 Mbit/s over the transfer, 43.0
+    # over 2 s; at 250 or 300 us, 43.3-43.4 both ways).
+    seconds = statistics.median(r["end"]["sum_received"]["seconds"] for r in before + after)
+    timed = replay_timed(advice, seconds)
+    twin_before, twin_after = (timed[k]["throughput_bps"] for k in ("before", "after"))
     real_before, real_after = (statistics.median(map(_bps, runs)) for runs in (before, after))
     real, twin = real_after / real_before, twin_after / twin_before
+    transfer = advice["after"]["no bursts"]["throughput_bps"] / advice["before"]["no bursts"]["throughput_bps"]
     figures = (f"{name}: tune {' '.join(f'{k}={v}' for k, v in flags.items())}; applied {advice['sysctl']} "
                f"{advice['commands']}; real before {[round(_bps(r) / 1e6, 1) for r in before]} Mbit/s, after "
                f"{[round(_bps(r) / 1e6, 1) for r in after]} Mbit/s: x{real:.2f} (carried with -w 2M: "
-               f"{carried / 1e6:.0f} Mbit/s); twin {twin_before / 1e6:.1f} -> {twin_after / 1e6:.1f} Mbit/s: x{twin:.2f}; "
+               f"{carried / 1e6:.0f} Mbit/s); twin over {seconds:.2f} s {twin_before / 1e6:.1f} -> "
+               f"{twin_after / 1e6:.1f} Mbit/s: x{twin:.2f} (over tune's transfer x{transfer:.2f}); "
                f"load average {os.getloadavg()[0]:.1f}")
     print(figures)
     assert real > 1.0, f"the advice did not improve the transfer: {figures}"

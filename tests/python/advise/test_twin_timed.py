@@ -1,0 +1,58 @@
+"""The twin measured as `iperf3 -t` measures a run (twin.replay(seconds=...), tune.replay_timed):
+what arrived in the run's seconds, not a transfer timed to its last byte."""
+
+from __future__ import annotations
+
+import pytest
+
+from burstlab.advise import twin as tw
+from burstlab.advise.tune import replay_timed, tune
+from burstlab.errors import BurstlabError
+
+#: The shallow-buffer set-up of the real tests (tests/python/advise/realnet.py, "loss"): a 50 Mbit/s
+#: tbf with a 16 KiB limit between veth hosts, one cubic flow.
+PATH = tw.Path(50e6, 300e-6, 1500, 16384, tbf=True)
+
+
+def _toml(size: int) -> str:
+    return tw.dumbbell_toml("timed", PATH, tw.Hosts(cca="cubic"), streams=1, bytes_each=size, cca="cubic", stop_s=60)
+
+
+def test_a_timed_twin_keeps_sending_for_the_whole_time():
+    # 500 kB take about 0.1 s at 50 Mbit/s: timed to its end, the transfer is all slow start and
+    # one flight; measured over 0.5 s as iperf3 -t 0.5 would, the flow sends all along.
+    short = _toml(500_000)
+    by_transfer = tw.replay(short)
+    timed = tw.replay(short, seconds=0.5)
+    assert by_transfer.fct_s < 0.2
+    assert timed.fct_s == 0.5
+    # The tbf passes at most its rate and a bucket: what arrived in 0.5 s is more than the 500 kB.
+    assert 500_000 * 8 / 0.5 < timed.throughput_bps <= 50e6 * 1.05
+    assert timed.throughput_bps > 0.85 * 50e6
+
+
+def test_a_timed_twin_counts_what_arrived_by_then():
+    toml = _toml(10_000_000)
+    one, two = tw.replay(toml, seconds=1.0), tw.replay(toml, seconds=2.0)
+    # The same run stopped later: more bytes by 2 s than by 1 s, at about the same rate.
+    assert two.throughput_bps * 2.0 > one.throughput_bps * 1.0
+    assert two.throughput_bps == pytest.approx(one.throughput_bps, rel=0.05)
+
+
+def test_a_timed_twin_refuses_a_time_that_is_not_positive():
+    with pytest.raises(BurstlabError, match=r"seconds=0: expected a positive time"):
+        tw.replay(_toml(1_000_000), seconds=0)
+
+
+def test_tunes_timed_replay_is_its_before_and_after_twins():
+    result = tune(rate="50Mbps", host_rate="500Mbps", rtt="300us", buffer="16384B", tbf=True, cca="bbr",
+                  ccas=["cubic", "bbr"])
+    assert result["sysctl"]["net.ipv4.tcp_congestion_control"] == "cubic"
+    assert result["twin_sets"]["before"] == {}
+    assert result["twin_sets"]["after"]["flow[0].cca"] == "cubic"
+    timed = replay_timed(result, 2.0)
+    # Before: bbr overruns the 11-frame queue and loses; after: cubic fills the tbf.
+    assert timed["before"]["retransmits"] > timed["after"]["retransmits"]
+    assert timed["after"]["throughput_bps"] > timed["before"]["throughput_bps"]
+    assert timed["after"]["throughput_bps"] == pytest.approx(
+        tw.replay(result["scenario"], result["twin_sets"]["after"], seconds=2.0).throughput_bps)
