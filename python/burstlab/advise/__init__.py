@@ -38,7 +38,8 @@ def explain_iperf3(
     `buffer` is its limit). Each `what_if` is "KEY=VALUE" (a flow key such as tcp_rmem, or a
     path key: rtt, rate, buffer, mtu). Returns a dict (the CLI's `--json`): the run, its
     `limit`, `summary`, `phases`, `losses`, `notes`, and with `twin` the `scenario` (TOML),
-    `twin` (throughput, FCT, retransmits), `match` and `what_if` results. `ss` is a file of
+    `twin` (throughput, FCT, retransmits; of a `-t` run, measured as iperf3 measures it: what
+    arrived in its seconds, its FCT those seconds), `match` and `what_if` results. `ss` is a file of
     `ss -tin` snapshots taken on the sender during the run: Linux's own account of how long the
     receiver's window and the send buffer held the connection (`kernel`), set beside the limit.
 
@@ -83,14 +84,20 @@ def explain_iperf3(
     hosts = tw.Hosts(tcp_rmem=rmem, tcp_wmem=wmem, cpu=cpu, skb_scaling_ratio=skb_scaling_ratio,
                      rmem_max=units.size_bytes("--rmem-max", rmem_max) if rmem_max else None)
     toml = tw.scenario_toml(run, path_, hosts)
-    base = tw.replay(toml)
+    # A -t run is measured over its seconds, whatever its last bytes wait for: so is its twin.
+    seconds = run.seconds if run.time_limited and run.seconds > 0 else None
+    if seconds is not None:
+        notes.append(f"the twin is measured as iperf3 -t measures: what arrived in the run's {seconds:.2f} s "
+                     "(the scenario written carries the bytes the run sent, timed to the last one)")
+    base = tw.replay(toml, seconds=seconds)
     error = (base.throughput_bps - run.throughput_bps) / run.throughput_bps if run.throughput_bps else None
     out["notes"] = [*out["notes"], *notes]
     out["scenario"] = toml
     out["twin"] = base.as_json()
     out["match"] = {"throughput_rel_error": error, "tolerance": TWIN_TOLERANCE,
                     "within": error is not None and abs(error) <= TWIN_TOLERANCE}
-    out["what_if"] = [{"change": expr, "set": sets, "before": base.as_json(), "after": tw.replay(toml, sets).as_json()}
+    out["what_if"] = [{"change": expr, "set": sets, "before": base.as_json(),
+                       "after": tw.replay(toml, sets, seconds=seconds).as_json()}
                       for expr, sets in zip(what_if or [], overrides)]
     return out
 

@@ -91,6 +91,8 @@ class Iperf3Run:
     receiver_cpu_percent: float | None
     #: The receiving host's kernel release from `system_info` ("6.18.44-..."), where Linux.
     receiver_kernel: str | None = None
+    #: A run of `-t` seconds (test_start's `bytes` and `blocks` 0), not of `-n` bytes or `-k` blocks.
+    time_limited: bool = False
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -176,6 +178,7 @@ def parse(text: str, where: str = "<input>") -> Iperf3Run:
         sender_cpu_percent=_cpu(end, "host_total" if client_is_sender else "remote_total"),
         receiver_cpu_percent=_cpu(end, "remote_total" if client_is_sender else "host_total"),
         receiver_kernel=_kernel(server if client_is_sender and server else doc),
+        time_limited=not _int(test.get("bytes")) and not _int(test.get("blocks")),
         warnings=warnings,
     )
 

@@ -148,10 +148,20 @@ def test_html_page_is_self_contained_and_never_replaces_a_file_unasked(tmp_path)
     assert _cli(LOSS, *LOSS_FLAGS, "--no-twin", "--html", page).exit_code == 2 and page.read_text() == "mine"
 
 
-def test_a_rate_far_below_the_runs_is_named_and_a_twin_that_cannot_finish_says_so():
+def test_a_rate_far_below_the_runs_is_named_and_a_twin_that_cannot_finish_says_so(tmp_path):
     out = explain_iperf3(LOSS, rate="10mbit", twin=False)
     assert any("above --rate 10 Mbit/s" in n for n in out["notes"])
-    result = _cli(LOSS, "--rate", "1mbit")
+    # A -t run's twin is measured over the run's seconds, as iperf3 measured it: it ends then,
+    # and misses by what the rate given takes away.
+    timed = explain_iperf3(LOSS, rate="1mbit")
+    assert timed["twin"]["fct_s"] == pytest.approx(timed["seconds"])
+    assert timed["twin"]["throughput_bps"] < 1.1e6 and not timed["match"]["within"]
+    assert any("measured as iperf3 -t measures" in n for n in timed["notes"])
+    # A run of -n bytes is timed to its last byte: a twin that cannot carry them says so.
+    doc = json.loads(LOSS.read_text())
+    doc["start"]["test_start"]["bytes"] = doc["end"]["sum_sent"]["bytes"]
+    (sized := tmp_path / "n.json").write_text(json.dumps(doc))
+    result = _cli(sized, "--rate", "1mbit")
     assert result.exit_code == 2 and "the twin did not finish" in result.output and "check --rate" in result.output
 
 

@@ -3,8 +3,12 @@ what arrived in the run's seconds, not a transfer timed to its last byte."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from burstlab.advise import iperf3
 from burstlab.advise import twin as tw
 from burstlab.advise.tune import replay_timed, tune
 from burstlab.errors import BurstlabError
@@ -56,3 +60,12 @@ def test_tunes_timed_replay_is_its_before_and_after_twins():
     assert timed["after"]["throughput_bps"] > timed["before"]["throughput_bps"]
     assert timed["after"]["throughput_bps"] == pytest.approx(
         tw.replay(result["scenario"], result["twin_sets"]["after"], seconds=2.0).throughput_bps)
+
+
+def test_a_run_of_t_seconds_is_told_from_one_of_n_bytes(tmp_path):
+    local = Path(__file__).parent / "data" / "local-3.12-tbf50mbit-16k.json"
+    assert iperf3.load(local).time_limited
+    doc = json.loads(local.read_text())
+    doc["start"]["test_start"]["bytes"] = 10_000_000
+    (sized := tmp_path / "n.json").write_text(json.dumps(doc))
+    assert not iperf3.load(sized).time_limited
