@@ -4,7 +4,8 @@ full study's grid points with the full study's seeds, so each run pairs with the
     python scripts/amlight_candidates.py OUT.jsonl --set flow[0].skb_truesize=11520 \
         --starts 2s,3s,4s --durations 100ms,2000ms [--jobs 2]
 
-One JSON line per run (CCA, start, duration, seed, FCT, retransmits, the receiver's
+One JSON line per run (CCA, start, duration, seed, FCT, retransmits, timeouts, lost
+retransmissions, the flow's drops before the burst, in its first RTT and after that, the receiver's
 `receive_memory` and `hosts` when present); runs already in OUT are skipped, so a rerun
 resumes. The seeds are `burstlab sweep`'s for the study's axes in its order (topology.rtt,
 flow[0].cca, burst[0].duration, burst[0].start; sweep seed 0, repetition 0).
@@ -19,6 +20,7 @@ import sys
 from pathlib import Path
 
 import burstlab
+from burstlab.advise.units import seconds
 from burstlab.sweep.grid import Point
 from burstlab.sweep.seeds import run_seed
 
@@ -37,12 +39,23 @@ def one(job: tuple[str, str, str, list[str]]) -> dict:
     sets = {"topology.rtt": "209ms", "flow[0].cca": cca, "burst[0].duration": duration,
             "burst[0].start": start, "seed": str(seed)}
     sets.update(kv.split("=", 1) for kv in extra)
-    summary = burstlab.run(str(SCENARIO), set=sets).summary
+    result = burstlab.run(str(SCENARIO), set=sets)
+    summary = result.summary
     flow = summary["flows"][0]
+    # The flow's drops split at one RTT after the burst starts: before it no sender can know of
+    # a loss, so those are what the window in flight met; after it, what was sent knowing.
+    drops = result.table("drops").to_pandas()
+    drop_t = drops.t_s[drops.flow_id == 0]
+    base_rtt_s = result.table("flows").column("base_rtt_s")[0].as_py()
+    burst_start = seconds("burst[0].start", start)
+    first_rtt_end = burst_start + base_rtt_s
     return {"cca": cca, "start": start, "duration": duration, "seed": seed, "set": extra,
             "fct_s": flow["fct_s"], "retransmits": flow["retransmits"],
-            "timeouts": flow["timeouts"], "receive_memory": flow.get("receive_memory"),
-            "hosts": summary.get("hosts")}
+            "timeouts": flow["timeouts"], "lost_retransmits": flow["lost_retransmits"],
+            "drops_before": int((drop_t < burst_start).sum()),
+            "drops_first_rtt": int(((drop_t >= burst_start) & (drop_t < first_rtt_end)).sum()),
+            "drops_after": int((drop_t >= first_rtt_end).sum()),
+            "receive_memory": flow.get("receive_memory"), "hosts": summary.get("hosts")}
 
 
 def main() -> int:
