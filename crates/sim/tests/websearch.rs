@@ -133,3 +133,50 @@ fn streams_in_the_workloads_tcp_settings_are_refused_in_one_line() {
     assert!(e.contains("scenario.websearch[0].tcp.streams = 2: expected no streams here"), "{e}");
     assert_eq!(e.lines().count(), 1, "{e}");
 }
+
+/// The S-ECN testbed (4 racks of 3 hosts, 1 Gbit/s everywhere) with its web-search workload at
+/// `load` of whatever `load_of` names.
+fn testbed(load: f64, load_of: &str) -> String {
+    format!(
+        r#"
+name = "websearch-testbed"
+stop = "1s"
+[topology]
+preset = "racks"
+racks = 4
+hosts_per_rack = 3
+host_rate = "1Gbps"
+[hosts]
+cca = "dctcp"
+[[websearch]]
+hosts = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9", "h10", "h11"]
+load = {load}
+{load_of}
+connections = 8
+"#
+    )
+}
+
+#[test]
+fn load_is_of_each_hosts_link_by_default_and_of_the_busiest_link_when_asked() {
+    let rate = |text: &str| scenario::load(text, &[]).unwrap().websearches[0].background.rate;
+    let host = rate(&testbed(0.6, ""));
+    assert_eq!(host, rate(&testbed(0.6, "load_of = \"host-link\"")));
+    assert_eq!(host.bps(), 1_000_000_000);
+    // Each rack's uplink carries 3 hosts' flows to the 9 hosts outside: 27/11 of one host's
+    // offer, so `load` of the uplink is each host offering load · 11/27 of 1 Gbit/s.
+    let busiest = rate(&testbed(0.6, "load_of = \"busiest-link\""));
+    assert!((busiest.bps() as f64 - 1e9 * 11.0 / 27.0).abs() <= 1.0, "{busiest:?}");
+}
+
+#[test]
+fn a_load_of_that_names_no_link_is_refused_with_the_choices() {
+    let e = scenario::load(&testbed(0.3, "load_of = \"uplink\""), &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("scenario.websearch[0].load_of")
+            && e.contains("\"host-link\", \"busiest-link\""),
+        "{e}"
+    );
+    let e = scenario::load(&testbed(1.2, "load_of = \"busiest-link\""), &[]).unwrap_err();
+    assert!(e.to_string().contains("a share of the busiest link from 0 to 1"), "{e}");
+}

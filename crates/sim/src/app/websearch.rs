@@ -17,10 +17,11 @@
 //! from two streams of the run's seed, so a change of load keeps the sizes drawn.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use crate::app::incast::Conns;
 use crate::event::Event;
+use crate::net::port::PortId;
 use crate::rng;
 use crate::tcp::config::FlowSpec;
 use crate::time::Time;
@@ -252,7 +253,8 @@ pub fn size_class(bytes: u64) -> &'static str {
 /// `[[websearch]]`: the DCTCP paper's benchmark (as the S-ECN paper runs it, seeds/004 §IV-D)
 /// among `hosts` hosts. Each host queries every other at Poisson times, each answering
 /// `query_bytes / (hosts − 1)`; and each sends background flows of web-search sizes to
-/// uniformly chosen others at `background.load` of its link. All of it runs over persistent
+/// uniformly chosen others at `background.load` of `background.rate` (its link's, or the one
+/// that loads the busiest link to `load`: [`LoadOf`]). All of it runs over persistent
 /// connections opened at `background.start` (requests begin once they are up): one per (client, server) for the answers, and
 /// `connections` per ordered pair for background flows, a flow taking an idle one (or, when
 /// all are busy, the one with the fewest bytes outstanding, behind what it carries).
@@ -267,8 +269,60 @@ pub struct WebSearchSpec {
     pub query_bytes: u64,
     /// Persistent connections per ordered host pair for background flows.
     pub connections: u32,
+    /// What `background.load` is a share of; the scenario mapping sets `background.rate` from it.
+    pub load_of: LoadOf,
     /// Every connection's TCP settings (`size` and `start` do not apply).
     pub tcp: FlowSpec,
+}
+
+/// What a web-search workload's background `load` is a share of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LoadOf {
+    /// Each sending host's own link: every host offers `load` of its link's rate (HPCC's
+    /// `traffic_gen.py`; pFabric's and PIAS's ns-2 `spine_empirical.tcl`, `lambda =
+    /// link_rate·load/meanFlowSize` per host over a fabric whose uplinks match its hosts). Where
+    /// a rack's uplink is narrower than its hosts' links together, the uplink carries more.
+    #[default]
+    HostLink,
+    /// The busiest link the background flows cross: every host offers the same rate, chosen so
+    /// that the link whose share of that traffic is largest for its rate carries `load` of it
+    /// ([`busiest_link_rate`]). On a fabric without oversubscription that is the host links,
+    /// and the same as `HostLink`.
+    BusiestLink,
+}
+
+/// The rate `load` is a share of for [`LoadOf::BusiestLink`], and the port of the busiest link.
+/// Each host's background flows go to the other hosts uniformly and, within a pair, over its
+/// `connections` equally (the app takes an idle one, so each carries about as much), so a host
+/// sending `x` bit/s puts `x · share(p)` on port `p`, where `share(p)` sums `1/((n−1)·k)` over the
+/// background connections whose forward route `routes[c]` crosses `p` (`routes` in
+/// `spec.connections()` order). The busiest link is the one with the largest `share(p)/rate(p)`;
+/// every host offering `load / max(share/rate)` loads it to exactly `load`. Data bytes only: the
+/// ACKs coming back, and the queries' answers, are on top of it.
+pub fn busiest_link_rate(
+    spec: &WebSearchSpec,
+    routes: &[&[PortId]],
+    rate: impl Fn(PortId) -> Rate,
+) -> (Rate, PortId) {
+    let n = spec.hosts;
+    let k = spec.connections;
+    let per_connection = 1.0 / (f64::from(n - 1) * f64::from(k));
+    let mut share: BTreeMap<PortId, f64> = BTreeMap::new();
+    for a in 0..n {
+        for b in (0..n).filter(|&b| b != a) {
+            let first = spec.background_conn(a, b);
+            for c in first..first + k as usize {
+                for &p in routes[c] {
+                    *share.entry(p).or_insert(0.0) += per_connection;
+                }
+            }
+        }
+    }
+    let (port, per_bps) = share
+        .iter()
+        .map(|(&p, &s)| (p, s / rate(p).bps() as f64))
+        .fold((0, 0.0), |best, x| if x.1 > best.1 { x } else { best });
+    (Rate((1.0 / per_bps).round() as u64), port)
 }
 
 impl WebSearchSpec {
@@ -740,6 +794,7 @@ mod tests {
             queries_per_s,
             query_bytes: 100_000,
             connections: 2,
+            load_of: LoadOf::HostLink,
             tcp: FlowSpec::linux_default("dctcp"),
         }
     }
@@ -907,6 +962,97 @@ mod tests {
         let mut done = Vec::new();
         app.on_delivered(2, &mut w, &mut done);
         assert_eq!(indices(&done), [0, 2]);
+    }
+
+    // ---- What load is a share of ----
+
+    /// The S-ECN testbed's shape: 4 racks of 3 hosts, every link 1 Gbit/s unless `uplink`. Port
+    /// `h` is host h's link up, `12 + r` rack r's uplink, `16 + r` its downlink, `20 + h` the
+    /// link down to host h; a route is its ports from the sender.
+    fn racks_routes(spec: &WebSearchSpec) -> Vec<Vec<PortId>> {
+        let rack = |h: u32| h / 3;
+        (spec.connections().iter())
+            .map(|&(a, b)| {
+                if rack(a) == rack(b) {
+                    vec![a, 20 + b]
+                } else {
+                    vec![a, 12 + rack(a), 16 + rack(b), 20 + b]
+                }
+            })
+            .collect()
+    }
+
+    fn twelve_hosts(load: f64) -> WebSearchSpec {
+        WebSearchSpec {
+            connections: 8,
+            load_of: LoadOf::BusiestLink,
+            ..workload(12, load, 0.0, 60)
+        }
+    }
+
+    #[test]
+    fn busiest_link_load_is_the_rack_uplinks_on_an_oversubscribed_fabric() {
+        let load = 0.6;
+        let mut spec = twelve_hosts(load);
+        let routes = racks_routes(&spec);
+        let refs: Vec<&[PortId]> = routes.iter().map(Vec::as_slice).collect();
+        let (rate, port) = busiest_link_rate(&spec, &refs, |_| Rate::from_gbps(1));
+        // Each uplink carries its 3 hosts' flows to the 9 hosts of other racks: 27/11 of one
+        // host's offer, so each host offers load · 11/27 Gbit/s.
+        assert!((12..20).contains(&port), "busiest port {port}");
+        assert!((rate.bps() as f64 - 1e9 * 11.0 / 27.0).abs() <= 1.0, "{rate:?}");
+        // Analytically, from the arrival process the spec makes: flows per second per host
+        // (1 / mean gap) times the CDF's mean size is the host's offer; the uplink carries 3
+        // hosts' 9/11 of it, which is `load` of its 1 Gbit/s.
+        spec.background.rate = rate;
+        let a = Arrivals::new(&spec.background, 1, 0).unwrap();
+        let host_bps = SizeCdf::web_search().mean() * 8.0 / a.mean_gap_s();
+        let uplink = 3.0 * host_bps * 9.0 / 11.0 / 1e9;
+        assert!((uplink - load).abs() < 1e-6, "uplink offered {uplink} of 1 Gbit/s");
+        // And the host links, each carrying one host's offer, stay at 11/27 of the load.
+        assert!((host_bps / 1e9 - load * 11.0 / 27.0).abs() < 1e-6, "host offered {host_bps}");
+    }
+
+    #[test]
+    fn busiest_link_load_is_the_host_links_where_the_uplinks_keep_up() {
+        // Uplinks of 4 Gbit/s carry 27/11 host links' worth at most: the host links are the
+        // busiest, and the load is theirs, as LoadOf::HostLink has it.
+        let spec = twelve_hosts(0.4);
+        let routes = racks_routes(&spec);
+        let refs: Vec<&[PortId]> = routes.iter().map(Vec::as_slice).collect();
+        let rate =
+            |p: PortId| if (12..20).contains(&p) { Rate::from_gbps(4) } else { Rate::from_gbps(1) };
+        let (r, port) = busiest_link_rate(&spec, &refs, rate);
+        assert_eq!(r, Rate::from_gbps(1));
+        assert!(port < 12 || port >= 20, "busiest port {port}");
+    }
+
+    #[test]
+    fn busiest_link_load_splits_a_pair_over_its_connections_routes() {
+        // Two hosts, two connections from 0 to 1 over two parallel 1 Gbit/s links (ports 10 and
+        // 11, as ECMP would spread them) after a 10 Gbit/s host link (port 0): each carries half.
+        let spec = WebSearchSpec { load_of: LoadOf::BusiestLink, ..workload(2, 0.5, 0.0, 10) };
+        let conns = spec.connections();
+        let first = spec.background_conn(0, 1);
+        let routes: Vec<Vec<PortId>> = (0..conns.len())
+            .map(|c| match c {
+                c if c == first => vec![0, 10],
+                c if c == first + 1 => vec![0, 11],
+                _ => vec![1, 12],
+            })
+            .collect();
+        let refs: Vec<&[PortId]> = routes.iter().map(Vec::as_slice).collect();
+        let rate = |p: PortId| if p == 0 { Rate::from_gbps(10) } else { Rate::from_gbps(1) };
+        let (r, port) = busiest_link_rate(&spec, &refs, rate);
+        // Host 1 → 0 runs over port 12 alone (1 Gbit/s), the busiest; host 0's 10 and 11 take
+        // half each of the same offer.
+        assert_eq!((r, port), (Rate::from_gbps(1), 1));
+        // With host 1 silent (no routes), the parallel links are the busiest at half each.
+        let only_forward: Vec<Vec<PortId>> = (0..conns.len())
+            .map(|c| if c >= first && c < first + 2 { routes[c].clone() } else { vec![] })
+            .collect();
+        let refs: Vec<&[PortId]> = only_forward.iter().map(Vec::as_slice).collect();
+        assert_eq!(busiest_link_rate(&spec, &refs, rate), (Rate::from_gbps(2), 10));
     }
 
     #[test]

@@ -36,7 +36,9 @@ use super::fields::{Fields, RATE_EXPECTED};
 use super::model::*;
 use super::parse::port_spec;
 use super::traffic;
+use crate::app::websearch::{LoadOf, busiest_link_rate};
 use crate::net::graph::{Attach, DirSpec, Graph, LinkSpec, NodeKind, NodeSpec};
+use crate::net::port::PortId;
 use crate::net::presets::{
     self, Common, leaf_spine::LeafSpine, parking_lot::ParkingLot, racks::Racks,
 };
@@ -469,8 +471,11 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
             });
         }
     }
+    // Where each workload's connections start among the TCP flows, for `load_of`.
+    let mut websearch_flows = Vec::with_capacity(scn.websearches.len());
     for (k, (q, ws)) in root.tables("websearch").iter().zip(scn.websearches.iter_mut()).enumerate()
     {
+        websearch_flows.push(tcp.len());
         let field = format!("scenario.websearch[{k}]");
         let hosts = q.strings("hosts", HOST_EXPECTED)?.expect("parsed before");
         let t = q.table("tcp");
@@ -506,7 +511,7 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
     gt.tcp = tcp;
     gt.udp = udp;
     gt.nic_rates = nic_rates(root, &gt.graph)?;
-    topology::from_graph(gt, scn.seed).map_err(|e| ScenarioError::Field {
+    let net = topology::from_graph(gt, scn.seed).map_err(|e| ScenarioError::Field {
         path: if e.field.starts_with("scenario.") {
             e.field
         } else {
@@ -515,6 +520,15 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
         value: Some(e.value),
         expected: e.expected,
     })?;
+    for (ws, first) in scn.websearches.iter_mut().zip(websearch_flows) {
+        if ws.load_of == LoadOf::BusiestLink {
+            let routes: Vec<&[PortId]> = (first..first + ws.connections().len())
+                .map(|f| net.routes[f].1.forward.as_slice())
+                .collect();
+            let rate = |p: PortId| gt.graph.links[p as usize / 2].rate;
+            ws.background.rate = busiest_link_rate(ws, &routes, rate).0;
+        }
+    }
     Ok(())
 }
 

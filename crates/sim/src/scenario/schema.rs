@@ -192,6 +192,7 @@ pub(crate) const INCAST: &[(&str, Node)] = &[
 pub(crate) const WEBSEARCH: &[(&str, Node)] = &[
     ("hosts", Leaf),
     ("load", Leaf),
+    ("load_of", Leaf),
     ("queries_per_s", Leaf),
     ("query_size", Leaf),
     ("connections", Leaf),

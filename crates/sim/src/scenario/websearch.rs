@@ -5,7 +5,7 @@ use super::error::ScenarioError;
 use super::fields::Fields;
 use super::traffic;
 use super::units::format_time;
-use crate::app::websearch::{FlowArrivalSpec, SizeCdf, WebSearchSpec};
+use crate::app::websearch::{FlowArrivalSpec, LoadOf, SizeCdf, WebSearchSpec};
 use crate::time::Time;
 use crate::units::Rate;
 
@@ -19,7 +19,7 @@ const DEFAULT_QUERY_BYTES: u64 = 100_000;
 const DEFAULT_CONNECTIONS: i64 = 8;
 
 /// A `[[websearch]]` table; its `hosts` are names that `graph::attach` resolves (and the
-/// link rate `load` is a share of is set there).
+/// rate `load` is a share of, per `load_of`, is set there once the routes are known).
 pub(crate) fn websearch(q: &Fields, stop: Time) -> Result<WebSearchSpec> {
     let hosts = q.required(
         "hosts",
@@ -36,9 +36,18 @@ pub(crate) fn websearch(q: &Fields, stop: Time) -> Result<WebSearchSpec> {
             (x.is_finite() && x >= 0.0).then_some(x)
         })
     };
-    let load =
-        number("load", "a share of the host's link from 0 to 1, such as 0.4")?.unwrap_or(0.0);
-    q.ensure("load", load <= 1.0, || "a share of the host's link from 0 to 1, such as 0.4".into())?;
+    let load_of = q
+        .choice(
+            "load_of",
+            &[("host-link", LoadOf::HostLink), ("busiest-link", LoadOf::BusiestLink)],
+        )?
+        .unwrap_or_default();
+    let share = match load_of {
+        LoadOf::HostLink => "a share of each host's link from 0 to 1, such as 0.4",
+        LoadOf::BusiestLink => "a share of the busiest link from 0 to 1, such as 0.4",
+    };
+    let load = number("load", share)?.unwrap_or(0.0);
+    q.ensure("load", load <= 1.0, || share.into())?;
     let queries_per_s =
         number("queries_per_s", "queries per second per host, 0 or more, such as 100")?
             .unwrap_or(0.0);
@@ -85,6 +94,7 @@ pub(crate) fn websearch(q: &Fields, stop: Time) -> Result<WebSearchSpec> {
         queries_per_s,
         query_bytes,
         connections,
+        load_of,
         tcp: traffic::flow(&t, stop)?,
     })
 }
