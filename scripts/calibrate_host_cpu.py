@@ -159,7 +159,7 @@ def measure(args: argparse.Namespace) -> int:
     for k in range(args.repeat):
         for shaped in (False, True):
             for mtu in mtus:
-                if shaped and mtu not in (args.shaped_mtus or CHECK_MTUS):
+                if shaped and mtu not in (CHECK_MTUS if args.shaped_mtus is None else args.shaped_mtus):
                     continue
                 r = one_run(mtu, shaped, args.seconds, args.nice, args.fifo)
                 r["nice"] = args.nice
@@ -339,6 +339,72 @@ def check(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The issue's tolerance on the model's error (docs/fidelity.md), used to say how often a median of
+#: n runs drawn from the pooled runs lands within it of their median.
+TOLERANCE = 0.15
+
+
+def session_effect(values: dict[str, list[float]], trials: int = 5000, seed: int = 1) -> float:
+    """Permutation p-value of a session effect: how often the variance of the sessions' medians
+    of log rate, with the runs shuffled between sessions (each keeping its size), is at least the
+    observed one. A small p says the sessions differ by more than their runs' spread explains."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    labels = np.array([k for k, v in values.items() for _ in v])
+    logs = np.log(np.array([x for v in values.values() for x in v]))
+    keys = list(values)
+
+    def stat(lab: np.ndarray) -> float:
+        return float(np.var([np.median(logs[lab == k]) for k in keys]))
+
+    observed = stat(labels)
+    return float(np.mean([stat(rng.permutation(labels)) >= observed for _ in range(trials)]))
+
+
+def within_tolerance(values: list[float], n: int, trials: int = 20000, seed: int = 1) -> float:
+    """The share of medians of `n` runs drawn (with replacement) from `values` that lie within
+    TOLERANCE of the median of all of them."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    v = np.array(values)
+    meds = np.median(rng.choice(v, (trials, n)), axis=1)
+    return float(np.mean(np.abs(meds / np.median(v) - 1) <= TOLERANCE))
+
+
+def sessions(args: argparse.Namespace) -> int:
+    """Each record's unshaped medians beside the others', and whether they differ by more than the
+    runs' own spread: the measure of how many runs a session needs."""
+    import numpy as np
+
+    records = {Path(p).stem.rsplit(".", 1)[-1]: json.loads(Path(p).read_text())["runs"] for p in args.records}
+    mtus = sorted({r["mtu"] for runs in records.values() for r in runs if not r["shaped"]})
+    print("| session | runs | load average | " + " | ".join(f"MTU {m} median (n)" for m in mtus) + " |")
+    print("|---|---|---|" + "---|" * len(mtus))
+    for name, runs in records.items():
+        un = [r for r in runs if not r["shaped"]]
+        loads = [r["load1"] for r in un]
+        cells = []
+        for m in mtus:
+            v = [r["received_bps"] / 1e9 for r in un if r["mtu"] == m]
+            cells.append(f"{statistics.median(v):.2f} ({len(v)})" if v else "")
+        print(f"| {name} | {len(un)} | {min(loads):.1f}-{max(loads):.1f} | " + " | ".join(cells) + " |")
+    for m in mtus:
+        by = {k: [r["received_bps"] / 1e9 for r in runs if not r["shaped"] and r["mtu"] == m]
+              for k, runs in records.items()}
+        by = {k: v for k, v in by.items() if v}
+        pooled = [x for v in by.values() for x in v]
+        line = (f"MTU {m}: pooled median {statistics.median(pooled):.2f} Gbit/s of {len(pooled)} runs, per-run "
+                f"spread (sd of ln rate) {float(np.std(np.log(pooled))):.2f}")
+        if len(by) > 1:
+            line += f"; session effect p = {session_effect(by):.2f}"
+        line += "; a median of n runs within ±15 % of the pooled: " + ", ".join(
+            f"n={n} {within_tolerance(pooled, n):.0%}" for n in (5, 10, 20, 40))
+        print(line)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -353,16 +419,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="run both iperf3 ends under SCHED_FIFO at this priority (chrt -f; overrides "
                         "--nice): the machine's ordinary load then takes none of their CPU time")
     m.add_argument("--mtus", type=int, nargs="+", help="the MTUs to run (default: the fit's and the check's)")
-    m.add_argument("--shaped-mtus", type=int, nargs="+",
-                   help="the MTUs also run through the 1 Gbit/s tbf (default: the check's)")
+    m.add_argument("--shaped-mtus", type=int, nargs="*",
+                   help="the MTUs also run through the 1 Gbit/s tbf (default: the check's; none if given empty)")
     f = sub.add_parser("fit", help="fit the profile's costs on the FIT MTUs of one or more records, pooled")
     f.add_argument("records", nargs="+")
     c = sub.add_parser("check", help="the model against the CHECK MTUs of one or more records, pooled")
     c.add_argument("records", nargs="+")
     c.add_argument("--seconds", type=float, default=2.0)
+    s = sub.add_parser("sessions", help="records' unshaped medians side by side, and whether the sessions "
+                                        "differ by more than their runs' spread (no simulation)")
+    s.add_argument("records", nargs="+")
     args = ap.parse_args(argv)
     try:
-        return {"measure": measure, "fit": fit, "check": check}[args.cmd](args)
+        return {"measure": measure, "fit": fit, "check": check, "sessions": sessions}[args.cmd](args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
