@@ -122,14 +122,15 @@ def _host_now(name: str, before: list[dict], carried_bps: float) -> dict[str, An
                 ccas=[c for c in CCAS if c in available])
 
 
-#: Where the twin of the untuned host is known to miss (docs/advice.md, "What the twin matches"):
-#: with a small tcp_rmem the twin's sender uses two segments of a window Linux fills (Minshall's
-#: rule, the first skb's own len/truesize ratio); with a small tcp_wmem the hosts' pace varies
-#: with the machine's load by more than the tolerance. On the shallow buffer (loss) the untuned
-#: twin carried 36.5 Mbit/s against the real 44.3 in two clean-clone runs of four (predicted
-#: x1.31-1.32, measured x1.08-1.10, load 1-11). Their gain is reported as an expected failure,
-#: with the figures; the tuned host must still carry what tune said (asserted above).
-BEFORE_TWIN_MISSES = {"loss", "rmem", "wmem"}
+#: Where the measured gain is known to miss the prediction (docs/advice.md, "On real Linux"): the
+#: window set-ups, whose real hosts' pace moves by more than the tolerance from one sitting to
+#: the next (sittings' medians -21 % to +27 % with the small tcp_rmem, -14 % to +46 % with the
+#: small tcp_wmem, at load 16-32), so that the untuned runs and the tuned ones disagree by
+#: themselves. Their gain is reported as an expected failure, with the figures; the tuned host
+#: must still carry what tune said (asserted above). The loss set-up is held: measured as
+#: iperf3 -t measures, its twin's gain was within 15 % in each of six sittings (x1.09-1.13
+#: predicted, x1.05-1.08 measured, load 14-27).
+BEFORE_TWIN_MISSES = {"rmem", "wmem"}
 
 
 @pytest.mark.parametrize("name", ["loss", "rmem", "wmem"])
