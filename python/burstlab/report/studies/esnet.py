@@ -20,6 +20,11 @@ CCA = "flow[0].cca"
 FQ = "flow[0].qdisc=fq"
 SAME = 0.10
 MUCH_BETTER = 1.5
+#: Payload a 10 Gbit/s link carries at MTU 9000: 10 x 8948/9038 Gbit/s (MSS over the frame on the wire).
+LINK_PAYLOAD_BPS = 10e9 * 8948 / 9038
+#: Measured once (docs/studies.md, note 6): the 40G part with the port at 1 MB instead of 6 MB.
+SHALLOW_PORT = ("with a 1 MB port instead of 6 MB CUBIC loses more (6,971 retransmits) and still carries 7.86 "
+                "Gbit/s, BBRv3 9.05 (36,260): 1.15×, so a shallower port alone does not make BBR much better")
 
 PARTS = (
     Part("default", "esnet/100g-to-10g", {CCA: ["cubic"]}),
@@ -92,9 +97,13 @@ def check(parts: Mapping[str, SweepData]) -> list[Finding]:
         "BBRv2 much better", (f"CUBIC {_desc(c40)}; BBRv3 {_desc(b40)}" if c40 and b40 else ""),
         rate_bps(b40) >= MUCH_BETTER * rate_bps(c40) if c40 and b40 else None,
         f"BBR sum ≥ {MUCH_BETTER}× CUBIC's",
-        why=(f"16 CUBIC flows share the loss: each loss halves one flow of 16, so the sum stays near the link "
-             f"({_swing(parts, '16x40g', c40)}); BBRv3's sum is no higher ({_swing(parts, '16x40g', b40)}) "
-             "and it retransmits more")))
+        why=(f"the link bounds the ratio: it carries {LINK_PAYLOAD_BPS / 1e9:.2f} Gbit/s of payload, so BBR can be "
+             f"at most {LINK_PAYLOAD_BPS / rate_bps(c40):.2f}× CUBIC's {rate_bps(c40) / 1e9:.2f}, and 'much better' "
+             f"needs CUBIC's sum at most {LINK_PAYLOAD_BPS / MUCH_BETTER / 1e9:.2f} Gbit/s. CUBIC loses mostly as its "
+             f"16 flows leave slow start, then refills the link ({_swing(parts, '16x40g', c40)}); "
+             f"BBRv3's is {rate_bps(b40) / rate_bps(c40):.2f}× it ({_swing(parts, '16x40g', b40)}) and retransmits "
+             f"{b40.retransmits / max(1, c40.retransmits):.1f}× as much; {SHALLOW_PORT}"
+             if c40 and b40 and rate_bps(c40) > 0 else "")))
     return out
 
 

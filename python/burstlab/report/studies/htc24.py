@@ -39,9 +39,32 @@ CPU_WHY = (f"our hosts have no CPU limit: MTU buys only the header share ({HEADE
 
 #: Measured once (docs/studies.md, note 8): the 100G single stream with mlx5's largest ring
 #: (`ethtool -G rx 8192`) instead of the profile's default 1024.
-RING_8192 = ("with mlx5's largest ring (8192) neither MTU drops at the ring: 24.44 Gbit/s at 1500, 35.57 at "
+RING_8192 = ("with mlx5's largest ring (8192) neither MTU drops at the ring: 24.44 Gbit/s at 1500, 35.60 at "
              "9000 (1.46×, the receiving core's bound): the rest of the ratio is the default ring (1024) "
              "overflowing in slow start and CUBIC's reaction to that loss")
+
+#: Measured once (docs/studies.md, note 10): the long-distance runs with mlx5's largest ring.
+LONG_RING_8192 = {
+    "7.2ms": "with mlx5's largest ring (8192): 41.23 against 25.26 Gbit/s (1.63×; 623 and 1,206 ring drops), "
+             "each near its receiving core's bound",
+    "100ms": "with mlx5's largest ring (8192): 18.56 against 2.09 Gbit/s (8.89×; 3,252 and 10,832 ring drops): "
+             "at 100 ms slow start overshoots the receiving core's rate by far more than any ring holds, and "
+             "CUBIC repairs that loss slowly for the rest of the 10 s",
+}
+
+#: The 100G 8-stream row's bound: 1500-byte frames carry at most 100 x 1448/1538 = 94.15 Gbit/s of
+#: payload on a 100G link; ours runs at 90.71 (96 %), so no MTU can buy more than the header share.
+EIGHT_AT_LINE = ("at 1500 bytes our 8 streams run at 96 % of what 1500-byte frames carry on 100G (94.15 Gbit/s), "
+                 "so 9000 can buy only the header share; the seed's 1.25× needs its 1500-byte run at most 76 Gbit/s, "
+                 "a per-host limit our hosts lack at 8 streams (two streams on one core, measured with cores = 7, "
+                 "still gives 1.05×: docs/studies.md, note 8); what limited the seed's hosts is not measured")
+
+#: Measured once (docs/studies.md, note 7): the same two runs 90 s long. CUBIC's one loss, leaving
+#: slow start, costs it the next ~45 s; after that both run at the window's plateau.
+RUN_LENGTH = ("the ratio depends on the run's length: the same two runs 90 s long give, over their first 5, 30, 40, 50, "
+              "60 and 90 s, 4.55×, 3.95×, 3.27×, 2.34×, 1.88× and 1.42×, as CUBIC regrows from its one loss "
+              "(it reaches the window's 7.2 Gbit/s plateau at ~47 s and loses nothing after); the seed's 2–3× "
+              "is ours over 43–57 s, and the seed gives no run length")
 
 RTT = "topology.rtt"
 BOTH_MTUS = {MTU: ["1500", "9000"], STREAMS: ["1", "8"]}
@@ -99,7 +122,7 @@ def check(parts: Mapping[str, SweepData]) -> list[Finding]:
                   [ratio] if ratio is not None else [], RATIO, unit=_ratio,
                   why=(f"CUBIC {rate_bps(cubic_run) / 1e9:.2f} Gbit/s with {cubic_run.retransmits:,} retransmits "
                        f"({swing(bbr, cubic_run)}: after its slow-start losses it regrows for the whole run at "
-                       f"150 ms), BBRv3 {rate_bps(bbr_run) / 1e9:.2f} Gbit/s ({swing(bbr, bbr_run)})"
+                       f"150 ms), BBRv3 {rate_bps(bbr_run) / 1e9:.2f} Gbit/s ({swing(bbr, bbr_run)}); {RUN_LENGTH}"
                        if cubic_run and bbr_run else ""))]
     clean = parts.get("mtu")
     one, eight = _mtu_ratio(clean, "1"), _mtu_ratio(clean, "8")
@@ -111,6 +134,8 @@ def check(parts: Mapping[str, SweepData]) -> list[Finding]:
             why = f"cpu = server-{hosts}, {_measured(data, **{STREAMS: streams})}; {header}"
             if hosts == "100g" and streams == "1":
                 why += f"; {RING_8192}"
+            if hosts == "100g" and streams == "8":
+                why += f"; {EIGHT_AT_LINE}"
             out.append(compare(f"jumbo-{streams}-stream{'s' if streams == '8' else ''}-{hosts}",
                                f"jumbo frames, {streams} stream{'s' if streams == '8' else ''}, {label} hosts: "
                                + ("the same as 1500" if theirs == 1.0 else f"{theirs:.2f}× as fast"),
@@ -122,7 +147,7 @@ def check(parts: Mapping[str, SweepData]) -> list[Finding]:
                                           ("surf-jisc", "SURF → Jisc, 7.2 ms", "7.2ms", 23, 6)):
         out.append(compare(f"long-{key}", f"long distance, MTU 9000 vs 1500 ({jumbo} vs {small} Gbit/s): "
                            f"{where}", jumbo / small, _mtu_ratio(long, rtt=rtt), RATIO, unit=_ratio,
-                           why=f"cpu = server-100g, {_measured(long, **{RTT: rtt})}"
+                           why=f"cpu = server-100g, {_measured(long, **{RTT: rtt})}; {LONG_RING_8192[rtt]}"
                            + ("; the seed names nothing that tells its two 100 ms paths apart: one set-up, one "
                               "ratio for both" if rtt == "100ms" else ""),
                            missing=f"{NO_CPU}; {header}"))
