@@ -48,12 +48,16 @@ WHY = {
     "incast": "the drops at the port are all recovered without an RTO (SACK, RACK-TLP), so a query takes its "
               "bytes at line rate with either marking; the paper's DCTCP lost its time to RTOs its hosts' "
               "older Linux took, which ours do not" + _DOC,
-    "ws-qct-mean": "`load` is a share of each host's link, so a rack's uplink, shared by its hosts, is offered "
-                   "more than its rate by background alone at the higher loads and the fabric is overloaded; "
-                   "the paper's loads must be of a bottleneck that stays below one" + _DOC,
+    "ws-qct-mean": "our DCTCP takes almost no timeouts (drops are recovered by SACK and RACK-TLP), so S-ECN saves "
+                   "queueing on every query, not timeouts: the median QCT falls about as much as the mean; why the "
+                   "paper's gain is smaller at the middle loads is not pinned" + _DOC,
     "ws-qct-p99": "as the mean QCT" + _DOC,
-    "ws-small-mean": "as the mean QCT: at the overloaded loads S-ECN has no gain" + _DOC,
-    "ws-large": "as the mean QCT; short runs also hold too few large flows for their mean" + _DOC,
+    "ws-small-mean": "S-ECN has no timeouts to save (neither marking takes more than a few in a run) and small flows "
+                     "do not wait for busy connections (more connections per pair leave their FCT as it is); what "
+                     "makes S-ECN's small flows no faster at the higher loads is not pinned" + _DOC,
+    "ws-large": "S-ECN carries less of the same offered load in the same time than DCTCP, and the bytes left "
+                "behind are the long flows' (medium flows are slower too); why, when it marks fewer packets than "
+                "DCTCP, is not pinned; short runs also hold few large flows" + _DOC,
     "peak-36": "the first query (new connections) peaks highest, later ones lower; the paper's figure is a "
                "maximum over its runs, ours over one run's queries" + _DOC,
 }
