@@ -5,6 +5,7 @@
         --out /tmp/hostcpu.json                                                        # root
     python scripts/calibrate_host_cpu.py fit /tmp/hostcpu.json                        # no root
     python scripts/calibrate_host_cpu.py check /tmp/other.json [/tmp/more.json ...]   # no root
+    python scripts/calibrate_host_cpu.py sessions scripts/calibrate_host_cpu.session-*.json  # no root
 
 `measure` runs real single-stream iperf3 (Debian's `iperf3`) through the validation dumbbell
 (python/burstlab/validate/topology.py: sender ns -veth- router ns -veth- receiver ns, each flow
@@ -24,6 +25,12 @@ namespaces' ~30 us RTT) with `cpu = "veth-this-machine"` and compares with the m
 CHECK MTUs' runs (1500 and 9000), which the fit never saw: the error at each MTU, and of
 their ratio; and the 1 Gbit/s runs (not CPU-bound) against the same twin through a 1 Gbit/s
 bottleneck.
+
+`sessions` sets records' medians side by side and asks whether they differ by more than their
+runs' spread. On this shared machine single runs spread −35/+98 % about their MTU's median, so
+a median of 5 runs lands within 15 % of the pooled one only 71-76 % of the time, of 20 runs
+96-97 % (docs/fidelity.md): check on 20 or more runs per MTU, in repeats spread over minutes
+(`measure --repeat 10 --mtus 1500 9000 --shaped-mtus` twice, or several records pooled).
 """
 
 from __future__ import annotations
