@@ -27,7 +27,7 @@ their ratio; and the 1 Gbit/s runs (not CPU-bound) against the same twin through
 bottleneck.
 
 `sessions` sets records' medians side by side and asks whether they differ by more than their
-runs' spread. On this shared machine single runs spread −35/+98 % about their MTU's median, so
+runs' spread. On this shared machine single runs spread −51/+100 % about their MTU's median, so
 a median of 5 runs lands within 15 % of the pooled one only 69-83 % of the time, of 20 runs
 96-99 % (docs/fidelity.md): check on 20 or more runs per MTU, in repeats spread over minutes
 (`measure --repeat 10 --mtus 1500 9000 --shaped-mtus` twice, or several records pooled).
