@@ -110,18 +110,22 @@ impl<'s> World<'s> {
     pub fn new(scn: &'s Scenario) -> World<'s> {
         let net = scn.network();
         // [[flow]] transfers first, then every incast's senders: connections that open empty
-        // (size 0) and carry each query's response when the app writes it.
-        let mut specs: Vec<(FlowSpec, Option<usize>)> =
-            scn.flows.iter().map(|f| (f.clone(), None)).collect();
+        // (size 0) and carry each query's response when the app writes it. Each connection
+        // borrows its settings (the scenario's, or its app's one copy), not a clone each.
+        let app_spec =
+            |tcp: &FlowSpec, start: Time| FlowSpec { size_bytes: Some(0), start, ..tcp.clone() };
+        let app_specs: Vec<FlowSpec> = (scn.incasts.iter().map(|i| app_spec(&i.tcp, i.start)))
+            .chain(scn.websearches.iter().map(|w| app_spec(&w.tcp, w.background.start)))
+            .collect();
+        let n_specs = scn.flows.len()
+            + scn.incasts.iter().map(|i| i.senders as usize).sum::<usize>()
+            + scn.websearches.iter().map(|w| w.connections().len()).sum::<usize>();
+        let mut specs: Vec<(&FlowSpec, Option<usize>)> = Vec::with_capacity(n_specs);
+        specs.extend(scn.flows.iter().map(|f| (f, None)));
         let mut incasts = Vec::new();
         for (k, inc) in scn.incasts.iter().enumerate() {
             let first = specs.len();
-            for _ in 0..inc.senders {
-                let mut spec = inc.tcp.clone();
-                spec.size_bytes = Some(0);
-                spec.start = inc.start;
-                specs.push((spec, Some(k)));
-            }
+            specs.extend(std::iter::repeat_n((&app_specs[k], Some(k)), inc.senders as usize));
             // The RTT the app plans with: the dumbbell's, or its connections' longest
             // propagation RTT in a graph.
             let rtt = match scn.topology.graph {
@@ -134,10 +138,9 @@ impl<'s> World<'s> {
         }
         let mut websearches = Vec::new();
         for (k, ws) in scn.websearches.iter().enumerate() {
-            let (first, app) = (specs.len(), Some(incasts.len() + k));
-            let mut spec = ws.tcp.clone();
-            (spec.size_bytes, spec.start) = (Some(0), ws.background.start);
-            specs.extend(ws.connections().iter().map(|_| (spec.clone(), app)));
+            let (first, app) = (specs.len(), incasts.len() + k);
+            let n = ws.connections().len();
+            specs.extend(std::iter::repeat_n((&app_specs[app], Some(app)), n));
             let rtt = (first..specs.len()).map(|f| net.propagation_rtt[f]).max();
             let app =
                 WebSearchApp::new(ws, first..specs.len(), scn.seed, k, rtt.unwrap_or_default());
@@ -175,7 +178,7 @@ impl<'s> World<'s> {
             stale_sender_timers: 0,
             pool: PacketPool::default(),
             queue: QueueRecorder::new(&net, scn.topology.mtu(), deepest, RowCap::new(caps.queue)),
-            drops: Drops::new(&net, RowCap::new(caps.drops)),
+            drops: Drops::new(RowCap::new(caps.drops)),
             int: IntRecorder::new(&net, &scn.telemetry, RowCap::new(caps.int)).map(Box::new),
             net,
             active: scn.flows.len() + incasts.len() + websearches.len() + bursts.len(),
@@ -345,18 +348,33 @@ impl<'s> World<'s> {
         }
     }
 
-    /// Each table from its builder, and the summary.
+    /// Each table from its builder, and the summary. The sockets, the largest part of a run
+    /// of many flows, are dropped once their rows are taken, before the tables are built; the
+    /// flows' rows are built once, for the summary, and the `flows` table reads them there.
     #[inline(never)]
-    fn finish(self, wall_s: f64) -> Output {
-        let (now, net) = (self.now, &self.net);
+    fn finish(mut self, wall_s: f64) -> Output {
+        let now = self.now;
         let n_tcp = self.flows.len();
-        let packet_hops = net.ports.iter().map(|p| p.stats.tx_packets).sum();
-        let tcp = (self.flows.iter().enumerate())
-            .map(|(i, f)| record::flows::tcp(net, i, self.ends(i), f.start, f.size, now));
-        let udp = (self.bursts_by_index().into_iter())
-            .map(|s| &self.bursts[s])
-            .map(|b| record::flows::udp(net, n_tcp + b.index as usize, b.index as usize, b, now));
-        let fs: Vec<_> = tcp.chain(udp).collect();
+        let packet_hops = self.net.ports.iter().map(|p| p.stats.tx_packets).sum();
+        let mut fs = Vec::with_capacity(n_tcp + self.bursts.len());
+        fs.extend((0..n_tcp).map(|i| {
+            let f = &self.flows[i];
+            record::flows::tcp(&self.net, i, self.ends(i), f.start, f.size, now)
+        }));
+        let net = &self.net;
+        for b in self.bursts_by_index().into_iter().map(|s| &self.bursts[s]) {
+            let k = b.index as usize;
+            fs.push(record::flows::udp(net, n_tcp + k, k, b, now));
+        }
+        let hosts = record::summary::hosts(&self.hosts, net, now);
+        let engine = record::summary::engine(self.events.popped(), wall_s, now);
+        drop((
+            std::mem::take(&mut self.hosts),
+            std::mem::take(&mut self.flows),
+            std::mem::take(&mut self.bursts),
+            std::mem::take(&mut self.events),
+            std::mem::take(&mut self.pool),
+        ));
         let caps = [
             ("queue", self.queue.cap),
             ("drops", self.drops.cap),
@@ -368,18 +386,17 @@ impl<'s> World<'s> {
         let summary = Summary {
             scenario: self.scn.name.clone(),
             seed: self.scn.seed,
-            flows: fs.clone(),
+            flows: fs,
             ports: record::summary::ports(net, &self.queue, now),
-            engine: record::summary::engine(self.events.popped(), wall_s, now),
+            engine,
             rows_not_kept,
-            hosts: record::summary::hosts(&self.hosts, net, now),
+            hosts,
         };
-        let flows_table = record::flows::table(&fs, net);
         let tables = vec![
-            flows_table,
+            record::flows::table(&summary.flows, net),
             self.intervals.finish(),
-            self.queue.finish(),
-            self.drops.finish(),
+            self.queue.finish(net),
+            self.drops.finish(net),
             self.queries.finish(),
             IntRecorder::finish(self.int.map(|b| *b)),
         ];
@@ -391,16 +408,23 @@ impl<'s> World<'s> {
 /// destination host; and each flow's pair of sockets.
 fn open_sockets(
     net: &Network,
-    specs: &[(FlowSpec, Option<usize>)],
+    specs: &[(&FlowSpec, Option<usize>)],
     mtu: u32,
     seed: u64,
 ) -> (Vec<Host>, Vec<u32>, Vec<Flow>) {
+    // Hosts and their NICs allocated exactly: grown by doubling, 200,003 hosts took room for
+    // 262,144, and a one-NIC host room for four NICs.
     let mut host_of = vec![NO_HOST; net.nodes.len()];
-    let mut hosts = Vec::new();
+    let mut nic_counts = vec![0usize; net.nodes.len()];
+    for p in &net.ports {
+        nic_counts[p.node as usize] += 1;
+    }
+    let n_hosts = net.nodes.iter().filter(|n| n.kind == NodeKind::Host).count();
+    let mut hosts = Vec::with_capacity(n_hosts);
     for (i, n) in net.nodes.iter().enumerate() {
         if n.kind == NodeKind::Host {
             host_of[i] = hosts.len() as u32;
-            hosts.push(Host::new(i as u32, Vec::new()));
+            hosts.push(Host::new(i as u32, Vec::with_capacity(nic_counts[i])));
         }
     }
     // A NIC, with the host's qdisc, on each port a host sends from.
@@ -423,14 +447,17 @@ fn open_sockets(
         h.receivers.reserve_exact(r);
     }
     let flows = (specs.iter().enumerate())
-        .map(|(i, (spec, app))| {
+        .map(|(i, &(spec, app))| {
             let (s, r) = net.flow_hosts[i];
             let snd = TcpSender::new(i as u32, s, r, spec, mtu);
-            let mut rcv_spec = spec.clone();
-            if app.is_some() {
-                rcv_spec.size_bytes = None;
-            }
-            let rcv = TcpReceiver::new(i as u32, r, s, &rcv_spec, mtu);
+            // An app's connection has no size for its receiver to finish at.
+            let rcv = match app {
+                None => TcpReceiver::new(i as u32, r, s, spec, mtu),
+                Some(_) => {
+                    let spec = FlowSpec { size_bytes: None, ..spec.clone() };
+                    TcpReceiver::new(i as u32, r, s, &spec, mtu)
+                }
+            };
             let reader = Reader::new(spec, seed, i as u64);
             let (hs, hr) = (host_of[s as usize], host_of[r as usize]);
             let snd = SenderSocket::new(snd, spec, seed, i as u32);
@@ -444,7 +471,7 @@ fn open_sockets(
                 rcv,
                 start: spec.start,
                 size: if app.is_some() { None } else { spec.size_bytes },
-                app: *app,
+                app,
                 iv: FlowInterval::new(spec.start, app.is_none()),
             }
         })

@@ -3,27 +3,23 @@
 use crate::net::port::PortId;
 use crate::net::topology::Network;
 use crate::packet::Packet;
-use crate::record::queue::port_names;
+use crate::record::queue::PortColumns;
 use crate::record::{Column, DictBuilder, DropReason, RowCap, Table};
 use crate::time::Time;
 
 /// Column builders of the `drops` table.
 pub struct Drops {
     t: Vec<f64>,
-    node: DictBuilder,
-    port: DictBuilder,
+    ports: PortColumns,
     queue: Vec<u64>,
     flow: Vec<u64>,
     bytes: Vec<u64>,
     reason: DictBuilder,
-    /// Per port: codes of its node's name and of its own.
-    codes: Vec<(u32, u32)>,
     pub cap: RowCap,
 }
 
 impl Drops {
-    pub fn new(net: &Network, cap: RowCap) -> Drops {
-        let (node, port, codes) = port_names(net);
+    pub fn new(cap: RowCap) -> Drops {
         let mut reason = DictBuilder::default();
         for r in [
             DropReason::QueueFull,
@@ -35,13 +31,11 @@ impl Drops {
         }
         Drops {
             t: Vec::new(),
-            node,
-            port,
+            ports: PortColumns::default(),
             queue: Vec::new(),
             flow: Vec::new(),
             bytes: Vec::new(),
             reason,
-            codes,
             cap,
         }
     }
@@ -51,10 +45,8 @@ impl Drops {
         if !self.cap.admit(self.t.len()) {
             return;
         }
-        let (node, port) = self.codes[pid as usize];
         self.t.push(now.as_secs_f64());
-        self.node.push_code(node);
-        self.port.push_code(port);
+        self.ports.push(pid);
         self.queue.push(queue as u64);
         self.flow.push(p.flow as u64);
         self.bytes.push(p.ip_bytes as u64);
@@ -62,13 +54,15 @@ impl Drops {
         self.reason.push_code(code);
     }
 
-    pub fn finish(self) -> Table {
+    /// The table; `net` names the ports in its rows.
+    pub fn finish(self, net: &Network) -> Table {
+        let (node, port) = self.ports.finish(net);
         Table {
             name: "drops",
             columns: vec![
                 ("t_s", Column::F64(self.t)),
-                ("node", self.node.finish()),
-                ("port", self.port.finish()),
+                ("node", node),
+                ("port", port),
                 ("queue", Column::U64(self.queue)),
                 ("flow_id", Column::U64(self.flow)),
                 ("bytes", Column::U64(self.bytes)),

@@ -14,39 +14,49 @@ const QUEUE_RECORD_LEVELS: u64 = 1024;
 /// Column builders of the `queue` table and the per-port state that feeds them.
 pub struct QueueRecorder {
     t: Vec<f64>,
-    node: DictBuilder,
-    port: DictBuilder,
+    ports: PortColumns,
     queue: Vec<u64>,
     bytes: Vec<u64>,
-    /// Per port: codes of its node's name and of its own.
-    codes: Vec<(u32, u32)>,
-    /// Per port and queue: the occupancy last written.
+    /// Per port: its index among the recorded ports, or [`NOT_RECORDED`]. Only recorded ports
+    /// write rows and have a mean, and a run of many flows records few of its ports.
+    slot: Vec<u32>,
+    /// Per recorded port and queue: the occupancy last written.
     last: Vec<Vec<u64>>,
-    /// Per port: its occupancy over time (recorded ports only: they are updated where their
-    /// rows are, at no cost to the others).
+    /// Per recorded port: its occupancy over time (updated where its rows are).
     mean: Vec<TimeWeighted>,
     step: u64,
     pub cap: RowCap,
 }
 
+/// [`QueueRecorder::slot`] of a port that is not recorded.
+const NOT_RECORDED: u32 = u32::MAX;
+
 impl QueueRecorder {
     /// `deepest_buffer`: the deepest queue among the recorded ports, bytes.
     pub fn new(net: &Network, mtu: u32, deepest_buffer: u64, cap: RowCap) -> QueueRecorder {
-        let (node, port, codes) = port_names(net);
         // Two MTUs, or 1/1024 of the bottleneck buffer if larger: ≤ ~2k rows per fill and
         // drain of a deep (64 MiB) buffer. Moves of one or two packets — each packet through
         // an idle port, a full drop-tail queue refilled after every departure — add no rows:
         // a 13 GiB transfer hit by a 2 s burst at a 1 MiB buffer wrote 1.7 million of them.
         let step = (2 * mtu as u64).max(deepest_buffer / QUEUE_RECORD_LEVELS);
+        let mut last = Vec::new();
+        let slot = (net.ports.iter())
+            .map(|p| {
+                if !p.recorded {
+                    return NOT_RECORDED;
+                }
+                last.push(vec![0; p.queues.num_queues()]);
+                (last.len() - 1) as u32
+            })
+            .collect();
         QueueRecorder {
             t: Vec::new(),
-            node,
-            port,
+            ports: PortColumns::default(),
             queue: Vec::new(),
             bytes: Vec::new(),
-            codes,
-            last: net.ports.iter().map(|p| vec![0; p.queues.num_queues()]).collect(),
-            mean: vec![TimeWeighted::default(); net.ports.len()],
+            slot,
+            mean: vec![TimeWeighted::default(); last.len()],
+            last,
             step,
             cap,
         }
@@ -57,37 +67,42 @@ impl QueueRecorder {
     /// every burst's shape, and its peak to within a step.
     #[inline]
     pub fn record(&mut self, now: Time, pid: PortId, port: &Port, fq: Option<&Fq>) {
-        self.mean[pid as usize].set(now, occupancy(port, fq));
+        let slot = self.slot[pid as usize] as usize;
+        debug_assert!(port.recorded, "port {pid} is not recorded");
+        self.mean[slot].set(now, occupancy(port, fq));
         for q in 0..port.queues.num_queues() {
             let bytes = port.queues.queue_bytes(q);
-            let last = &mut self.last[pid as usize][q];
+            let last = &mut self.last[slot][q];
             if bytes.abs_diff(*last) > self.step || (bytes == 0 && *last != 0) {
                 *last = bytes;
                 if !self.cap.admit(self.t.len()) {
                     continue;
                 }
-                let (n, p) = self.codes[pid as usize];
                 self.t.push(now.as_secs_f64());
-                self.node.push_code(n);
-                self.port.push_code(p);
+                self.ports.push(pid);
                 self.queue.push(q as u64);
                 self.bytes.push(bytes);
             }
         }
     }
 
-    /// Port `pid`'s mean occupancy over `[0, end]`.
+    /// Port `pid`'s mean occupancy over `[0, end]` (0 for a port that is not recorded).
     pub fn mean(&self, pid: usize, end: Time) -> f64 {
-        self.mean[pid].mean(end)
+        match self.slot[pid] {
+            NOT_RECORDED => 0.0,
+            slot => self.mean[slot as usize].mean(end),
+        }
     }
 
-    pub fn finish(self) -> Table {
+    /// The table; `net` names the ports in its rows.
+    pub fn finish(self, net: &Network) -> Table {
+        let (node, port) = self.ports.finish(net);
         Table {
             name: "queue",
             columns: vec![
                 ("t_s", Column::F64(self.t)),
-                ("node", self.node.finish()),
-                ("port", self.port.finish()),
+                ("node", node),
+                ("port", port),
                 ("queue", Column::U64(self.queue)),
                 ("occupancy_bytes", Column::U64(self.bytes)),
             ],
@@ -95,14 +110,40 @@ impl QueueRecorder {
     }
 }
 
-/// Dictionaries of every port's node name and own name, and each port's codes in them
-/// (`queue` and `drops` name ports alike).
-pub(crate) fn port_names(net: &Network) -> (DictBuilder, DictBuilder, Vec<(u32, u32)>) {
-    let (mut node, mut port) = (DictBuilder::default(), DictBuilder::default());
-    let codes = (net.ports.iter())
-        .map(|p| (node.intern(&net.nodes[p.node as usize].name), port.intern(&p.name)))
-        .collect();
-    (node, port, codes)
+/// The `node` and `port` columns of a table with a row per port event (`queue`, `drops`):
+/// each row's port id while the run goes on, named at the end, so that only the ports that
+/// appear have their names interned (a run of 100,000 flows has 400,002 ports; their names
+/// in two tables' dictionaries held about 1 KB a flow through the run).
+#[derive(Default)]
+pub(crate) struct PortColumns {
+    ports: Vec<PortId>,
+}
+
+impl PortColumns {
+    #[inline]
+    pub(crate) fn push(&mut self, pid: PortId) {
+        self.ports.push(pid);
+    }
+
+    /// Dictionary columns of the rows' node names and port names, in each a code per name in
+    /// the order of the ports that appear.
+    pub(crate) fn finish(self, net: &Network) -> (Column, Column) {
+        const UNSEEN: (u32, u32) = (u32::MAX, u32::MAX);
+        let mut codes = vec![UNSEEN; net.ports.len()];
+        for &pid in &self.ports {
+            codes[pid as usize] = (0, 0);
+        }
+        let (mut node, mut port) = (DictBuilder::default(), DictBuilder::default());
+        for (c, p) in codes.iter_mut().zip(&net.ports).filter(|(c, _)| **c != UNSEEN) {
+            *c = (node.intern(&net.nodes[p.node as usize].name), port.intern(&p.name));
+        }
+        for &pid in &self.ports {
+            let (n, p) = codes[pid as usize];
+            node.push_code(n);
+            port.push_code(p);
+        }
+        (node.finish(), port.finish())
+    }
 }
 
 /// Bytes waiting in a port's qdisc (its host's `fq`, or its queues), the packet on the wire

@@ -414,7 +414,8 @@ pub(crate) fn attach(root: &Fields, scn: &mut Scenario) -> Result<()> {
     };
     let stop = scn.stop;
     let mut tcp = Vec::new();
-    let mut flows = Vec::with_capacity(scn.flows.len());
+    // Each flow is built again from its hosts' settings: the first build goes now, not after.
+    let mut flows = Vec::with_capacity(std::mem::take(&mut scn.flows).len());
     for (i, f) in root.tables("flow").iter().enumerate() {
         if let Some(k) = QDISC_KEYS.iter().find(|k| f.has(k)) {
             return Err(f.error(

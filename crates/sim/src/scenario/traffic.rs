@@ -132,10 +132,15 @@ pub(crate) fn streams(q: &Fields) -> Result<u32> {
 /// Each entry's flow `streams[i]` times, in order, with the entry's settings. A `size` is split
 /// evenly (the first streams carry the remainder's bytes): iperf3 `-n` counts every stream's
 /// bytes toward one total (`iperf_send()` in `src/iperf_api.c` stops at `test->bytes_sent >=
-/// settings->bytes`), though it lets a faster stream send more than its share.
+/// settings->bytes`), though it lets a faster stream send more than its share. A lone stream
+/// is its entry, moved.
 pub(crate) fn open_streams(entries: Vec<FlowSpec>, streams: &[u32]) -> Vec<FlowSpec> {
     let mut out = Vec::with_capacity(streams.iter().map(|&n| n as usize).sum());
     for (f, &n) in entries.into_iter().zip(streams) {
+        if n == 1 {
+            out.push(f);
+            continue;
+        }
         for k in 0..u64::from(n) {
             let size_bytes =
                 f.size_bytes.map(|s| s / u64::from(n) + u64::from(k < s % u64::from(n)));
