@@ -42,6 +42,10 @@ def run(
 def load_scenario(text: str, overrides: list[str] = ...) -> str:
     """Validate a scenario; returns the normalised scenario as JSON (with its ``telemetry``)."""
 
+def check_scenario(text: str, overrides: list[str] = ...) -> str:
+    """Validate a scenario as ``load_scenario`` does; returns only ``name``, ``streams`` and
+    ``telemetry.int_ports`` as JSON (what ``burstlab run`` reads before the run)."""
+
 def graph_view(text: str, overrides: list[str] = ...) -> str:
     """Validate a scenario; returns its expanded network as JSON (``burstlab.graph.Graph``)."""
 

@@ -134,12 +134,15 @@ class _Options:
 
 
 def _run(scenario: Path, opts: _Options, err: Console) -> int:
-    from burstlab.api import check_output_dir, load, read_scenario, run
+    from burstlab import _core
+    from burstlab.api import check_output_dir, read_scenario, run
 
     with status.guarded("run", err, interrupted="nothing written"):
         text = read_scenario(scenario)
         overrides = [*opts.overrides, *_interval_override(opts.interval)]
-        scn = load(text, set=overrides)
+        # Validated, but only the fields read here come back: the whole normalised scenario
+        # (burstlab.load) held 1.2 GB at 100,000 flows before the run had started.
+        scn = json.loads(_core.check_scenario(text, overrides))
         # Every output is checked before a simulation that may take minutes.
         if opts.out is not None:
             check_output_dir(opts.out, overwrite=opts.overwrite, label="--out", overwrite_flag="--overwrite")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 def print_summary(console: Console, summary: dict[str, Any], out: Path | None) -> None:
     """Flows, ports and engine speed as rich tables on ``console``."""
     console.print(f"[bold]{summary['scenario']}[/bold]  seed {summary['seed']}")
-    console.print(flows_table(summary["flows"]))
+    print_flows(console, summary["flows"])
     console.print(ports_table(summary["ports"]))
     console.print(engine_line(summary["engine"]))
     if out is not None:
@@ -40,35 +41,69 @@ def _table(title: str, caption: str) -> Table:
                  caption=caption, caption_justify="left")
 
 
-def flows_table(flows: list[dict[str, Any]]) -> Table:
-    table = _table(
-        "flows",
-        "FCT: first SYN to last byte delivered; done: last byte acked at the sender; "
-        "Gbit/s: delivered bytes x 8 / time active (the FCT; first SYN to the end of the run "
-        "for an unfinished flow; the burst's duration for udp); retx: retransmitted segments; "
-        "RTOs: timeouts",
+#: The flows table's columns; ``cca`` and ``path`` are left-aligned, ``path`` alone may wrap.
+FLOW_COLUMNS = ("flow", "cca", "path", "size", "delivered", "FCT s", "done s", "Gbit/s", "retx",
+                "RTOs", "max cwnd")
+
+#: Rows per table when a run has more flows: rich holds a table's cells until it is printed
+#: (about 5 KB a row), so 100,000 flows are printed as tables of this many rows, each column as
+#: wide as its widest cell over all of them, so that they read as one table.
+FLOW_ROWS_PER_TABLE = 1000
+
+FLOWS_CAPTION = (
+    "FCT: first SYN to last byte delivered; done: last byte acked at the sender; "
+    "Gbit/s: delivered bytes x 8 / time active (the FCT; first SYN to the end of the run "
+    "for an unfinished flow; the burst's duration for udp); retx: retransmitted segments; "
+    "RTOs: timeouts"
+)
+
+
+def flow_cells(f: dict[str, Any]) -> tuple[str, ...]:
+    """One summary flow's cells, in :data:`FLOW_COLUMNS` order."""
+    # A UDP burst has no completion: its row shows what was sent and what got through.
+    tcp = f["kind"] == "tcp"
+    return (
+        str(f["flow_id"]),
+        f["cca"] or f["kind"],
+        f"{f['src']} > {f['dst']}",
+        human_bytes(f["size_bytes"]),
+        human_bytes(f["delivered_bytes"]),
+        seconds(f["fct_s"]) if tcp else "–",
+        seconds(f["sender_done_s"]) if tcp else "–",
+        gbps(throughput_gbps(f)),
+        str(f["retransmits"]) if tcp else "–",
+        str(f["timeouts"]) if tcp else "–",
+        human_bytes(f["max_cwnd_bytes"]),
     )
-    for header in ("flow", "cca", "path", "size", "delivered", "FCT s", "done s", "Gbit/s", "retx",
-                   "RTOs", "max cwnd"):
+
+
+def flows_table(flows: list[dict[str, Any]], widths: list[int] | None = None, *, first: bool = True,
+                last: bool = True) -> Table:
+    """The flows as one table; with ``widths``, a part of a longer one: its columns that wide,
+    no blank edge lines, the title and header only on the ``first`` part, the caption on the
+    ``last``."""
+    table = Table(title="flows" if first else None, title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False, caption=FLOWS_CAPTION if last else None, caption_justify="left",
+                  show_header=first, show_edge=widths is None)
+    for k, header in enumerate(FLOW_COLUMNS):
         table.add_column(header, justify="left" if header in ("cca", "path") else "right",
-                         no_wrap=header != "path")
+                         no_wrap=header != "path", min_width=None if widths is None else widths[k])
     for f in flows:
-        # A UDP burst has no completion: its row shows what was sent and what got through.
-        tcp = f["kind"] == "tcp"
-        table.add_row(
-            str(f["flow_id"]),
-            f["cca"] or f["kind"],
-            f"{f['src']} > {f['dst']}",
-            human_bytes(f["size_bytes"]),
-            human_bytes(f["delivered_bytes"]),
-            seconds(f["fct_s"]) if tcp else "–",
-            seconds(f["sender_done_s"]) if tcp else "–",
-            gbps(throughput_gbps(f)),
-            str(f["retransmits"]) if tcp else "–",
-            str(f["timeouts"]) if tcp else "–",
-            human_bytes(f["max_cwnd_bytes"]),
-        )
+        table.add_row(*flow_cells(f))
     return table
+
+
+def print_flows(console: Console, flows: list[dict[str, Any]]) -> None:
+    """The flows table on ``console``, in parts of :data:`FLOW_ROWS_PER_TABLE` rows if longer."""
+    if len(flows) <= FLOW_ROWS_PER_TABLE:
+        console.print(flows_table(flows))
+        return
+    widths = [cell_len(h) for h in FLOW_COLUMNS]
+    for f in flows:
+        widths = [max(w, cell_len(c)) for w, c in zip(widths, flow_cells(f), strict=True)]
+    for start in range(0, len(flows), FLOW_ROWS_PER_TABLE):
+        end = start + FLOW_ROWS_PER_TABLE
+        console.print(flows_table(flows[start:end], widths, first=start == 0, last=end >= len(flows)))
 
 
 def ports_table(ports: list[dict[str, Any]]) -> Table:
