@@ -48,11 +48,12 @@ WHY = {
     "incast": "the drops at the port are all recovered without an RTO (SACK, RACK-TLP), so a query takes its "
               "bytes at line rate with either marking; the paper's DCTCP lost its time to RTOs its hosts' "
               "older Linux took, which ours do not" + _DOC,
-    "ws-qct-mean": "our DCTCP takes almost no timeouts (drops are recovered by SACK and RACK-TLP), so S-ECN saves "
-                   "queueing on every query, not timeouts: the median QCT falls about as much as the mean; why the "
-                   "paper's gain is smaller at the middle loads is not pinned" + _DOC,
+    "ws-qct-mean": "in short runs our DCTCP takes almost no timeouts (drops are recovered by SACK and RACK-TLP), "
+                   "so S-ECN saves queueing on every query, not timeouts: the median QCT falls about as much as the "
+                   "mean; why the paper's gain is smaller at the middle loads is not pinned, and full-length runs, "
+                   "which take more timeouts (S-ECN more than DCTCP), are not examined" + _DOC,
     "ws-qct-p99": "as the mean QCT" + _DOC,
-    "ws-small-mean": "S-ECN has no timeouts to save (neither marking takes more than a few in a run) and small flows "
+    "ws-small-mean": "in short runs S-ECN has no timeouts to save (neither marking takes more than a few) and small flows "
                      "do not wait for busy connections (more connections per pair leave their FCT as it is); what "
                      "makes S-ECN's small flows no faster at the higher loads is not pinned" + _DOC,
     "ws-large": "S-ECN carries less of the same offered load in the same time than DCTCP, and the bytes left "
