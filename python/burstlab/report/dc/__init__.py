@@ -53,9 +53,9 @@ WHY = {
                    "mean; why the paper's gain is smaller at the middle loads is not pinned, and full-length runs, "
                    "which take more timeouts (S-ECN more than DCTCP), are not examined" + _DOC,
     "ws-qct-p99": "as the mean QCT" + _DOC,
-    "ws-small-mean": "in short runs S-ECN has no timeouts to save (neither marking takes more than a few) and small "
-                     "flows do not wait for busy connections (more connections per pair leave their FCT as it is); what "
-                     "makes S-ECN's small flows no faster at the higher loads is not pinned" + _DOC,
+    "ws-small-mean": "in short runs S-ECN has no timeouts to save (neither marking takes more than a few) and "
+                     "small flows do not wait for busy connections (more connections per pair leave their FCT as "
+                     "it is); what makes S-ECN's small flows no faster at the higher loads is not pinned" + _DOC,
     "ws-large": "S-ECN carries less of the same offered load in the same time than DCTCP, and the bytes left "
                 "behind are the long flows' (medium flows are slower too); why, when it marks fewer packets than "
                 "DCTCP, is not pinned; short runs also hold few large flows" + _DOC,
