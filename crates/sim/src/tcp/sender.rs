@@ -7,6 +7,8 @@
 //! Sequence numbers are 64-bit byte offsets from 0 (the first payload byte); the SYN is not
 //! counted. cwnd is in packets (`Sock::snd_cwnd`), as in Linux.
 
+use std::cell::Cell;
+
 use crate::host::tsq::Wmem;
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, SeqRange};
 use crate::tcp::cc::{
@@ -74,6 +76,9 @@ pub enum TimerKind {
     /// RACK reordering timeout (`ICSK_TIME_REO_TIMEOUT`).
     Reo,
 }
+
+/// What `tcp_tso_segs()` depends on that moves: pacing rate (B/s), min RTT (µs), MSS.
+type TsoInputs = (u64, u32, u32);
 
 /// RACK state (`tp->rack`): the most recently sent segment known delivered.
 #[derive(Clone, Copy, Debug, Default)]
@@ -184,6 +189,8 @@ pub struct TcpSender {
     first_tx: Time,
     /// `tp->app_limited`: samples are app-limited until `delivered` passes this (0 = not).
     app_limited_until: u64,
+    /// [`TcpSender::tso_segs`] and the inputs it was computed from.
+    tso_memo: Cell<Option<(TsoInputs, u32)>>,
     pub stats: SenderStats,
 }
 
@@ -266,6 +273,7 @@ impl TcpSender {
             delivered_time: Time::ZERO,
             first_tx: Time::ZERO,
             app_limited_until: 0,
+            tso_memo: Cell::new(None),
             stats: SenderStats::default(),
         }
     }
@@ -1357,11 +1365,23 @@ impl TcpSender {
 
     /// `tcp_tso_segs()`: the segments of a full TSO skb (`tcp_tso_autosize()`; before the first
     /// RTT sample the pacing rate is `~0UL`, so `gso_max_size`).
+    ///
+    /// Asked for every segment (TSQ's limit) and several times per skb, so it is kept for the
+    /// inputs that move: the pacing rate, the min RTT and the MSS (`gso_max_size` and
+    /// `pacing_shift` are set once; a CCA's `min_tso_segs()` reads the pacing rate only).
     fn tso_segs(&self) -> u32 {
-        match self.tp.pacing_rate {
+        let key = (self.tp.pacing_rate, self.tp.min_rtt_us, self.tp.mss);
+        if let Some((k, segs)) = self.tso_memo.get()
+            && k == key
+        {
+            return segs;
+        }
+        let segs = match self.tp.pacing_rate {
             0 => (self.tp.gso_max_size / self.tp.mss.max(1)).max(1),
             _ => self.tp.tso_autosize(self.cc.min_tso_segs(&self.tp)),
-        }
+        };
+        self.tso_memo.set(Some((key, segs)));
+        segs
     }
 
     /// `tcp_tso_should_defer()` (`net/ipv4/tcp_output.c`), for the skb at the send head: rather
@@ -1769,6 +1789,31 @@ mod tests {
         assert_eq!(out[0].gso_bytes, 44 * (MSS as u32 + header_bytes()));
         assert_eq!(s.tso_segs(), 45);
         assert_eq!(s.size_goal(), 22 * MSS);
+    }
+
+    /// `tso_segs()` is kept between calls: it must follow the pacing rate, the min RTT and
+    /// the MSS, and BBR's minimum of 1 segment below 1.2 Mbit/s, as `tcp_tso_segs()` would.
+    #[test]
+    fn tso_segs_follows_the_pacing_rate_min_rtt_and_mss() {
+        for cca in ["reno", "bbr"] {
+            let (mut s, _) = established(cca, 10);
+            for (rate, rtt, mss) in [
+                (0, 10_000, 1448),
+                (1_250_000_000, 10_000, 1448),
+                (12_500_000, 10_000, 1448),
+                (12_500_000, 1000, 1448),
+                (12_500_000, 1000, 8948),
+                (100_000, 1000, 8948),
+                (1_250_000_000, 10_000, 1448),
+            ] {
+                (s.tp.pacing_rate, s.tp.min_rtt_us, s.tp.mss) = (rate, rtt, mss);
+                let want = match rate {
+                    0 => 65_536 / mss,
+                    _ => s.tp.tso_autosize(s.cc.min_tso_segs(&s.tp)),
+                };
+                assert_eq!(s.tso_segs(), want, "{cca} at {rate} B/s, min RTT {rtt} us, MSS {mss}");
+            }
+        }
     }
 
     #[test]

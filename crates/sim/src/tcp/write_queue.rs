@@ -81,7 +81,16 @@ impl WriteQueue {
     }
 
     /// Whether `seq` starts a skb of the queue: a segment there cannot join the skb before it.
+    ///
+    /// The segments asked about were just cut from the head skbs, while the queue may hold a
+    /// whole send buffer of skbs (16,384 for 1 GiB), so the first few are looked at before a
+    /// binary search.
     pub fn starts_skb(&self, seq: u64) -> bool {
+        for &(start, _) in self.skbs.iter().take(4) {
+            if start >= seq {
+                return start == seq;
+            }
+        }
         self.skbs.binary_search_by_key(&seq, |&(start, _)| start).is_ok()
     }
 }
@@ -115,6 +124,19 @@ mod tests {
         assert!(q.starts_skb(GOAL) && !q.starts_skb(5 * MSS + MSS));
         q.sync(GOAL, 14 * MSS, GOAL);
         assert_eq!(q.head(GOAL), Some((GOAL, true)));
+    }
+
+    /// Near the head or deep in a long queue (past the first skbs, where the search answers),
+    /// only skb starts are starts.
+    #[test]
+    fn starts_skb_anywhere_in_a_long_queue() {
+        let mut q = WriteQueue::default();
+        q.sync(0, 100 * GOAL + 3 * MSS, GOAL);
+        for seq in (0..=101 * GOAL).step_by(MSS as usize) {
+            let want = seq % GOAL == 0 && seq <= 100 * GOAL;
+            assert_eq!(q.starts_skb(seq), want, "seq {seq}");
+        }
+        assert!(!q.starts_skb(GOAL + 1) && !q.starts_skb(60 * GOAL - 1));
     }
 
     #[test]
