@@ -291,18 +291,19 @@ pub struct Pause {
     pub end: Time,
 }
 
+/// A plain 10 Gbit/s port from node 0 to node 1, a 1 MiB FIFO, a 5 µs link: 1500-byte packets
+/// take 1,230.4 ns on its wire. The tests' common port (here and `host::nic`).
+#[cfg(test)]
+pub(crate) fn test_port() -> Port {
+    let rate = Rate::from_gbps(10);
+    let queues = PortQueues::fifo(1 << 20);
+    Port::new("p".into(), 0, 1, rate, PortClock::new(rate, 0), Time::from_us(5), queues)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::packet::{Kind, Packet};
-    use crate::units::Rate;
-
-    /// A plain 10 Gbit/s port with a 5 µs link: 1500-byte packets take 1,230.4 ns on its wire.
-    fn plain() -> Port {
-        let rate = Rate::from_gbps(10);
-        let queues = PortQueues::fifo(1 << 20);
-        Port::new("p".into(), 0, 1, rate, PortClock::new(rate, 0), Time::from_us(5), queues)
-    }
 
     fn offer(port: &mut Port, pool: &mut PacketPool, now: Time) -> (PacketId, Start) {
         let id = pool.alloc(Packet::new(Kind::Udp, 0, 0, 1, 1500));
@@ -316,7 +317,7 @@ mod tests {
 
     #[test]
     fn cut_through_puts_a_lone_packet_on_the_wire_at_its_arrival_time() {
-        let (mut port, mut pool) = (plain(), PacketPool::default());
+        let (mut port, mut pool) = (test_port(), PacketPool::default());
         let now = Time::from_us(100);
         let (id, start) = offer(&mut port, &mut pool, now);
         let end = now + Time(1_230_400);
@@ -330,7 +331,7 @@ mod tests {
 
     #[test]
     fn cut_through_a_packet_during_the_serialization_waits_for_its_end() {
-        let (mut port, mut pool) = (plain(), PacketPool::default());
+        let (mut port, mut pool) = (test_port(), PacketPool::default());
         let now = Time::from_us(100);
         offer(&mut port, &mut pool, now);
         port.cut_through(&pool);
@@ -349,13 +350,13 @@ mod tests {
 
     #[test]
     fn cut_through_is_not_for_a_port_with_a_packet_queued_or_a_shaper() {
-        let (mut port, mut pool) = (plain(), PacketPool::default());
+        let (mut port, mut pool) = (test_port(), PacketPool::default());
         let now = Time::from_us(100);
         // Two offered at once: the first serializes, the second waits in the queue.
         offer(&mut port, &mut pool, now);
         offer(&mut port, &mut pool, now);
         assert!(!port.can_cut_through());
-        let mut paused = plain();
+        let mut paused = test_port();
         paused.pauses.push(Pause { start: Time::from_secs(1), end: Time::from_secs(2) });
         assert!(!paused.can_cut_through());
     }
