@@ -138,7 +138,19 @@ impl Port {
 
     /// Offer a packet at `now`: enqueue (or drop), and start serializing if idle.
     pub fn offer(&mut self, now: Time, pool: &mut PacketPool, id: PacketId) -> Offer {
-        pool.get_mut(id).enqueued_at = now;
+        let packet = pool.get_mut(id);
+        packet.enqueued_at = now;
+        // Idle, nothing queued, no shaper or pause to ask: the packet starts now, as it would
+        // after joining the queue and leaving it at once, with the same counters.
+        if self.shaper.is_none()
+            && self.in_tx.is_none()
+            && now >= self.tx_end
+            && self.pauses.is_empty()
+            && let Some(queue) = self.queues.pass_through(packet)
+        {
+            self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(packet.ip_bytes as u64);
+            return Offer::Queued { queue, start: self.transmit(now, pool, id) };
+        }
         let refused = match &mut self.shaper {
             Some(tbf) => tbf.admit(pool.get_mut(id)) == Admit::Drop,
             None => false,
@@ -327,6 +339,24 @@ mod tests {
         assert_eq!(port.in_tx, None);
         assert_eq!(port.pipe.front(), Some(&(end + Time::from_us(5), id)));
         assert_eq!((port.stats.tx_packets, port.stats.tx_bytes), (1, 1500));
+    }
+
+    #[test]
+    fn an_idle_port_sends_at_once_and_counts_the_packet_as_queued_and_taken() {
+        let (mut port, mut pool) = (test_port(), PacketPool::default());
+        let now = Time::from_us(100);
+        let (id, start) = offer(&mut port, &mut pool, now);
+        assert_eq!((start, port.in_tx), (Start::Sending(now + Time(1_230_400)), Some(id)));
+        assert_eq!(pool.get(id).enqueued_at, now);
+        assert_eq!(port.stats.max_queue_bytes, 1500);
+        let t = port.queues.total();
+        assert_eq!((t.enqueued_packets, t.dequeued_packets, t.max_bytes), (1, 1, 1500));
+        assert_eq!((t.enqueued_bytes, t.dequeued_bytes), (1500, 1500));
+        assert!(port.queues.is_empty());
+        // Busy now: the next one waits in the queue.
+        let (_, start) = offer(&mut port, &mut pool, now);
+        assert_eq!(start, Start::Nothing);
+        assert_eq!((port.queues.packets(), port.queues.total().max_bytes), (1, 1500));
     }
 
     #[test]
