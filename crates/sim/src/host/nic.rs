@@ -124,7 +124,7 @@ mod tests {
         assert_eq!((nic.qdisc_packets(), port.queues.packets()), (1, 0));
         // The port counts the qdisc's peak as its own.
         assert_eq!(port.stats.max_queue_bytes, 1500);
-        port.finish_tx(end, &pool);
+        port.finish_tx(end);
         assert_eq!(
             nic.start_next(&mut port, end, &mut pool),
             Start::Sending(end + Time(1_230_400))

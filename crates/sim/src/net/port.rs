@@ -49,6 +49,8 @@ pub struct Port {
     pub wake_at: Option<Time>,
     /// Packet being serialized, if any.
     pub in_tx: Option<PacketId>,
+    /// Its `ip_bytes`, for the counters when it leaves, without reading the packet again.
+    in_tx_bytes: u32,
     /// When the current (or last) serialization ends.
     pub tx_end: Time,
     /// The packet in (or last in) serialization was the last segment of its GSO skb: the host
@@ -121,6 +123,7 @@ impl Port {
             segments: true,
             wake_at: None,
             in_tx: None,
+            in_tx_bytes: 0,
             tx_end: Time::ZERO,
             tx_skb_end: true,
             pipe: VecDeque::new(),
@@ -241,7 +244,7 @@ impl Port {
             (p.gso_segs, p.gso_index, p.gso_bytes) = (1, 0, p.ip_bytes);
         }
         let ser = self.serialization(p.ip_bytes);
-        self.in_tx = Some(id);
+        (self.in_tx, self.in_tx_bytes) = (Some(id), p.ip_bytes);
         self.tx_end = now + ser;
         Start::Sending(self.tx_end)
     }
@@ -258,16 +261,16 @@ impl Port {
     /// link's delay later; the wire stays busy until `tx_end`. Returns true if the pipe was
     /// empty (the caller schedules the `Arrival` of this new head).
     #[inline]
-    pub fn cut_through(&mut self, pool: &PacketPool) -> bool {
+    pub fn cut_through(&mut self) -> bool {
         let id = self.in_tx.take().expect("cut-through without a packet in transmission");
         self.stats.tx_packets += 1;
-        self.stats.tx_bytes += pool.get(id).ip_bytes as u64;
+        self.stats.tx_bytes += self.in_tx_bytes as u64;
         self.put_on_wire(self.tx_end + self.delay, id)
     }
 
     /// Serialization of the current packet ended at `now`: put it on the wire. Returns true if
     /// the pipe was empty (the caller schedules the `Arrival` of this new head).
-    pub fn finish_tx(&mut self, now: Time, pool: &PacketPool) -> bool {
+    pub fn finish_tx(&mut self, now: Time) -> bool {
         let id = self.in_tx.take().expect("TxDone without a packet in transmission");
         debug_assert_eq!(
             now, self.tx_end,
@@ -275,7 +278,7 @@ impl Port {
             self.name
         );
         self.stats.tx_packets += 1;
-        self.stats.tx_bytes += pool.get(id).ip_bytes as u64;
+        self.stats.tx_bytes += self.in_tx_bytes as u64;
         self.put_on_wire(now + self.delay, id)
     }
 
@@ -335,7 +338,7 @@ mod tests {
         let end = now + Time(1_230_400);
         assert_eq!(start, Start::Sending(end));
         assert!(port.can_cut_through());
-        assert!(port.cut_through(&pool));
+        assert!(port.cut_through());
         assert_eq!(port.in_tx, None);
         assert_eq!(port.pipe.front(), Some(&(end + Time::from_us(5), id)));
         assert_eq!((port.stats.tx_packets, port.stats.tx_bytes), (1, 1500));
@@ -364,7 +367,7 @@ mod tests {
         let (mut port, mut pool) = (test_port(), PacketPool::default());
         let now = Time::from_us(100);
         offer(&mut port, &mut pool, now);
-        port.cut_through(&pool);
+        port.cut_through();
         let end = now + Time(1_230_400);
         // Queued behind the wire: a wake-up at the end, asked for once.
         let (second, start) = offer(&mut port, &mut pool, now + Time::from_ns(500));
