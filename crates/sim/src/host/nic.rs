@@ -78,17 +78,8 @@ fn dequeue(fq: &mut Fq, port: &mut Port, now: Time, pool: &mut PacketPool) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::clock::PortClock;
-    use crate::net::queue::PortQueues;
+    use crate::net::port::test_port;
     use crate::packet::{Kind, Packet};
-    use crate::units::Rate;
-
-    /// A host's 10 Gbit/s port: a 1500-byte packet takes 1,230.4 ns on its wire.
-    fn port() -> Port {
-        let rate = Rate::from_gbps(10);
-        let queues = PortQueues::fifo(1 << 20);
-        Port::new("h->s".into(), 0, 1, rate, PortClock::new(rate, 0), Time::from_us(5), queues)
-    }
 
     fn packet(pool: &mut PacketPool, flow: u32, edt: Time) -> PacketId {
         let mut p = Packet::new(Kind::Data, flow, 0, 1, 1500);
@@ -107,7 +98,7 @@ mod tests {
 
     #[test]
     fn fq_nic_holds_a_paced_packet_until_its_departure_time() {
-        let (mut port, mut pool) = (port(), PacketPool::default());
+        let (mut port, mut pool) = (test_port(), PacketPool::default());
         let mut nic = Nic::new(0, Some(&FqSpec::linux_default(1500)));
         let (now, edt) = (Time::from_us(10), Time::from_us(30));
         let id = packet(&mut pool, 0, edt);
@@ -122,7 +113,7 @@ mod tests {
 
     #[test]
     fn fq_nic_queues_behind_a_busy_port_in_the_qdisc_not_the_port() {
-        let (mut port, mut pool) = (port(), PacketPool::default());
+        let (mut port, mut pool) = (test_port(), PacketPool::default());
         let mut nic = Nic::new(0, Some(&FqSpec::linux_default(1500)));
         let now = Time::from_us(10);
         let first = packet(&mut pool, 0, Time::ZERO);
@@ -133,7 +124,7 @@ mod tests {
         assert_eq!((nic.qdisc_packets(), port.queues.packets()), (1, 0));
         // The port counts the qdisc's peak as its own.
         assert_eq!(port.stats.max_queue_bytes, 1500);
-        port.finish_tx(end, &pool);
+        port.finish_tx(end);
         assert_eq!(
             nic.start_next(&mut port, end, &mut pool),
             Start::Sending(end + Time(1_230_400))
@@ -143,7 +134,7 @@ mod tests {
 
     #[test]
     fn fq_nic_drops_over_its_flow_limit_and_the_port_counts_it() {
-        let (mut port, mut pool) = (port(), PacketPool::default());
+        let (mut port, mut pool) = (test_port(), PacketPool::default());
         let spec = FqSpec { flow_limit: 1, ..FqSpec::linux_default(1500) };
         let mut nic = Nic::new(0, Some(&spec));
         let now = Time::from_us(10);
@@ -164,7 +155,7 @@ mod tests {
 
     #[test]
     fn pfifo_nic_queues_in_the_port_fifo_and_ignores_departure_times() {
-        let (mut port, mut pool) = (port(), PacketPool::default());
+        let (mut port, mut pool) = (test_port(), PacketPool::default());
         let mut nic = Nic::new(0, None);
         let now = Time::from_us(10);
         let first = packet(&mut pool, 0, Time::from_us(30));

@@ -20,10 +20,13 @@ pub struct QueueRecorder {
     /// Per port: its index among the recorded ports, or [`NOT_RECORDED`]. Only recorded ports
     /// write rows and have a mean, and a run of many flows records few of its ports.
     slot: Vec<u32>,
-    /// Per recorded port and queue: the occupancy last written.
-    last: Vec<Vec<u64>>,
-    /// Per recorded port: its occupancy over time (updated where its rows are).
-    mean: Vec<TimeWeighted>,
+    /// Per recorded port, what a packet's pass updates, in one place: its occupancy over time
+    /// and its first queue's last row (on the leaf-spine benchmark, separate vectors were a
+    /// cache miss each per packet and port).
+    recs: Vec<PortRecord>,
+    /// The occupancy last written of each recorded port's queues after its first,
+    /// `PortRecord::more` on.
+    more_last: Vec<u64>,
     step: u64,
     pub cap: RowCap,
 }
@@ -39,14 +42,15 @@ impl QueueRecorder {
         // an idle port, a full drop-tail queue refilled after every departure — add no rows:
         // a 13 GiB transfer hit by a 2 s burst at a 1 MiB buffer wrote 1.7 million of them.
         let step = (2 * mtu as u64).max(deepest_buffer / QUEUE_RECORD_LEVELS);
-        let mut last = Vec::new();
+        let (mut recs, mut more) = (Vec::new(), 0);
         let slot = (net.ports.iter())
             .map(|p| {
                 if !p.recorded {
                     return NOT_RECORDED;
                 }
-                last.push(vec![0; p.queues.num_queues()]);
-                (last.len() - 1) as u32
+                recs.push(PortRecord { mean: TimeWeighted::default(), last: 0, more: more as u32 });
+                more += p.queues.num_queues() - 1;
+                (recs.len() - 1) as u32
             })
             .collect();
         QueueRecorder {
@@ -55,8 +59,8 @@ impl QueueRecorder {
             queue: Vec::new(),
             bytes: Vec::new(),
             slot,
-            mean: vec![TimeWeighted::default(); last.len()],
-            last,
+            recs,
+            more_last: vec![0; more],
             step,
             cap,
         }
@@ -69,10 +73,15 @@ impl QueueRecorder {
     pub fn record(&mut self, now: Time, pid: PortId, port: &Port, fq: Option<&Fq>) {
         let slot = self.slot[pid as usize] as usize;
         debug_assert!(port.recorded, "port {pid} is not recorded");
-        self.mean[slot].set(now, occupancy(port, fq));
+        let rec = &mut self.recs[slot];
+        rec.mean.set(now, occupancy(port, fq));
+        let more = rec.more as usize;
         for q in 0..port.queues.num_queues() {
             let bytes = port.queues.queue_bytes(q);
-            let last = &mut self.last[slot][q];
+            let last = match q {
+                0 => &mut self.recs[slot].last,
+                _ => &mut self.more_last[more + q - 1],
+            };
             if bytes.abs_diff(*last) > self.step || (bytes == 0 && *last != 0) {
                 *last = bytes;
                 if !self.cap.admit(self.t.len()) {
@@ -90,7 +99,7 @@ impl QueueRecorder {
     pub fn mean(&self, pid: usize, end: Time) -> f64 {
         match self.slot[pid] {
             NOT_RECORDED => 0.0,
-            slot => self.mean[slot as usize].mean(end),
+            slot => self.recs[slot as usize].mean.mean(end),
         }
     }
 
@@ -108,6 +117,14 @@ impl QueueRecorder {
             ],
         }
     }
+}
+
+/// One recorded port's occupancy over time and the occupancy of its first queue last written;
+/// its other queues' are at `more` on in `QueueRecorder::more_last`.
+struct PortRecord {
+    mean: TimeWeighted,
+    last: u64,
+    more: u32,
 }
 
 /// The `node` and `port` columns of a table with a row per port event (`queue`, `drops`):

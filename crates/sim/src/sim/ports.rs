@@ -14,7 +14,7 @@ impl World<'_> {
     pub(super) fn tx_done(&mut self, pid: PortId) {
         let now = self.now;
         let port = &mut self.net.ports[pid as usize];
-        if port.finish_tx(now, &self.pool) {
+        if port.finish_tx(now) {
             let head = port.pipe.front().unwrap().0;
             self.events.push(head, Event::Arrival { port: pid });
         }
@@ -107,7 +107,7 @@ impl World<'_> {
                     && (port.in_tx.is_some_and(|id| self.pool.get(id).kind == Kind::Data)
                         || self.hosts[h as usize].qdisc(pid).is_some());
                 if !host_held && port.can_cut_through() {
-                    if port.cut_through(&self.pool) {
+                    if port.cut_through() {
                         let head = port.pipe.front().unwrap().0;
                         self.events.push(head, Event::Arrival { port: pid });
                     }
