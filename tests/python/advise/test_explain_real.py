@@ -90,12 +90,15 @@ def test_a_real_udp_test_gets_one_line(runs):
 
 def test_linux_chronograph_agrees_on_the_receive_window(runs):
     out = explain_iperf3(runs["rmem"], twin=False, ss=runs["rmem.ss"], **_flags("rmem"))
-    # The chronograph's rwnd share is 82-87 % on a loaded host but 43-44 % on a quiet one (the
-    # namespaces' ~30 us RTT: the receiving iperf3's pace binds the rest), so the test holds it
-    # to a clear share, and to agreeing with explain whenever it names a limit at all.
-    assert out["kernel"]["rwnd_limited_share"] >= 0.3, out["kernel"]["note"]
+    loss = explain_iperf3(runs["loss"], twin=False, ss=runs["loss.ss"], **_flags("loss"))
+    # The share of busy time the chronograph puts on the receiver's window depends on the host's
+    # pace over the namespaces' ~30 us RTT (0.28-0.33 on a quiet host, more on a loaded one: the
+    # receiving iperf3's reads bind the rest), so the test holds it to a clear share, far above
+    # the loss set-up's (0.00 there: the window never binds), and to agreeing with explain
+    # whenever it names a limit at all.
+    share, loss_share = out["kernel"]["rwnd_limited_share"], loss["kernel"]["rwnd_limited_share"]
+    assert share >= 0.15 and share >= 5 * loss_share, (out["kernel"]["note"], loss["kernel"]["note"])
     assert out["kernel"]["says"] in (None, ex.RECEIVE_WINDOW), out["kernel"]["note"]
     assert out["kernel"]["says"] is None or out["kernel"]["agrees"], out["kernel"]["note"]
     # Where the window never bound, the chronograph does not name it.
-    loss = explain_iperf3(runs["loss"], twin=False, ss=runs["loss.ss"], **_flags("loss"))
-    assert loss["kernel"]["rwnd_limited_share"] < 0.5 and loss["kernel"]["says"] != ex.RECEIVE_WINDOW
+    assert loss_share < 0.05 and loss["kernel"]["says"] != ex.RECEIVE_WINDOW, loss["kernel"]["note"]
