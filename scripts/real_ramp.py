@@ -14,6 +14,15 @@ Each run prints two counts per second: what the receiver got (iperf3's server in
 the sender's application wrote into its socket (the client's intervals: iperf2's client, which
 the seed's output is, counts the same way). They differ by what waits in the send buffer, which
 `--wmem-default` (the sender's `tcp_wmem` default value) sizes.
+
+The same path at other settings, for the studies' other long-haul questions (scaled paths: see
+docs/studies.md): `--mtu`, `--streams` (iperf3 -P), `--cc`, `--fq-rate` (per-stream pacing cap,
+SO_MAX_PACING_RATE), `--tcp-rmem`/`--tcp-wmem` (whole triples, both hosts), `--line-rate`/`--line-limit` (a
+bottleneck port inside the delay line: a rate and a tail-drop buffer, for runs that must lose
+where a switch would; `--rate none` then drops the tbf). Each run also records, at the end of the test, `ss -tmi` of
+every stream on both ends (the sender's rwnd_limited / sndbuf_limited / busy chronographs,
+retransmits; the receiver's rcv_ssthresh, rcv_space and receive memory), each netns's `nstat`
+counters (TcpExtTCPRcvQDrop, ...) and each second's retransmits.
 """
 
 from __future__ import annotations
@@ -46,6 +55,14 @@ def build_delayline() -> Path:
     return binary
 
 
+def parse_rate(text: str) -> int:
+    """Bits per second from "1gbit", "500mbit", "2.5G" or a plain number."""
+    m = re.fullmatch(r"([\d.]+)\s*([kmg]?)(?:bit|bps)?", text.strip().lower())
+    if not m:
+        raise ValueError(f"--line-rate {text!r}: expected a rate such as 1gbit, 500mbit or 1000000000")
+    return round(float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)])
+
+
 def per_second(rates_mbps: list[float], seconds: int) -> list[float]:
     """Mean of each second's `INTERVAL` rates (Mbit/s)."""
     k = round(1 / INTERVAL)
@@ -58,67 +75,133 @@ def server_rates(text: str) -> list[float]:
     return [float(v) * _UNIT[u] for a, b, v, u in rows if float(b) - float(a) < INTERVAL * 1.5]
 
 
+NSTAT_KEYS = ("TcpRetransSegs", "TcpExtTCPRcvQDrop", "TcpExtTCPRcvPruned", "TcpExtPruneCalled",
+              "TcpExtTCPRcvCollapsed", "TcpExtTCPOFOQueue", "TcpExtTCPOFODrop", "TcpExtTCPBacklogDrop",
+              "TcpExtTCPZeroWindowDrop", "TcpExtTCPLossProbes", "TcpExtTCPSackRecovery", "TcpExtTCPTimeouts",
+              "TcpExtTCPWantZeroWindowAdv", "TcpExtTCPToZeroWindowAdv", "IpExtInOctets", "IpExtOutOctets")
+_SS_FIELDS = ("cwnd", "ssthresh", "rcv_ssthresh", "rcv_space", "snd_wnd", "retrans", "lost", "delivery_rate",
+              "busy", "rwnd_limited", "sndbuf_limited", "rtt", "skmem", "unacked", "pacing_rate", "bytes_acked",
+              "bytes_received", "data_segs_out", "data_segs_in", "reordering")
+
+
+def parse_ss(text: str) -> list[dict]:
+    """`ss -tmin` of the iperf3 data streams (the control connection, which carries few bytes, left out)."""
+    out = []
+    for block in re.split(r"\n(?=ESTAB)", text):
+        if not block.startswith("ESTAB"):
+            continue
+        row: dict = {}
+        for key in _SS_FIELDS:
+            m = re.search(rf"(?<![\w_]){key}[: ]([^\s]+(?:\s\(\S+\))?)", block)
+            if m:
+                row[key] = m.group(1)
+        moved = int(row.get("bytes_acked", row.get("bytes_received", "0")))
+        if moved > 1_000_000:
+            out.append(row)
+    return out
+
+
+def nstat(ns: str) -> dict[str, int]:
+    text = subprocess.run(["ip", "netns", "exec", ns, "nstat", "-asz"], capture_output=True, text=True).stdout
+    got = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)", text, re.M)}
+    return {k: got.get(k, 0) for k in NSTAT_KEYS}
+
+
 def one_run(args: argparse.Namespace, delayline: Path) -> dict:
     procs: list[subprocess.Popen] = []
+    rmem = args.tcp_rmem or f"4096 {args.rmem_default} 268435456"
     try:
         for ns in (SENDER, RECEIVER):
             sh("ip", "netns", "add", ns)
             sh("ip", "-n", ns, "link", "set", "lo", "up")
         half_us = str(round(args.rtt_ms * 500))
+        bottleneck = [str(parse_rate(args.line_rate)), str(args.line_limit)] if args.line_rate else []
         line = subprocess.Popen(["ip", "netns", "exec", SENDER, "chrt", "-f", "20", str(delayline), "tunA", "tunB",
-                                 half_us], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 half_us, *bottleneck], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         procs.append(line)
         if line.stdout.readline().strip() != "ready":
             raise RuntimeError(f"delay line did not start: {line.stderr.read().strip()}")
         sh("ip", "-n", SENDER, "link", "set", "tunB", "netns", RECEIVER)
         for ns, dev, addr, wmem_default in ((SENDER, "tunA", ADDR_S, args.wmem_default),
                                             (RECEIVER, "tunB", ADDR_R, 16384)):
+            wmem = args.tcp_wmem or f"4096 {wmem_default} 268435456"
             sh("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1")
             sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
-            sh("ip", "-n", ns, "link", "set", dev, "mtu", "9000", "txqueuelen", "20000", "up")
-            sh("ip", "netns", "exec", ns, "sysctl", "-q", "-w",
-               f"net.ipv4.tcp_rmem=4096 {args.rmem_default} 268435456",
-               f"net.ipv4.tcp_wmem=4096 {wmem_default} 268435456", "net.ipv4.tcp_no_metrics_save=1")
-        sh("ip", "netns", "exec", SENDER, "tc", "qdisc", "add", "dev", "tunA", "root", "tbf", "rate", args.rate,
-           "burst", "200kb", "limit", "16mb")
+            sh("ip", "-n", ns, "link", "set", dev, "mtu", str(args.mtu), "txqueuelen", "20000", "up")
+            sh("ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"net.ipv4.tcp_rmem={rmem}",
+               f"net.ipv4.tcp_wmem={wmem}", "net.ipv4.tcp_no_metrics_save=1")
+        if args.rate != "none":
+            sh("ip", "netns", "exec", SENDER, "tc", "qdisc", "add", "dev", "tunA", "root", "tbf", "rate", args.rate,
+               "burst", args.burst, "limit", args.limit)
         server = subprocess.Popen(["ip", "netns", "exec", RECEIVER, "chrt", "-f", "20", "iperf3", "-s", "-1", "-p",
                                    str(PORT), "-i", str(INTERVAL)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(server)
         time.sleep(1.0)
-        # The window scale both ends agreed on, read while the stream runs.
-        probe = subprocess.Popen(["ip", "netns", "exec", RECEIVER, "sh", "-c", f"sleep {args.seconds / 2}; ss -tin"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        procs.append(probe)
-        client = subprocess.run(["ip", "netns", "exec", SENDER, "chrt", "-f", "20", "iperf3", "-c", ADDR_R, "-p",
-                                 str(PORT), "-C", "cubic", "-t", str(args.seconds), "-i", str(INTERVAL), "-J",
-                                 "--get-server-output"], capture_output=True, text=True, timeout=args.seconds + 30)
+        # Both ends' sockets near the test's end (cumulative chronographs, counters); the window scale.
+        probes = {ns: subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-c",
+                                        f"sleep {args.seconds - 0.5}; ss -tmin"],
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                  for ns in (SENDER, RECEIVER)}
+        procs.extend(probes.values())
+        client_cmd = ["ip", "netns", "exec", SENDER, "chrt", "-f", "20", "iperf3", "-c", ADDR_R, "-p", str(PORT),
+                      "-C", args.cc, "-t", str(args.seconds), "-i", str(INTERVAL), "-P", str(args.streams), "-J",
+                      "--get-server-output"]
+        if args.fq_rate:
+            client_cmd += ["--fq-rate", args.fq_rate]
+        client = subprocess.run(client_cmd, capture_output=True, text=True, timeout=args.seconds + 60)
         if client.returncode != 0:
             raise RuntimeError(f"iperf3 -c exit {client.returncode}: {client.stderr.strip() or client.stdout[-300:]}")
         report = json.loads(client.stdout)
-        ss = probe.communicate(timeout=10)[0]
+        ss = {ns: p.communicate(timeout=10)[0] for ns, p in probes.items()}
+        counters = {"sender": nstat(SENDER), "receiver": nstat(RECEIVER)}
     finally:
         for p in procs:
             if p.poll() is None:
                 p.terminate()
                 p.wait(timeout=10)
+        line_report = line.stderr.read() if procs and line.stderr else ""
         for ns in (SENDER, RECEIVER):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     written = [i["sum"]["bits_per_second"] / 1e6 for i in report["intervals"]]
+    retr = [i["sum"].get("retransmits", 0) for i in report["intervals"]]
+    k = round(1 / INTERVAL)
     received = server_rates(report.get("server_output_text", ""))
+    if args.streams > 1:  # the server's [SUM] lines only
+        received = [float(v) * _UNIT[u] for a, b, v, u in re.findall(
+            r"\[SUM\]\s+(\d+\.\d+)-(\d+\.\d+)\s+sec\s+\S+ \S+\s+([\d.]+) ([KMG]?)bits/sec",
+            report.get("server_output_text", "")) if float(b) - float(a) < INTERVAL * 1.5]
     return {
         "written_mbps_per_s": per_second(written, args.seconds),
         "received_mbps_per_s": per_second(received, args.seconds),
+        "retransmits_per_s": [sum(retr[i * k:(i + 1) * k]) for i in range(len(retr) // k)],
         "retransmits": report["end"]["sum_sent"].get("retransmits", 0),
-        "wscale": sorted(set(re.findall(r"wscale:(\d+,\d+)", ss))),
+        "received_mbps": round(report["end"]["sum_received"]["bits_per_second"] / 1e6, 1),
+        "wscale": sorted(set(re.findall(r"wscale:(\d+,\d+)", ss[RECEIVER]))),
+        "ss_sender": parse_ss(ss[SENDER]),
+        "ss_receiver": parse_ss(ss[RECEIVER]),
+        "nstat": counters,
+        "line": line_report.strip(),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rtt-ms", type=float, default=150.0)
-    ap.add_argument("--rate", default="1gbit", help="the tbf in front of the delay line (tc's units)")
+    ap.add_argument("--rate", default="1gbit",
+                    help="the tbf in front of the delay line (tc's units), or none (no tbf)")
+    ap.add_argument("--line-rate", help="a bottleneck inside the delay line, sender to receiver (e.g. 1gbit): a "
+                    "remote port, which a local tbf is not (TCP Small Queues keep it nearly empty)")
+    ap.add_argument("--line-limit", type=int, default=6_000_000, help="that bottleneck's buffer, bytes")
+    ap.add_argument("--burst", default="200kb", help="the tbf's bucket (tc's units)")
+    ap.add_argument("--limit", default="16mb", help="the tbf's queue, the bottleneck's buffer (tc's units)")
     ap.add_argument("--rmem-default", type=int, default=87380, help="tcp_rmem's default value (both hosts)")
     ap.add_argument("--wmem-default", type=int, default=16384, help="the sender's tcp_wmem default value")
+    ap.add_argument("--tcp-rmem", help='tcp_rmem on both hosts, e.g. "8192 87380 16777216" (overrides --rmem-default)')
+    ap.add_argument("--tcp-wmem", help="tcp_wmem on both hosts (overrides --wmem-default)")
+    ap.add_argument("--mtu", type=int, default=9000)
+    ap.add_argument("--streams", type=int, default=1, help="parallel streams (iperf3 -P)")
+    ap.add_argument("--cc", default="cubic", help="congestion control (iperf3 -C)")
+    ap.add_argument("--fq-rate", help="each stream's pacing cap (iperf3 --fq-rate, e.g. 240M)")
     ap.add_argument("--seconds", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", required=True)
@@ -129,8 +212,11 @@ def main(argv: list[str] | None = None) -> int:
         for k in range(args.repeat):
             r = one_run(args, delayline)
             runs.append(r)
-            print(f"run {k}: received {r['received_mbps_per_s']} Mbit/s per second, written "
-                  f"{r['written_mbps_per_s']}, {r['retransmits']} retransmits, wscale {r['wscale']}", flush=True)
+            limited = [(s.get("rwnd_limited"), s.get("sndbuf_limited")) for s in r["ss_sender"]]
+            print(f"run {k}: {r['received_mbps']} Mbit/s received; received {r['received_mbps_per_s']} Mbit/s per "
+                  f"second, written {r['written_mbps_per_s']}, {r['retransmits']} retransmits "
+                  f"{r['retransmits_per_s']}, wscale {r['wscale']}, (rwnd, sndbuf)_limited {limited}, "
+                  f"RcvQDrop {r['nstat']['receiver']['TcpExtTCPRcvQDrop']}", flush=True)
             Path(args.out).write_text(json.dumps({"settings": vars(args), "runs": runs}, indent=1))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

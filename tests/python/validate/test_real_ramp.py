@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "real_ramp.py"
 spec = importlib.util.spec_from_file_location("real_ramp", SCRIPT)
 ramp = importlib.util.module_from_spec(spec)
@@ -34,3 +36,38 @@ def test_server_rates_reads_each_interval_in_mbit_s_and_leaves_out_the_summary()
 def test_per_second_averages_four_quarter_seconds_and_drops_an_incomplete_second():
     rates = [0.0, 1.15, 0.0115, 1000.0, 994.0, 992.0]
     assert ramp.per_second(rates, 4) == [round((0.0 + 1.15 + 0.0115 + 1000.0) / 4, 1)]
+
+
+# `ss -tmin` in a namespace during a 16 MiB run, abridged: the data stream, then iperf3's control
+# connection (a few hundred bytes), which parse_ss leaves out.
+SS = """State Recv-Q Send-Q Local Address:Port Peer Address:Port Process
+ESTAB 0      4194304 10.203.0.1:38978 10.203.0.2:5201
+\t skmem:(r0,rb87380,t0,tb16777216,f2608,w11646416,o0,bl0,d0) cubic wscale:8,8 rto:280 rtt:78.426/0.062 mss:1448 \
+cwnd:9866 ssthresh:2510 bytes_acked:1891615054 segs_out:772527 data_segs_out:772527 send 1.46Gbps \
+pacing_rate 2.78Gbps delivery_rate 837489912bps busy:19292ms rwnd_limited:12212ms(63.3%) unacked:5812 \
+rcv_space:14480 rcv_ssthresh:42242 snd_wnd:8387328
+ESTAB 0      0      10.203.0.1:38974 10.203.0.2:5201
+\t skmem:(r0,rb131072,t0,tb87040,f0,w0,o0,bl0,d0) cubic wscale:8,8 rto:280 rtt:78.1/0.05 mss:1448 cwnd:10 \
+bytes_acked:291 segs_out:12 busy:8ms rcv_ssthresh:64088 snd_wnd:64256
+"""
+
+
+def test_parse_ss_keeps_the_data_stream_with_its_chronographs_and_window():
+    rows = ramp.parse_ss(SS)
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["rwnd_limited"] == "12212ms(63.3%)"
+    assert row["snd_wnd"] == "8387328"
+    assert row["cwnd"] == "9866"
+    assert row["rtt"] == "78.426/0.062"
+    assert row["pacing_rate"] == "2.78Gbps"
+    assert "sndbuf_limited" not in row
+
+
+def test_parse_rate_reads_tc_and_plain_units_and_names_a_bad_value():
+    assert ramp.parse_rate("1gbit") == 1_000_000_000
+    assert ramp.parse_rate("500mbit") == 500_000_000
+    assert ramp.parse_rate("2.5G") == 2_500_000_000
+    assert ramp.parse_rate("1000000") == 1_000_000
+    with pytest.raises(ValueError, match="--line-rate 'fast'"):
+        ramp.parse_rate("fast")
