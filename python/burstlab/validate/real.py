@@ -239,9 +239,24 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         "scaling_ratio": asked["scaling_ratio"],
         # Over the queries' own time, not the gaps between them.
         "host_softirq_load": softirq_load,
-        "srtt_at_response_us": srtt_at_response(served["srtt_at_response_us"]),
+        "srtt_at_response_us": at_response(served["srtt_at_response_us"]),
+        # The same median of medians, in bits/s: the rates the last response left this one.
+        "pacing_at_response_bps": 8 * at_response(served["pacing_at_response_Bps"]),
+        "delivery_at_response_bps": 8 * at_response(served["delivery_at_response_Bps"]),
         **spread,
+        **aggregator_cost(asked),
     }
+
+
+def aggregator_cost(asked: dict) -> dict[str, float]:
+    """What a query costs the aggregator itself, each the median over the queries: its CPU
+    time (user and system, µs), that time as a share of the query's completion time (near 1:
+    the aggregator, not the network, sets the pace), and its reads and wake-ups."""
+    cpu, qct = asked["query_cpu_us"], asked["qct_s"]
+    return {"aggregator_cpu_us": statistics.median(cpu),
+            "aggregator_busy": statistics.median(c / (t * 1e6) for c, t in zip(cpu, qct)),
+            "reads_per_query": statistics.median(asked["query_reads"]),
+            "wakes_per_query": statistics.median(asked["query_wakes"])}
 
 
 #: Payload of a full frame: a 1500-byte MTU less 40 bytes of IP and TCP headers and 12 of TCP
@@ -281,13 +296,14 @@ def reader_wait_summary(waits: list[float]) -> dict:
             "reader_wait_quantiles_us": midpoint_quantiles(waits)}
 
 
-def srtt_at_response(srtts: list[list[int]]) -> float:
-    """The SRTT the connections started their responses on (`tcpi_rtt`, µs), as the twin's
-    `queries` table reports it: per query the median over the connections, then the median over
-    the queries. Each connection answers every query in turn, so its k-th value is query k's."""
+def at_response(per_conn: list[list[int]]) -> float:
+    """What the connections started their responses on (the SRTT, `tcpi_rtt` µs, as the twin's
+    `queries` table reports it; or the pacing or delivery rate): per query the median over the
+    connections, then the median over the queries. Each connection answers every query in turn,
+    so its k-th value is query k's."""
     per_query = []
-    for k in range(max((len(s) for s in srtts), default=0)):
-        values = [s[k] for s in srtts if len(s) > k]
+    for k in range(max((len(s) for s in per_conn), default=0)):
+        values = [s[k] for s in per_conn if len(s) > k]
         per_query.append(statistics.median(values))
     return statistics.median(per_query) if per_query else 0.0
 

@@ -43,6 +43,7 @@ TCP_INFO_FIELDS: dict[str, tuple[int, str]] = {
     "snd_ssthresh": (76, "I"),
     "snd_cwnd": (80, "I"),        # packets
     "total_retrans": (100, "I"),  # tp->total_retrans, segments over the connection's life
+    "pacing_rate_Bps": (104, "Q"),  # sk_pacing_rate, bytes/s (tcp_update_pacing_rate(), or the CCA's)
     "bytes_acked": (120, "Q"),
     "bytes_received": (128, "Q"),
     "segs_out": (136, "I"),
@@ -92,15 +93,19 @@ def receive_scaling_ratio(sock: socket.socket) -> int | None:
                             sock.getsockopt(socket.IPPROTO_TCP, TCP_WINDOW_CLAMP))
 
 
-_SRTT_OFFSET, _SRTT_FMT = TCP_INFO_FIELDS["rtt_us"]
-_SRTT_LEN = _SRTT_OFFSET + struct.calcsize(_SRTT_FMT)
+#: What the server reads before each response: up to the delivery rate, one short getsockopt.
+_AT_RESPONSE = ("rtt_us", "pacing_rate_Bps", "delivery_rate_Bps")
+_AT_RESPONSE_LEN = max(TCP_INFO_FIELDS[k][0] + struct.calcsize(TCP_INFO_FIELDS[k][1]) for k in _AT_RESPONSE)
 
 
-def srtt_us(sock: socket.socket) -> int:
-    """`tcpi_rtt` alone (SRTT, µs): a short getsockopt, cheap enough to read before every
-    response without moving when the response starts."""
-    return struct.unpack_from("=" + _SRTT_FMT, sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, _SRTT_LEN),
-                              _SRTT_OFFSET)[0]
+def at_response(sock: socket.socket) -> tuple[int, int, int]:
+    """`tcpi_rtt` (SRTT, µs), `tcpi_pacing_rate` and `tcpi_delivery_rate` (bytes/s): one short
+    getsockopt, cheap enough to read before every response without moving when it starts. The
+    pacing rate is what the CCA left after the last response (BBR's: its gain times its
+    bandwidth estimate), the delivery rate the last sample's."""
+    raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, _AT_RESPONSE_LEN)
+    return tuple(struct.unpack_from("=" + TCP_INFO_FIELDS[k][1], raw, TCP_INFO_FIELDS[k][0])[0]
+                 for k in _AT_RESPONSE)
 
 
 # -- namespace MIB counters --------------------------------------------------------------------
@@ -462,6 +467,8 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
     infos: list[dict] = [{} for _ in range(conns)]
     starts: list[list[int]] = [[] for _ in range(conns)]
     srtts: list[list[int]] = [[] for _ in range(conns)]
+    pacing: list[list[int]] = [[] for _ in range(conns)]
+    delivery: list[list[int]] = [[] for _ in range(conns)]
     errors: list[str] = []
     with listener(port, conns + 16, timeout, cca) as srv:
         accepted = [srv.accept()[0] for _ in range(conns)]
@@ -480,7 +487,10 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
                     (n,) = _REQUEST.unpack(recv_exact(sock, _REQUEST.size))
                     if n == 0:
                         break
-                    srtts[i].append(srtt_us(sock))
+                    srtt, pace, rate = at_response(sock)
+                    srtts[i].append(srtt)
+                    pacing[i].append(pace)
+                    delivery[i].append(rate)
                     starts[i].append(time.monotonic_ns())
                     send_zeros(sock, n)
                 infos[i] = tcp_info(sock)
@@ -501,6 +511,7 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
             "max_rto_us": max(i.get("rto_us") or 0 for i in infos),
             "tcp_info": infos, "peer_ports": peer_ports, "handshake_rtt_us": handshake_rtt_us,
             "response_starts_ns": starts, "srtt_at_response_us": srtts,
+            "pacing_at_response_Bps": pacing, "delivery_at_response_Bps": delivery,
             "mib": mib_delta(mib0, read_mib())}
 
 
@@ -520,6 +531,11 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
     sock_gaps: list[float] = []
     waits: list[tuple[float, int]] = []
     reads = wakes = 0
+    # The aggregator's own cost of each query: its CPU time (user and system: the reads'
+    # copies and the requests' sends), reads and wake-ups, to set beside the query's time.
+    cpu_us: list[float] = []
+    query_reads: list[int] = []
+    query_wakes: list[int] = []
     try:
         for s in socks:
             s.setblocking(False)
@@ -527,6 +543,7 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
             s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         for _ in range(queries):
             left = {s.fileno(): per_sender for s in socks}
+            cpu0, reads0, wakes0 = time.process_time_ns(), reads, wakes
             t0 = time.monotonic_ns()
             sent_ns.append(t0)
             for s in socks:
@@ -558,6 +575,9 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
                     if left[fd] <= 0:
                         del left[fd]
             qct.append((time.monotonic_ns() - t0) / 1e9)
+            cpu_us.append((time.process_time_ns() - cpu0) / 1e3)
+            query_reads.append(reads - reads0)
+            query_wakes.append(wakes - wakes0)
             gaps += gaps_us(woke)
         ratio = receive_scaling_ratio(socks[0])
         for s in socks:
@@ -570,6 +590,7 @@ def incast_query(host: str, port: int, conns: int, per_sender: int, queries: int
             s.close()
     return {"mode": "incast-query", "conns": conns, "bytes_per_sender": per_sender,
             "queries": queries, "qct_s": qct, "query_sent_ns": sent_ns, "reads": reads,
+            "query_cpu_us": cpu_us, "query_reads": query_reads, "query_wakes": query_wakes,
             # How often the loop wakes, and how often it comes back to each connection: the
             # latter is how long a connection's data waits to be read.
             "wakes": wakes, "wake_gap_us": mean_gap_us(gaps), "read_gap_us": mean_gap_us(sock_gaps),

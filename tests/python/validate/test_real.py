@@ -26,6 +26,16 @@ def test_a_held_readers_share_of_a_wait_leaves_out_what_the_bottleneck_took_to_d
     assert real.reader_wait_summary([]) == {"reader_wait_us": 0.0, "reader_wait_quantiles_us": []}
 
 
+def test_aggregator_cost_is_per_query_and_sets_cpu_beside_the_querys_time() -> None:
+    asked = {"query_cpu_us": [2_000.0, 6_000.0, 3_000.0], "qct_s": [0.010, 0.012, 0.003],
+             "query_reads": [100, 300, 120], "query_wakes": [90, 200, 100]}
+    cost = real.aggregator_cost(asked)
+    assert cost["aggregator_cpu_us"] == 3_000.0
+    # Shares 0.2, 0.5 and 1.0: the median is the second query's, not total CPU over total time.
+    assert cost["aggregator_busy"] == pytest.approx(0.5)
+    assert (cost["reads_per_query"], cost["wakes_per_query"]) == (120, 100)
+
+
 def test_percentile_nearest_rank() -> None:
     values = [float(v) for v in range(1, 51)]
     assert percentile(values, 99) == 50.0   # ceil(0.99 * 50) = 50th value
@@ -74,9 +84,9 @@ def test_srtt_at_response_is_the_median_over_queries_of_each_querys_median() -> 
     # Three connections (one list each, k-th value = query k); the third missed query 2.
     srtts = [[100, 900, 1000], [200, 1100, 1200], [300, 1000]]
     # Per query: 200, 1000, 1100 (the middle two of 1000 and 1200); their median is 1000.
-    assert real.srtt_at_response(srtts) == 1000
-    assert real.srtt_at_response([[500], [700]]) == 600
-    assert real.srtt_at_response([]) == 0.0
+    assert real.at_response(srtts) == 1000
+    assert real.at_response([[500], [700]]) == 600
+    assert real.at_response([]) == 0.0
 
 
 @pytest.mark.netns
@@ -139,6 +149,8 @@ def test_incast_numbers_are_sane(n: int) -> None:
     assert 5 <= run["srtt_at_response_us"] < 200_000, run
     # Every 8th read samples a wait; the aggregator's own share of it is never more than it.
     assert run["wait_samples"] > 0 and 0 <= run["reader_wait_us"] <= run["read_wait_us"], run
+    # The aggregator reads each response at least once, and cannot spend more CPU than there is.
+    assert run["reads_per_query"] >= n and 0 < run["aggregator_busy"] <= 1.1, run
     # Many slow queries need the 200 ms minimum RTO to fire. One or two need not: a CI run saw
     # one query of 20 over 100 ms at N = 1 with no timeout at all, a stall of the shared host.
     if run["frac_over_100ms"] > 0.1:
