@@ -252,6 +252,26 @@ class Bottleneck:
         return ["tbf", "rate", self.rate, "burst", str(self.burst_bytes), "limit", str(self.limit_bytes)]
 
 
+@dataclass(frozen=True)
+class DelayLine:
+    """A path delay on the router-receiver link, for a kernel without netem: that link is a pair
+    of TUN devices (the router's `rr0`, the receiver's `r0`) joined by scripts/delayline.c, which
+    writes every packet to the other device `one_way_us` after reading it, each direction alike,
+    so the RTT grows by twice that. The line carries about 1 Gbit/s (less at MTU 1500): keep the
+    tbf well below. It runs under SCHED_FIFO `fifo_priority` so that the machine's load does not
+    move its timing: by default above the hosts' traffic run under `chrt -f 20`, so that they do
+    not delay the wire either."""
+
+    #: The compiled delay line (`gcc -O2 -o BINARY scripts/delayline.c`).
+    binary: str
+    one_way_us: int
+    fifo_priority: int | None = 30
+
+    def argv(self, dev_a: str, dev_b: str) -> list[str]:
+        fifo = ["chrt", "-f", str(self.fifo_priority)] if self.fifo_priority else []
+        return [*fifo, self.binary, dev_a, dev_b, str(self.one_way_us)]
+
+
 def rate_bps(rate: str) -> float:
     """Bits per second of a tc rate string ("1gbit", "500mbit", "100kbit", "1000000bit")."""
     m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmgt]?)bit", rate.strip().lower())
@@ -275,6 +295,8 @@ class Dumbbell:
     tuning: HostTuning = field(default_factory=HostTuning)
     #: Every veth's MTU (`ip link set … mtu`); the hosts' MSS follows from it.
     mtu: int = DEFAULT_MTU
+    #: A delay on the router-receiver link (None: a veth, the namespaces' ~30 µs RTT).
+    delay: DelayLine | None = None
     run: str = field(default_factory=lambda: f"{os.getpid()}x{next(_seq)}")
     #: False when a namespace refused `tuning.cca` as its default (see HostTuning.cca).
     cca_default_set: bool = field(default=True, init=False)
@@ -394,7 +416,10 @@ class Dumbbell:
         self._add_ns(rx)
         run_cmd(["ip", "netns", "exec", rt, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
         # Receiver link: r0 (receiver) <-> rr0 (router, carries the tbf).
-        self._veth(rx, "r0", f"{RECEIVER_NET}.2/24", rt, "rr0", f"{RECEIVER_NET}.1/24")
+        if self.delay is None:
+            self._veth(rx, "r0", f"{RECEIVER_NET}.2/24", rt, "rr0", f"{RECEIVER_NET}.1/24")
+        else:
+            self._delay_line(rx, "r0", f"{RECEIVER_NET}.2/24", rt, "rr0", f"{RECEIVER_NET}.1/24")
         for i, sx in enumerate(self.sender_ns):
             self._add_ns(sx)
             self._veth(sx, "s0", f"{SENDER_NET}.{i}.2/24", rt, f"rs{i}", f"{SENDER_NET}.{i}.1/24")
@@ -420,7 +445,23 @@ class Dumbbell:
 
     def _veth(self, ns_a: str, if_a: str, addr_a: str, ns_b: str, if_b: str, addr_b: str) -> None:
         run_cmd(["ip", "link", "add", if_a, "netns", ns_a, "type", "veth", "peer", "name", if_b, "netns", ns_b])
-        for ns, ifname, addr in ((ns_a, if_a, addr_a), (ns_b, if_b, addr_b)):
+        self._links_up(((ns_a, if_a, addr_a), (ns_b, if_b, addr_b)))
+
+    def _delay_line(self, ns_a: str, if_a: str, addr_a: str, ns_b: str, if_b: str, addr_b: str) -> None:
+        """`if_b` in `ns_b` and `if_a` in `ns_a` as TUN devices joined by the delay line, which
+        creates both in `ns_b` (where it runs); `if_a` is then moved."""
+        assert self.delay is not None
+        line = self.spawn(ns_b, self.delay.argv(if_b, if_a))
+        ready = line.stdout.readline().strip() if line.stdout else ""
+        if ready != "ready":
+            line.kill()
+            raise TopologyError(f"{' '.join(self.delay.argv(if_b, if_a))}: the delay line did not start "
+                                f"(said {ready!r}): {line.communicate(timeout=5)[1].strip()}")
+        run_cmd(["ip", "-n", ns_b, "link", "set", if_a, "netns", ns_a])
+        self._links_up(((ns_a, if_a, addr_a), (ns_b, if_b, addr_b)))
+
+    def _links_up(self, links: Sequence[tuple[str, str, str]]) -> None:
+        for ns, ifname, addr in links:
             # No IPv6 on the link: its router solicitations, DAD and MLD reports are the kernel's
             # own traffic, and the router's meet the tbf, which then counts drops no sender caused
             # (one CI capture: 921 tbf drops, 920 of them packets that had entered the router).
