@@ -33,6 +33,8 @@ if ! command -v iperf3 >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/
     echo "setup: installing iperf3 (Debian package)" >&2
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 >/dev/null
 fi
+# gcc builds scripts/delayline.c, the 4 ms path of those tests' window set-ups (this kernel has no netem).
+if ! command -v gcc >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc >/dev/null; fi
 # Prometheus and InfluxDB 1.x, which `burstlab collect`'s integration test exports to; without
 # root it says what is missing (that test then fails under CI=true, skips elsewhere).
 bash scripts/collect_servers.sh || true
