@@ -93,6 +93,9 @@ class Iperf3Run:
     receiver_kernel: str | None = None
     #: A run of `-t` seconds (test_start's `bytes` and `blocks` 0), not of `-n` bytes or `-k` blocks.
     time_limited: bool = False
+    #: How long the sender sent (`sum_sent.seconds`); the receiver's `seconds` run on until the
+    #: client's end-of-test message reaches the server, which can be later (None: not given).
+    sent_seconds: float | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -179,6 +182,7 @@ def parse(text: str, where: str = "<input>") -> Iperf3Run:
         receiver_cpu_percent=_cpu(end, "remote_total" if client_is_sender else "host_total"),
         receiver_kernel=_kernel(server if client_is_sender and server else doc),
         time_limited=not _int(test.get("bytes")) and not _int(test.get("blocks")),
+        sent_seconds=_float(sent.get("seconds")) or None,
         warnings=warnings,
     )
 

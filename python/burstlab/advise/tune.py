@@ -354,14 +354,16 @@ def tune(
     }
 
 
-def replay_timed(result: dict[str, Any], seconds: float) -> dict[str, dict[str, Any]]:
+def replay_timed(result: dict[str, Any], seconds: float, over_s: float | None = None) -> dict[str, dict[str, Any]]:
     """`tune`'s twin of the host before and after its kept advice (no bursts), measured as
     `iperf3 -t SECONDS` measures a real run: each stream sends for `seconds` and its throughput
     is what arrived by then (twin.replay). tune's own figures time a transfer of
     `transfer_bytes` to its last byte, so a loss at the very end of the transfer that waits for
-    the RTO is in them, and not in iperf3's."""
+    the RTO is in them, and not in iperf3's. `over_s`: the receiver's seconds, when they
+    outlast the sender's (twin.replay)."""
     sets = result["twin_sets"]
-    return {side: tw.replay(result["scenario"], sets[side], seconds=seconds).as_json() for side in ("before", "after")}
+    return {side: tw.replay(result["scenario"], sets[side], seconds=seconds, over_s=over_s).as_json()
+            for side in ("before", "after")}
 
 
 def _row(change: Change, before: dict | None, after: dict | None, *, kept: bool) -> dict[str, Any]:

@@ -164,7 +164,8 @@ def _tbf_burst(path: Path) -> int:
 TIME_BASED_SIZE_BYTES = 10**15
 
 
-def replay(toml: str, overrides: dict[str, str] | None = None, *, seconds: float | None = None) -> Replay:
+def replay(toml: str, overrides: dict[str, str] | None = None, *, seconds: float | None = None,
+           over_s: float | None = None) -> Replay:
     """Run the twin (with `overrides` as `--set` paths) and sum its flows.
 
     By default each flow carries its `size` and the throughput is what was delivered over the
@@ -173,7 +174,8 @@ def replay(toml: str, overrides: dict[str, str] | None = None, *, seconds: float
     the throughput is what the receivers got by then over `seconds`; `fct_s` is `seconds`. A
     loss at a transfer's very end, whose recovery waits for the RTO (no tail-loss probe is
     sent in recovery: tcp_schedule_loss_probe()), then costs nothing, as it costs iperf3 -t
-    nothing.
+    nothing. `over_s` (with `seconds`, not shorter) divides instead: iperf3's receiver counts
+    what arrived over its own seconds, which can outlast the sender's.
     """
     import tomllib
 
@@ -183,6 +185,8 @@ def replay(toml: str, overrides: dict[str, str] | None = None, *, seconds: float
     if seconds is not None:
         if seconds <= 0:
             raise BurstlabError(f"replay seconds={seconds!r}: expected a positive time in seconds, such as 2.0")
+        if over_s is not None and over_s < seconds:
+            raise BurstlabError(f"replay over_s={over_s!r}: expected at least seconds={seconds!r}")
         sets["stop"] = f"{seconds * 1e6:.0f}us"
         for i in range(len(tomllib.loads(toml).get("flow", []))):
             sets.setdefault(f"flow[{i}].size", f"{TIME_BASED_SIZE_BYTES}B")
@@ -193,7 +197,8 @@ def replay(toml: str, overrides: dict[str, str] | None = None, *, seconds: float
     drops = sum(p.get("drops", 0) + p.get("tbf_drops", 0) for p in summary.get("ports", []))
     retransmits = sum(f["retransmits"] for f in flows)
     if seconds is not None:
-        return Replay(delivered * 8 / seconds, seconds, retransmits, drops)
+        over = over_s or seconds
+        return Replay(delivered * 8 / over, over, retransmits, drops)
     if any(f.get("fct_s") is None for f in flows):
         total = sum(f.get("size_bytes") or 0 for f in flows)
         raise BurstlabError(f"the twin did not finish in its stop time ({delivered:,} of {total:,} bytes delivered"

@@ -69,3 +69,31 @@ def test_a_run_of_t_seconds_is_told_from_one_of_n_bytes(tmp_path):
     doc["start"]["test_start"]["bytes"] = 10_000_000
     (sized := tmp_path / "n.json").write_text(json.dumps(doc))
     assert not iperf3.load(sized).time_limited
+
+
+def test_a_timed_twin_divides_by_the_receivers_seconds_when_they_outlast_the_senders():
+    toml = _toml(10_000_000)
+    sent, late = tw.replay(toml, seconds=1.0), tw.replay(toml, seconds=1.0, over_s=1.25)
+    # The same bytes, counted over a receiver's clock that ran on a quarter second.
+    assert late.throughput_bps == pytest.approx(sent.throughput_bps / 1.25)
+    assert late.fct_s == 1.25
+    with pytest.raises(BurstlabError, match=r"over_s=0.5: expected at least seconds=1.0"):
+        tw.replay(toml, seconds=1.0, over_s=0.5)
+
+
+def test_explain_sends_for_the_senders_seconds_and_counts_over_the_receivers(tmp_path):
+    from burstlab.advise import explain_iperf3
+
+    local = Path(__file__).parent / "data" / "local-3.12-tbf50mbit-16k.json"
+    doc = json.loads(local.read_text())
+    flags = dict(rate="50Mbps", rtt="300us", tbf=True, buffer="16384B")
+    on_time = explain_iperf3(local, **flags)
+    # The server's clock ran on 10 % longer (its end-of-test message arrived late), the bytes the same.
+    received = doc["end"]["sum_received"]
+    received["bits_per_second"] /= 1.1
+    received["seconds"] *= 1.1
+    (late := tmp_path / "late.json").write_text(json.dumps(doc))
+    out = explain_iperf3(late, **flags)
+    assert out["throughput_bps"] == pytest.approx(on_time["throughput_bps"] / 1.1)
+    assert out["twin"]["throughput_bps"] == pytest.approx(on_time["twin"]["throughput_bps"] / 1.1, rel=1e-6)
+    assert any(f"sent for {doc['end']['sum_sent']['seconds']:.2f} s" in n for n in out["notes"]), out["notes"]
