@@ -146,3 +146,39 @@ def test_a_fit_without_a_slope_is_written_as_null_and_read_as_a_miss(tmp_path, m
     assert json.loads(text)["law1"] == {"phase1_bps": [None, 2e9], "phase2_bps": [None, 1.005e9]}
     law1 = next(f for f in dc.findings(tmp_path) if f.key == "law1")
     assert law1.status == PASS and law1.ours.startswith("1.005 Gbit/s") and "(1 runs)" in law1.ours
+
+
+def test_websearch_run_counts_answers_and_background_apart():
+    # Three hosts: the app opens the 3·2 answer connections first, then the background pairs'.
+    def flow(src, dst, rtos, sent):
+        return {"src": src, "dst": dst, "timeouts": rtos, "retransmits": 2 * rtos, "delivered_bytes": sent}
+    hosts = ("h0", "h1", "h2")
+    answers = [flow(s, c, 1, 10) for c in hosts for s in hosts if s != c]
+    background = [flow(a, b, 5, 1000) for a in hosts for b in hosts if a != b]
+    got = study._websearch_tcp({"flows": answers + background,
+                                "ports": [{"port": "tor0->agg", "drops": 3, "ecn_marks": 40}]})
+    assert got["tcp"]["answers"] == {"timeouts": 6, "retransmits": 12, "delivered_bytes": 60}
+    assert got["tcp"]["background"] == {"timeouts": 30, "retransmits": 60, "delivered_bytes": 6000}
+    assert got["ports"] == {"tor0->agg": {"drops": 3, "ecn_marks": 40}}
+
+
+def test_websearch_misses_carry_what_their_own_runs_measured():
+    def run(rtos, delivered, large):
+        tcp = {"answers": {"timeouts": rtos, "retransmits": 0, "delivered_bytes": 1},
+               "background": {"timeouts": 3 * rtos, "retransmits": 0, "delivered_bytes": delivered}}
+        return {"qct_s": [1.0], "fct_s": {"small": [0.5], "medium": [1.5], "large": [large]}, "tcp": tcp}
+    w = {f"{k}-{load}": run(7, 4000, 2.0) if k == "dctcp" else run(11, 3000, 4.0)
+         for k in ("dctcp", "s-ecn") for load in study.LOADS}
+    by = {f.key: f for f in check_all({"websearch": w, "websearch_seconds": 2.0}, dc.WHY)}
+    large = by["ws-large"]
+    assert large.status == FAIL and large.why.startswith(dc.WHY["ws-large"])
+    # S-ECN delivered 3000 of DCTCP's 4000 bytes; in flight (0.5 + 1.5 + 2) / 2 s against (0.5 + 1.5 + 4) / 2 s.
+    assert "these runs: background bytes delivered, S-ECN against DCTCP, 0.2: -25.0 %" in large.why
+    assert "0.6: 2.0 -> 3.0" in large.why
+    mean = by["ws-qct-mean"]
+    assert mean.status == FAIL, mean
+    assert "0.2: 7 / 11 on the answers, 21 / 33 on the background" in mean.why
+    # Runs from before these fields carry the mechanism alone.
+    old = {k: {f: v for f, v in r.items() if f != "tcp"} for k, r in w.items()}
+    by_old = {f.key: f for f in check_all({"websearch": old, "websearch_seconds": 2.0}, dc.WHY)}
+    assert by_old["ws-large"].why == dc.WHY["ws-large"]

@@ -48,17 +48,20 @@ WHY = {
     "incast": "the drops at the port are all recovered without an RTO (SACK, RACK-TLP), so a query takes its "
               "bytes at line rate with either marking; the paper's DCTCP lost its time to RTOs its hosts' "
               "older Linux took, which ours do not" + _DOC,
-    "ws-qct-mean": "in short runs our DCTCP takes almost no timeouts (drops are recovered by SACK and RACK-TLP), "
-                   "so S-ECN saves queueing on every query, not timeouts: the median QCT falls about as much as the "
-                   "mean; why the paper's gain is smaller at the middle loads is not pinned, and full-length runs, "
-                   "which take more timeouts (S-ECN more than DCTCP), are not examined" + _DOC,
+    "ws-qct-mean": "S-ECN's gain is queueing on every query, not timeouts: the median QCT falls about as much as "
+                   "the mean, short runs take almost no RTOs with either marking (SACK and RACK-TLP recover the "
+                   "drops), and S-ECN keeps every port's queue lower, the rack uplinks' mostly below K; why the "
+                   "paper's gain is smaller at the middle loads is not pinned" + _DOC,
     "ws-qct-p99": "as the mean QCT" + _DOC,
-    "ws-small-mean": "in short runs S-ECN has no timeouts to save (neither marking takes more than a few) and "
-                     "small flows do not wait for busy connections (more connections per pair leave their FCT as "
-                     "it is); what makes S-ECN's small flows no faster at the higher loads is not pinned" + _DOC,
-    "ws-large": "S-ECN carries less of the same offered load in the same time than DCTCP, and the bytes left "
-                "behind are the long flows' (medium flows are slower too); why, when it marks fewer packets than "
-                "DCTCP, is not pinned; short runs also hold few large flows" + _DOC,
+    "ws-small-mean": "S-ECN's small flows queue less but share the rack uplinks with more long flows: at equal "
+                     "numbers of long flows in flight they finish faster than DCTCP's, but S-ECN carries the long "
+                     "flows more slowly (see the large flows), so more are in flight and each small flow's share of "
+                     "an uplink is smaller, which outweighs its shorter queues" + _DOC,
+    "ws-large": "S-ECN marks most packets crossing a rack uplink while its queue is far below K (whenever two of "
+                "a rack's hosts send at once the arrivals come at twice the port's rate, a slope it marks in "
+                "full), where DCTCP's threshold marks few; DCTCP's senders cut their windows on every mark, so "
+                "the uplinks carry less of the same offered load and the long flows take longer; why the paper's "
+                "testbed did not lose this is not pinned" + _DOC,
     "peak-36": "the first query (new connections) peaks highest, later ones lower; the paper's figure is a "
                "maximum over its runs, ours over one run's queries" + _DOC,
 }

@@ -218,8 +218,52 @@ def websearch(d: dict[str, Any]) -> list[Finding]:
     return out
 
 
+def _pairs(w: dict[str, Any]) -> list[tuple[float, dict[str, Any], dict[str, Any]]]:
+    return [(load, w[f"dctcp-{load}"], w[f"s-ecn-{load}"]) for load in LOADS
+            if f"dctcp-{load}" in w and f"s-ecn-{load}" in w]
+
+
+def in_flight(run: dict[str, Any], seconds: float) -> float:
+    """Background flows in flight on average over a run (Little's law: their completion times
+    summed over the run's length; the flows still running at its end are not counted)."""
+    return sum(sum(v) for v in run["fct_s"].values()) / seconds
+
+
+def websearch_measured(d: dict[str, Any]) -> dict[str, str]:
+    """What the web-search runs in ``d`` measured behind each miss, per load: RTOs on the queries'
+    answer connections and on the background's, the background bytes S-ECN delivered against
+    DCTCP's, and the background flows in flight. Empty for runs that predate these fields."""
+    w, seconds = d.get("websearch"), d.get("websearch_seconds")
+    if not w or not seconds:
+        return {}
+    pairs = [(lo, a, b) for lo, a, b in _pairs(w) if "tcp" in a and "tcp" in b]
+    if not pairs:
+        return {}
+    def tcp(run: dict[str, Any], conns: str, key: str) -> float:
+        return run["tcp"][conns][key]
+
+    rtos = "; ".join(f"{lo}: {tcp(a, 'answers', 'timeouts')} / {tcp(b, 'answers', 'timeouts')} on the answers, "
+                     f"{tcp(a, 'background', 'timeouts')} / {tcp(b, 'background', 'timeouts')} on the background"
+                     for lo, a, b in pairs)
+    more = [(lo, -measure.reduction(tcp(a, "background", "delivered_bytes"), tcp(b, "background", "delivered_bytes")))
+            for lo, a, b in pairs]
+    carried = ", ".join(f"{lo}: {x:+.1f} %" for lo, x in more)
+    flight = ", ".join(f"{lo}: {in_flight(a, seconds):.1f} -> {in_flight(b, seconds):.1f}" for lo, a, b in pairs)
+    timeouts = f"RTOs, DCTCP / S-ECN, {rtos}"
+    slower = (f"background bytes delivered, S-ECN against DCTCP, {carried}; background flows in flight, "
+              f"DCTCP -> S-ECN, {flight}")
+    return {"ws-qct-mean": timeouts, "ws-qct-p99": timeouts, "ws-small-mean": slower, "ws-large": slower}
+
+
 def check_all(d: dict[str, Any], why: dict[str, str] | None = None) -> list[Finding]:
-    """Every finding on study data ``d``; ``why`` adds the measured cause of each known miss."""
+    """Every finding on study data ``d``; ``why`` adds the measured cause of each known miss,
+    followed by what this study's own runs measured behind it where they record it."""
     found = [*law1(d), *law1_staggered(d), *law2(d), *law3(d), *peaks(d), *goodput(d), *incast(d), *websearch(d)]
     why = why or {}
-    return [Finding(**{**f.to_json(), "why": why.get(f.key, "")}) if f.status == FAIL else f for f in found]
+    measured = websearch_measured(d)
+
+    def cause(key: str) -> str:
+        text = why.get(key, "")
+        return f"{text}; these runs: {measured[key]}" if text and key in measured else text
+
+    return [Finding(**{**f.to_json(), "why": cause(f.key)}) if f.status == FAIL else f for f in found]

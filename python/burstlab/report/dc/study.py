@@ -41,6 +41,10 @@ LOADS = (0.2, 0.3, 0.4, 0.5, 0.6)
 #: Incast sizes: around the paper's 19-32 (Fig. 17).
 INCAST_SENDERS = (9, 16, 19, 24, 28, 32, 40)
 MARKING = {"dctcp": [], "s-ecn": ["topology.ecn_mode=s-ecn"]}
+#: The web-search benchmark's markings. Its figures (Fig. 18-19) are "realistic experiments (in
+#: the testbed described in §III-A)" (§IV-D), whose switches run S-ECN as §IV-C implements it on
+#: NetFPGA: the accumulator, not random draws (``ecn_mode = "s-ecn-hardware"``).
+WEBSEARCH_MARKING = {"dctcp": [], "s-ecn": ["topology.ecn_mode=s-ecn-hardware"]}
 #: Seeds over which a one-query fan-in is repeated (each run new connections).
 REPS = 20
 #: When the background studies' one query starts, s: spread over 1 s from the paper's 0.5 s,
@@ -200,14 +204,29 @@ def incast() -> dict[str, Any]:
 def _websearch_run(load: float, key: str, seconds: float) -> dict[str, Any]:
     """One web-search run (a worker process's task): its QCTs and per-class FCTs."""
     t0 = time.perf_counter()
-    r = _run(_text("websearch.toml"), [*MARKING[key], f"websearch[0].load={load}", f"stop={seconds}s"])
+    r = _run(_text("websearch.toml"), [*WEBSEARCH_MARKING[key], f"websearch[0].load={load}", f"stop={seconds}s"])
     q = r.table("queries").to_pandas()
     bg = q[q.kind == "background"]
     return {
         "qct_s": q[q.kind == "query"].qct_s.tolist(),
         "fct_s": {c: bg[bg.size_class == c].qct_s.tolist() for c in ("small", "medium", "large")},
+        **_websearch_tcp(r.summary),
         "wall_s": time.perf_counter() - t0,
     }
+
+
+def _websearch_tcp(summary: dict[str, Any]) -> dict[str, Any]:
+    """What TCP and the ports did in a web-search run, the queries' answer connections apart
+    from the background flows' (the app opens the answers' n·(n−1) first:
+    ``WebSearchSpec::connections``): RTOs, retransmits, delivered bytes; each port's drops and
+    ECN marks. The findings' causes are read from these."""
+    flows = summary["flows"]
+    n = len({f["src"] for f in flows} | {f["dst"] for f in flows})
+    groups = {"answers": flows[: n * (n - 1)], "background": flows[n * (n - 1):]}
+    tcp = {name: {key: sum(f[key] for f in fs) for key in ("timeouts", "retransmits", "delivered_bytes")}
+           for name, fs in groups.items()}
+    ports = {p["port"]: {"drops": p["drops"], "ecn_marks": p["ecn_marks"]} for p in summary["ports"]}
+    return {"tcp": tcp, "ports": ports}
 
 
 def websearch(seconds: float, *, loads: Sequence[float] = LOADS, jobs: int | None = None) -> dict[str, Any]:
@@ -216,7 +235,7 @@ def websearch(seconds: float, *, loads: Sequence[float] = LOADS, jobs: int | Non
     at 300 s; Ctrl-C ends the workers at once (:func:`burstlab.sweep.executors.open_executor`)."""
     from burstlab.sweep.executors import open_executor
 
-    cases = [(load, key) for load in loads for key in MARKING]
+    cases = [(load, key) for load in loads for key in WEBSEARCH_MARKING]
     with open_executor(jobs) as (pool, _):
         runs = [pool.submit(_websearch_run, load, key, seconds) for load, key in cases]
         return {f"{key}-{load}": run.result() for (load, key), run in zip(cases, runs, strict=True)}
@@ -234,7 +253,7 @@ def runs() -> int:
             + 2 * 3 * REPS  # law2 (3, 6, 9 flows), law3 (128, 256, 512 KB)
             + 4 + 2  # secn_peaks: four markings at 9 senders, two at 36
             + len(MARKING)  # goodput
-            + len(MARKING) * (len(INCAST_SENDERS) + len(LOADS)))  # incast, websearch
+            + len(MARKING) * len(INCAST_SENDERS) + len(WEBSEARCH_MARKING) * len(LOADS))  # incast, websearch
 
 
 def run_study(out_dir: str | os.PathLike[str], *, websearch_seconds: float = 300.0,
