@@ -6,6 +6,8 @@
     python scripts/calibrate_host_cpu.py fit /tmp/hostcpu.json                        # no root
     python scripts/calibrate_host_cpu.py check /tmp/other.json [/tmp/more.json ...]   # no root
     python scripts/calibrate_host_cpu.py sessions scripts/calibrate_host_cpu.session-*.json  # no root
+    python scripts/calibrate_host_cpu.py measure --fifo 10 --streams 8 --mtus 1500 9000 --shaped-mtus \
+        --out /tmp/p8.json && python scripts/calibrate_host_cpu.py check --streams 8 /tmp/p8.json   # -P 8
 
 `measure` runs real single-stream iperf3 (Debian's `iperf3`) through the validation dumbbell
 (python/burstlab/validate/topology.py: sender ns -veth- router ns -veth- receiver ns, each flow
@@ -98,11 +100,23 @@ def priority(nice: int, fifo: int | None) -> list[str]:
     return ["chrt", "-f", str(fifo)] if fifo else ["nice", "-n", str(nice)]
 
 
-def one_run(mtu: int, shaped: bool, seconds: float, nice: int = 0, fifo: int | None = None) -> dict:
-    """One iperf3 single stream (cubic, default buffers) through a fresh dumbbell, both ends at
-    scheduling priority `nice`, or SCHED_FIFO `fifo`. Besides the rate it records the CPU the
-    transfer cost: the two iperf3 processes' user and system time (iperf3's getrusage) and the
-    machine's kernel time less what the other load took in the second before."""
+def threads_of(pid: int) -> int | None:
+    """The number of threads of process `pid` (/proc/PID/status), or None if it has gone."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    return next((int(line.split()[1]) for line in text.splitlines() if line.startswith("Threads:")), None)
+
+
+def one_run(mtu: int, shaped: bool, seconds: float, nice: int = 0, fifo: int | None = None,
+            streams: int = 1) -> dict:
+    """One iperf3 test of `streams` parallel streams (-P; cubic, default buffers) through a fresh
+    dumbbell, both ends at scheduling priority `nice`, or SCHED_FIFO `fifo`. Besides the rate it
+    records the CPU the transfer cost: the two iperf3 processes' user and system time (iperf3's
+    getrusage) and the machine's kernel time less what the other load took in the second
+    before; and the client's thread count mid-run (iperf3 before 3.16 runs every stream in one
+    thread)."""
     from burstlab.validate.host_cpu import SoftirqMeter
     from burstlab.validate.topology import Bottleneck, Dumbbell, HostTuning, default_burst_bytes
 
@@ -121,7 +135,9 @@ def one_run(mtu: int, shaped: bool, seconds: float, nice: int = 0, fifo: int | N
         softirq.start()
         before = read_cpu_ticks()
         client = net.spawn(net.sender_ns[0], [*prio, "iperf3", "-c", net.receiver_addr, "-p", str(PORT),
-                                              "-t", str(seconds), "-O", "1", "-J"])
+                                              "-t", str(seconds), "-O", "1", "-J", "-P", str(streams)])
+        time.sleep(1.5)  # past the omitted second: every stream runs
+        client_threads = threads_of(client.pid)
         try:
             out, err = client.communicate(timeout=seconds + 20)
         except subprocess.TimeoutExpired as exc:
@@ -142,6 +158,8 @@ def one_run(mtu: int, shaped: bool, seconds: float, nice: int = 0, fifo: int | N
     users = (cpu["host_user"] + cpu["remote_user"]) / 100 * wall
     return {
         "mtu": mtu,
+        "streams": streams,
+        "client_threads": client_threads,
         "shaped": shaped,
         "rate": rate,
         "received_bps": end["sum_received"]["bits_per_second"],
@@ -168,11 +186,12 @@ def measure(args: argparse.Namespace) -> int:
             for mtu in mtus:
                 if shaped and mtu not in (CHECK_MTUS if args.shaped_mtus is None else args.shaped_mtus):
                     continue
-                r = one_run(mtu, shaped, args.seconds, args.nice, args.fifo)
+                r = one_run(mtu, shaped, args.seconds, args.nice, args.fifo, args.streams)
                 r["nice"] = args.nice
                 r["repeat"] = k
                 runs.append(r)
-                print(f"repeat {k} mtu {mtu:5d} {r['rate']:>7}: {r['received_bps'] / 1e9:7.3f} Gbit/s, "
+                print(f"repeat {k} mtu {mtu:5d} -P {args.streams} {r['rate']:>7}: "
+                      f"{r['received_bps'] / 1e9:7.3f} Gbit/s, {r['client_threads']} client threads, "
                       f"{r['cpu_ns_per_byte']:.2f} CPU-ns/B (load {r['load1']:.2f}, "
                       f"softirq {r['softirq_busiest_share']})", flush=True)
                 out.write_text(json.dumps({"seconds": args.seconds, "runs": runs}, indent=1))
@@ -280,10 +299,11 @@ def bench_binary() -> Path:
     return Path(os.environ.get("CARGO_TARGET_DIR", root / "target")) / "release" / "burstlab-bench"
 
 
-def simulate(mtu: int, shaped: bool, seconds: float) -> dict:
+def simulate(mtu: int, shaped: bool, seconds: float, streams: int = 1) -> dict:
     """The twin's run (its summary): the dumbbell on veth at the namespaces' RTT, both hosts
-    with `cpu = "veth-this-machine"`, through the same tbf as the real run when `shaped`."""
-    sets = [f"topology.mtu={mtu}", f"stop={seconds}s"]
+    with `cpu = "veth-this-machine"`, through the same tbf as the real run when `shaped`, with
+    `streams` parallel streams."""
+    sets = [f"topology.mtu={mtu}", f"stop={seconds}s", f"flow[0].streams={streams}"]
     if shaped:
         rate, _, limit = SHAPED
         sets += ["topology.tbf_rate=1Gbps", f"topology.tbf_burst={10 * (mtu + 14)}B",
@@ -310,7 +330,11 @@ def cpu_per_byte(record: dict, mtu: int) -> list[float]:
 
 def check(args: argparse.Namespace) -> int:
     # One record, or several pooled: a session's median moves with the machine's state.
-    record = {"runs": [r for p in args.records for r in json.loads(Path(p).read_text())["runs"]]}
+    record = {"runs": [r for p in args.records for r in json.loads(Path(p).read_text())["runs"]
+                       if r.get("streams", 1) == args.streams]}
+    if not record["runs"]:
+        print(f"no runs with {args.streams} streams in {', '.join(args.records)}", file=sys.stderr)
+        return 1
     loads = [r["load1"] for r in record["runs"]]
     fifo = {r.get("fifo") for r in record["runs"]}
     print(f"{len(record['runs'])} real runs; 1-minute load average median {statistics.median(loads):.2f} "
@@ -320,9 +344,9 @@ def check(args: argparse.Namespace) -> int:
     for shaped in (False, True):
         med = medians(record, shaped)
         for mtu, real in med.items():
-            summary = simulate(mtu, shaped, args.seconds)
+            summary = simulate(mtu, shaped, args.seconds, args.streams)
             runs = [r["received_bps"] for r in record["runs"] if r["shaped"] == shaped and r["mtu"] == mtu]
-            rows.append((shaped, mtu, real, summary["flows"][0]["throughput_bps"], runs))
+            rows.append((shaped, mtu, real, sum(f["throughput_bps"] for f in summary["flows"]), runs))
     print("| path | MTU | role | runs | real median Gbit/s | spread | model Gbit/s | error |")
     print("|---|---|---|---|---|---|---|---|")
     for shaped, mtu, real, sim, runs in rows:
@@ -427,6 +451,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="run both iperf3 ends under SCHED_FIFO at this priority (chrt -f; overrides "
                         "--nice): the machine's ordinary load then takes none of their CPU time")
     m.add_argument("--mtus", type=int, nargs="+", help="the MTUs to run (default: the fit's and the check's)")
+    m.add_argument("--streams", type=int, default=1, help="parallel streams per test (iperf3 -P)")
     m.add_argument("--shaped-mtus", type=int, nargs="*",
                    help="the MTUs also run through the 1 Gbit/s tbf (default: the check's; none if given empty)")
     f = sub.add_parser("fit", help="fit the profile's costs on the FIT MTUs of one or more records, pooled")
@@ -434,6 +459,8 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("check", help="the model against the CHECK MTUs of one or more records, pooled")
     c.add_argument("records", nargs="+")
     c.add_argument("--seconds", type=float, default=2.0)
+    c.add_argument("--streams", type=int, default=1,
+                   help="check the runs of this many parallel streams (the twin runs as many)")
     s = sub.add_parser("sessions", help="records' unshaped medians side by side, and whether the sessions "
                                         "differ by more than their runs' spread (no simulation)")
     s.add_argument("records", nargs="+")
