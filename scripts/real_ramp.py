@@ -78,7 +78,10 @@ def server_rates(text: str) -> list[float]:
 NSTAT_KEYS = ("TcpRetransSegs", "TcpExtTCPRcvQDrop", "TcpExtTCPRcvPruned", "TcpExtPruneCalled",
               "TcpExtTCPRcvCollapsed", "TcpExtTCPOFOQueue", "TcpExtTCPOFODrop", "TcpExtTCPBacklogDrop",
               "TcpExtTCPZeroWindowDrop", "TcpExtTCPLossProbes", "TcpExtTCPSackRecovery", "TcpExtTCPTimeouts",
-              "TcpExtTCPWantZeroWindowAdv", "TcpExtTCPToZeroWindowAdv", "IpExtInOctets", "IpExtOutOctets")
+              "TcpExtTCPWantZeroWindowAdv", "TcpExtTCPToZeroWindowAdv", "TcpExtTCPLostRetransmit",
+              "TcpExtTCPSpuriousRTOs", "TcpExtTCPDSACKRecv", "TcpExtTCPHystartTrainDetect",
+              "TcpExtTCPHystartTrainCwnd", "TcpExtTCPHystartDelayDetect", "TcpExtTCPHystartDelayCwnd",
+              "IpExtInOctets", "IpExtOutOctets")
 _SS_FIELDS = ("cwnd", "ssthresh", "rcv_ssthresh", "rcv_space", "snd_wnd", "retrans", "lost", "delivery_rate",
               "busy", "rwnd_limited", "sndbuf_limited", "rtt", "skmem", "unacked", "pacing_rate", "bytes_acked",
               "bytes_received", "data_segs_out", "data_segs_in", "reordering")
@@ -153,6 +156,10 @@ def one_run(args: argparse.Namespace, delayline: Path) -> dict:
             raise RuntimeError(f"iperf3 -c exit {client.returncode}: {client.stderr.strip() or client.stdout[-300:]}")
         report = json.loads(client.stdout)
         ss = {ns: p.communicate(timeout=10)[0] for ns, p in probes.items()}
+        # What the sender's TUN device itself dropped: its queue to the delay line overflowed (the
+        # line reading too slowly), not the bottleneck's.
+        tun = json.loads(subprocess.run(["ip", "-n", SENDER, "-s", "-j", "link", "show", "tunA"], capture_output=True,
+                                        text=True, check=True).stdout)[0]["stats64"]["tx"]
         counters = {"sender": nstat(SENDER), "receiver": nstat(RECEIVER)}
     finally:
         for p in procs:
@@ -181,6 +188,7 @@ def one_run(args: argparse.Namespace, delayline: Path) -> dict:
         "ss_receiver": parse_ss(ss[RECEIVER]),
         "nstat": counters,
         "line": line_report.strip(),
+        "sender_tun_tx": {k: tun.get(k, 0) for k in ("packets", "dropped", "errors")},
     }
 
 
