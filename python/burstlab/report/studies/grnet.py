@@ -47,8 +47,23 @@ REAL_RAMP = ("measured on this kernel with the seed's sysctls at 150 ms (scripts
              "87,380 B is ours, not the seed's. The seed's figures are what the sender wrote: its application "
              "wrote 12–31 Mbit/s in second 1 with tcp_wmem's default 16 KiB and 94 Mbit/s with 16 MiB, while "
              "the receiver got 1–7.5; iperf2's client, whose output the seed shows, counts what it writes, so "
-             "the send buffer's fill is counted as carried. Seconds 2–3 at 10 Gbit/s are not measurable here "
-             "(the line carries ~1 Gbit/s), nor is the seed's send buffer known")
+             "the send buffer's fill is counted as carried")
+#: The same ramp scaled by 10 in rate and RTT (1 Gbit/s, 1.5 s: a seed's second is ten seconds),
+#: `scripts/real_ramp.grnet-ramp-scaled*.json` (docs/studies.md, note 3).
+REAL_RAMP_SCALED = ("seconds 2–3 are a known difference: on the ramp scaled by 10 (1 Gbit/s, 1.5 s, this kernel, "
+                    "the seed's sysctls, 3 runs) the sender wrote 191–208 Mbit/s per ten seconds in the scaled "
+                    "second 2, 3.1–3.5× what the receiver got but 38–42 % of the seed's 498 (its 4,979 / 10), so "
+                    "send-buffer fill is not the size; a 256 MiB tcp_wmem default makes the first ten seconds "
+                    "137 Mbit/s written against the seed's 11.7, refuted too (docs/studies.md, note 3)")
+
+#: GRNET's 16 MiB row scaled by 10 in rate and RTT on this kernel (docs/studies.md, note 2),
+#: `scripts/real_ramp.grnet-16mib-scaled-*.json`, 6 runs in two sittings.
+REAL_16MIB = ("at 1 Gbit/s and 78 ms with the seed's 8 MiB window (the same BDP in packets and window/BDP) "
+              "this kernel carries 91–98 % of window/RTT over seconds 5–20 (781–847 of 860 Mbit/s, 0 "
+              "retransmits, TCPRcvQDrop 0, sndbuf-limited 0; the twin 853), so Linux's buffers at the seed's "
+              "sysctls do not explain it; an old kernel's rcv_ssthresh stop at tcp_rmem[2]/4 (4.30 Gbit/s "
+              "at 7.8 ms) is refuted by the seed's own 5.11–5.27 Gbit/s trials (docs/studies.md, note 2)")
+
 #: `ss -ti` on both ends of those runs: the window scale this kernel picks with tcp_rmem max 256 MiB.
 REAL_WSCALE = 13
 
@@ -107,9 +122,7 @@ def check(parts: Mapping[str, SweepData]) -> list[Finding]:
         *TUNED_RANGE, list(tuned.values()), 0.05,
         why=(f"ours is window-bound with no loss (8 MiB / 7.8 ms = {window_bound_bps(16 << 20, 0.0078) / 1e9:.2f} "
              "Gbit/s, 0 retransmits): the seed's trials sit below their own bound ('not even approaching "
-             "the theoretical value'), a limit outside TCP's windows that this path does not model. Not "
-             "measured: the seed names no such limit, and this machine's delay line carries ~1 Gbit/s, too "
-             "little to run the 8.6 Gbit/s window on this kernel")))
+             f"the theoretical value'). A known difference: {REAL_16MIB}")))
     both = [(rmem16[k], tuned[k]) for k in tuned if k in rmem16]
     out.append(relation(
         "wmem-caps-flight", "receiver rmem sets the window, sender wmem caps bytes in flight: tune both",
@@ -138,7 +151,8 @@ def _per_second(data: SweepData | None, rtt: str) -> list[float]:
 
 def _ramp(data: SweepData | None, tuned_data: SweepData | None) -> list[Finding]:
     secs, at_once, tuned = _per_second(data, "150ms"), _per_second(data, "0.15ms"), _per_second(tuned_data, "150ms")
-    iperf2 = ("ours per second: " + ", ".join(f"{b / 1e6:,.0f}" for b in secs) + f" Mbit/s; {REAL_RAMP}")
+    iperf2 = ("ours per second: " + ", ".join(f"{b / 1e6:,.0f}" for b in secs) + f" Mbit/s; {REAL_RAMP}; "
+              f"{REAL_RAMP_SCALED}")
     out = [
         relation("ramp-slow", "at 150 ms, with tcp_rmem's default value, the first second is a small "
                  "share of the plateau", "117 of 7,480 Mbit/s (1.6 %)",

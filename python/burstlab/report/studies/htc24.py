@@ -54,10 +54,14 @@ LONG_RING_8192 = {
 
 #: The 100G 8-stream row's bound: 1500-byte frames carry at most 100 x 1448/1538 = 94.15 Gbit/s of
 #: payload on a 100G link; ours runs at 90.71 (96 %), so no MTU can buy more than the header share.
+#: The single-thread hypothesis: docs/studies.md, note 8, scripts/calibrate_host_cpu.session-m.json.
 EIGHT_AT_LINE = ("at 1500 bytes our 8 streams run at 96 % of what 1500-byte frames carry on 100G (94.15 Gbit/s), "
                  "so 9000 can buy only the header share; the seed's 1.25× needs its 1500-byte run at most 76 Gbit/s, "
                  "a per-host limit our hosts lack at 8 streams (two streams on one core, measured with cores = 7, "
-                 "still gives 1.05×: docs/studies.md, note 8); what limited the seed's hosts is not measured")
+                 "still gives 1.05×: docs/studies.md, note 8). A known difference: one iperf3 thread serving all "
+                 "8 streams (iperf3 before 3.16; measured here: iperf3 3.12 -P 8 runs one thread and carries "
+                 "what one stream does on veth) does not give 1.25× either: all 8 on one server-100g core "
+                 "carry 24.63 Gbit/s at 1500 bytes and 40.18 at 9000 (1.63×, ring 8192)")
 
 #: Measured once (docs/studies.md, note 7): the same two runs 90 s long. CUBIC's one loss, leaving
 #: slow start, costs it the next ~45 s; after that both run at the window's plateau.
