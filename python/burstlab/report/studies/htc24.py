@@ -59,8 +59,8 @@ EIGHT_AT_LINE = ("at 1500 bytes our 8 streams run at 96 % of what 1500-byte fram
                  "so 9000 can buy only the header share; the seed's 1.25× needs its 1500-byte run at most 76 Gbit/s, "
                  "a per-host limit our hosts lack at 8 streams (two streams on one core, measured with cores = 7, "
                  "still gives 1.05×: docs/studies.md, note 8). A known difference: one iperf3 thread serving all "
-                 "8 streams (iperf3 before 3.16; measured here: iperf3 3.12 -P 8 runs one thread and carries "
-                 "what one stream does on veth) does not give 1.25× either: all 8 on one server-100g core "
+                 "8 streams (iperf3 before 3.16; measured here: iperf3 3.12 -P 8 runs one thread, and 8 "
+                 "streams carry no more than one on veth) does not give 1.25× either: all 8 on one server-100g core "
                  "carry 24.63 Gbit/s at 1500 bytes and 40.18 at 9000 (1.63×, ring 8192)")
 
 #: Measured once (docs/studies.md, note 7): the same two runs 90 s long. CUBIC's one loss, leaving
