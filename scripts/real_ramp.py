@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                     "remote port, which a local tbf is not (TCP Small Queues keep it nearly empty)")
     ap.add_argument("--line-limit", type=int, default=6_000_000, help="that bottleneck's buffer, bytes")
     ap.add_argument("--burst", default="200kb", help="the tbf's bucket (tc's units)")
-    ap.add_argument("--limit", default="16mb", help="the tbf's queue, the bottleneck's buffer (tc's units)")
+    ap.add_argument("--limit", default="16mb", help="the tbf's queue (tc's units)")
     ap.add_argument("--rmem-default", type=int, default=87380, help="tcp_rmem's default value (both hosts)")
     ap.add_argument("--wmem-default", type=int, default=16384, help="the sender's tcp_wmem default value")
     ap.add_argument("--tcp-rmem", help='tcp_rmem on both hosts, e.g. "8192 87380 16777216" (overrides --rmem-default)')
