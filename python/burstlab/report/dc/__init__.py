@@ -48,10 +48,11 @@ WHY = {
     "incast": "the drops at the port are all recovered without an RTO (SACK, RACK-TLP), so a query takes its "
               "bytes at line rate with either marking; the paper's DCTCP lost its time to RTOs its hosts' "
               "older Linux took, which ours do not" + _DOC,
-    "ws-qct-mean": "S-ECN's gain is queueing on every query, not timeouts: the median QCT falls about as much as "
-                   "the mean, short runs take almost no RTOs with either marking (SACK and RACK-TLP recover the "
-                   "drops), and S-ECN keeps every port's queue lower, the rack uplinks' mostly below K; why the "
-                   "paper's gain is smaller at the middle loads is not pinned" + _DOC,
+    "ws-qct-mean": "S-ECN's gain is shorter queues on every query and, in the tail, fewer losses: it keeps every "
+                   "port's queue lower (the rack uplinks' mostly below K) and drops almost nothing, where DCTCP's "
+                   "answers are retransmitted after drops at the aggregation switch's downlinks; SACK and RACK-TLP "
+                   "recover those drops, so short runs take almost no RTOs with either marking and S-ECN has no "
+                   "timeouts to save; why the paper's gain is smaller at the middle loads is not pinned" + _DOC,
     "ws-qct-p99": "as the mean QCT" + _DOC,
     "ws-small-mean": "S-ECN's small flows queue less but share the rack uplinks with more long flows: at equal "
                      "numbers of long flows in flight they finish faster than DCTCP's, but S-ECN carries the long "

@@ -230,8 +230,8 @@ def in_flight(run: dict[str, Any], seconds: float) -> float:
 
 
 def websearch_measured(d: dict[str, Any]) -> dict[str, str]:
-    """What the web-search runs in ``d`` measured behind each miss, per load: RTOs on the queries'
-    answer connections and on the background's, the background bytes S-ECN delivered against
+    """What the web-search runs in ``d`` measured behind each miss, per load: RTOs and retransmits
+    on the queries' answer connections and on the background's, the background bytes S-ECN delivered against
     DCTCP's, and the background flows in flight. Empty for runs that predate these fields."""
     w, seconds = d.get("websearch"), d.get("websearch_seconds")
     if not w or not seconds:
@@ -242,14 +242,17 @@ def websearch_measured(d: dict[str, Any]) -> dict[str, str]:
     def tcp(run: dict[str, Any], conns: str, key: str) -> float:
         return run["tcp"][conns][key]
 
-    rtos = "; ".join(f"{lo}: {tcp(a, 'answers', 'timeouts')} / {tcp(b, 'answers', 'timeouts')} on the answers, "
-                     f"{tcp(a, 'background', 'timeouts')} / {tcp(b, 'background', 'timeouts')} on the background"
+    def losses(run: dict[str, Any], conns: str) -> str:
+        return f"{tcp(run, conns, 'timeouts')} ({tcp(run, conns, 'retransmits')})"
+
+    rtos = "; ".join(f"{lo}: {losses(a, 'answers')} / {losses(b, 'answers')} on the answers, "
+                     f"{losses(a, 'background')} / {losses(b, 'background')} on the background"
                      for lo, a, b in pairs)
     more = [(lo, -measure.reduction(tcp(a, "background", "delivered_bytes"), tcp(b, "background", "delivered_bytes")))
             for lo, a, b in pairs]
     carried = ", ".join(f"{lo}: {x:+.1f} %" for lo, x in more)
     flight = ", ".join(f"{lo}: {in_flight(a, seconds):.1f} -> {in_flight(b, seconds):.1f}" for lo, a, b in pairs)
-    timeouts = f"RTOs, DCTCP / S-ECN, {rtos}"
+    timeouts = f"RTOs (retransmits), DCTCP / S-ECN, {rtos}"
     slower = (f"background bytes delivered, S-ECN against DCTCP, {carried}; background flows in flight, "
               f"DCTCP -> S-ECN, {flight}")
     return {"ws-qct-mean": timeouts, "ws-qct-p99": timeouts, "ws-small-mean": slower, "ws-large": slower}
