@@ -52,12 +52,16 @@ WHY = {
                    "port's queue lower (the rack uplinks' mostly below K) and drops almost nothing, where DCTCP's "
                    "answers are retransmitted after drops at the aggregation switch's downlinks; SACK and RACK-TLP "
                    "recover those drops, so short runs take almost no RTOs with either marking and S-ECN has no "
-                   "timeouts to save; why the paper's gain is smaller at the middle loads is not pinned" + _DOC,
+                   "timeouts to save; in runs of a minute or more at the highest load the background in flight "
+                   "grows with either marking and S-ECN's drops end in RTOs far more often than DCTCP's (its "
+                   "retransmissions are lost again), which takes its gain away there; why the paper's gain is "
+                   "smaller at the middle loads is not pinned" + _DOC,
     "ws-qct-p99": "as the mean QCT" + _DOC,
     "ws-small-mean": "S-ECN's small flows queue less but share the rack uplinks with more long flows: at equal "
                      "numbers of long flows in flight they finish faster than DCTCP's, but S-ECN carries the long "
                      "flows more slowly (see the large flows), so more are in flight and each small flow's share of "
-                     "an uplink is smaller, which outweighs its shorter queues" + _DOC,
+                     "an uplink is smaller, which outweighs its shorter queues; in longer runs at the highest load "
+                     "S-ECN's timeouts add to it (see the mean QCT)" + _DOC,
     "ws-large": "S-ECN marks most packets crossing a rack uplink while its queue is far below K (whenever two of "
                 "a rack's hosts send at once the arrivals come at twice the port's rate, a slope it marks in "
                 "full), where DCTCP's threshold marks few; DCTCP's senders cut their windows on every mark, so "
