@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import shutil
 import subprocess
 import tempfile
@@ -60,7 +61,7 @@ def delay_line() -> Path:
     source = DELAY_LINE_SOURCE.read_bytes()
     binary = Path(tempfile.gettempdir()) / f"burstlab-delayline-{hashlib.sha256(source).hexdigest()[:12]}"
     if not binary.exists():
-        built = binary.with_suffix(".part")
+        built = binary.with_name(f"{binary.name}.{os.getpid()}.part")  # two sessions may build at once
         proc = subprocess.run(["gcc", "-O2", "-Wall", "-o", str(built), str(DELAY_LINE_SOURCE)],
                               capture_output=True, text=True)
         if proc.returncode != 0:
