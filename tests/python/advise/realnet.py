@@ -126,7 +126,8 @@ def tcp_memory_pressed() -> bool:
 
 def tcp_memory() -> str:
     """The machine's TCP memory (shared by every namespace) against tcp_mem, in pages."""
-    used = next(line.split()[-1] for line in Path("/proc/net/sockstat").read_text().splitlines() if line.startswith("TCP:"))
+    sockstat = Path("/proc/net/sockstat").read_text().splitlines()
+    used = next(line.split()[-1] for line in sockstat if line.startswith("TCP:"))  # "... mem PAGES"
     low, pressure, high = Path("/proc/sys/net/ipv4/tcp_mem").read_text().split()
     return f"{used} pages of TCP memory in use, tcp_mem {low} {pressure} {high} (pressure above {pressure})"
 

@@ -65,7 +65,8 @@ def test_explain_names_the_limit_of_each_setup(runs, name, limit):
 def test_the_loss_setups_twin_is_within_10_percent_of_the_real_throughput(runs):
     out = explain_iperf3(runs["loss"], **_flags("loss"))
     err = out["match"]["throughput_rel_error"]
-    figures = f"loss: real {out['throughput_bps'] / 1e6:.2f} Mbit/s, twin {out['twin']['throughput_bps'] / 1e6:.2f} Mbit/s ({err:+.1%})"
+    figures = (f"loss: real {out['throughput_bps'] / 1e6:.2f} Mbit/s, "
+               f"twin {out['twin']['throughput_bps'] / 1e6:.2f} Mbit/s ({err:+.1%})")
     print(figures)
     assert out["match"]["within"], figures
     assert out["twin"]["retransmits"] > 0 and out["losses"]
@@ -109,6 +110,7 @@ def test_linux_chronograph_agrees_on_the_window_setups(runs):
     sndbuf = wmem["kernel"]["sndbuf_limited_share"]
     assert sndbuf >= 0.3 and wmem["kernel"]["rwnd_limited_share"] < 0.05, wmem["kernel"]["note"]
     assert out["kernel"]["sndbuf_limited_share"] < 0.05 and loss["kernel"]["sndbuf_limited_share"] < 0.05
-    assert wmem["kernel"]["says"] in (None, ex.SEND_BUFFER) and wmem["kernel"]["agrees"] is not False, wmem["kernel"]["note"]
+    assert wmem["kernel"]["says"] in (None, ex.SEND_BUFFER), wmem["kernel"]["note"]
+    assert wmem["kernel"]["agrees"] is not False, wmem["kernel"]["note"]
     # Where the window never bound, the chronograph does not name it.
     assert loss_share < 0.05 and loss["kernel"]["says"] != ex.RECEIVE_WINDOW, loss["kernel"]["note"]

@@ -130,8 +130,8 @@ def _host_now(name: str, before: list[dict], carried_bps: float) -> dict[str, An
 #: Where the measured gain is known to miss the prediction (docs/advice.md, "On real Linux"):
 #: none. Over the bare veths (~30 µs RTT) the window set-ups missed, their hosts' pace moving
 #: the real runs by more than the tolerance between sittings; over the 4 ms path each set-up's
-#: gain was within 15 % in every sitting (the loss set-up's in each of nine, the window
-#: set-ups' in each of the sittings docs/advice.md lists).
+#: gain was within 15 % in every sitting (the loss set-up's in each of fourteen, the window
+#: set-ups' in each of the eight docs/advice.md lists, load 16-31).
 BEFORE_TWIN_MISSES: set[str] = set()
 
 
