@@ -45,20 +45,6 @@ impl World<'_> {
         (snd, rcv)
     }
 
-    /// The flow whose sender on `node` owns data packet `id`, if any.
-    #[inline]
-    fn sender_of(&self, node: NodeId, id: PacketId) -> Option<usize> {
-        if self.host_of[node as usize] == NO_HOST {
-            return None; // a switch's port: no socket's packet leaves its host here
-        }
-        let p = self.pool.get(id);
-        let fi = p.flow as usize;
-        (p.kind == Kind::Data
-            && fi < self.flows.len()
-            && self.hosts[self.flows[fi].snd.host as usize].node == node)
-            .then_some(fi)
-    }
-
     /// Port `pid` is free to send: it starts its next packet, from its host's qdisc if it is a
     /// host's NIC.
     #[inline]
@@ -90,10 +76,21 @@ impl World<'_> {
     /// never inside the send that dropped it.
     #[inline]
     pub(super) fn nic_done(&mut self, node: NodeId, id: PacketId, skb_end: bool, sent: bool) {
-        let Some(fi) = self.sender_of(node, id) else { return };
+        if self.host_of[node as usize] == NO_HOST {
+            return; // a switch's port: no socket's packet leaves its host here
+        }
+        let p = self.pool.get(id);
+        let (fi, ip_bytes) = (p.flow as usize, p.ip_bytes);
+        if p.kind != Kind::Data || fi >= self.flows.len() {
+            return;
+        }
+        // Only the flow's sending host counts its segments below TCP.
         let s = self.flows[fi].snd;
-        let ip_bytes = self.pool.get(id).ip_bytes;
-        match self.hosts[s.host as usize].nic_done(s.index, ip_bytes, skb_end, sent) {
+        let host = &mut self.hosts[s.host as usize];
+        if host.node != node {
+            return;
+        }
+        match host.nic_done(s.index, ip_bytes, skb_end, sent) {
             Resume::Now => self.tsq_resume(fi as u32),
             Resume::Later => self.events.push(self.now, Event::TsqResume { flow: fi as u32 }),
             Resume::No => {}
