@@ -44,7 +44,7 @@ pub enum Arrival {
     /// Held for a receive batch; the first of a batch says when the batch goes up.
     Batched { goes_up: Option<Time> },
     /// TCP processes it now.
-    Now(Packet),
+    Now,
 }
 
 impl Reader {
@@ -69,18 +69,18 @@ impl Reader {
         }
     }
 
-    /// A data segment for this socket reached its host at `now`.
-    pub fn data_arrives(&mut self, now: Time, p: Packet) -> Arrival {
+    /// A data segment for this socket reached its host at `now`; it is kept only if it waits.
+    pub fn data_arrives(&mut self, now: Time, p: &Packet) -> Arrival {
         if self.hold_from.is_some_and(|t| now >= t) {
-            self.backlog.push(p);
+            self.backlog.push(*p);
             return Arrival::Backlogged;
         }
         if let Some(delay) = &self.coalesce {
             let goes_up = self.rx_held.is_empty().then(|| now + delay.draw(&mut self.rx_rng));
-            self.rx_held.push(p);
+            self.rx_held.push(*p);
             return Arrival::Batched { goes_up };
         }
-        Arrival::Now(p)
+        Arrival::Now
     }
 
     /// The batch the host hands TCP, in arrival order.

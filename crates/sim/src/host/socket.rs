@@ -108,23 +108,23 @@ impl ReceiverSocket {
         ReceiverSocket { tcp, delack_at: None, reader }
     }
 
-    /// A data segment of connection `flow` reached the host: TCP gets it now, or once the
-    /// reader lets go of the socket, or with the host's next receive batch.
+    /// A data segment of connection `flow` reached the host: TCP gets it now (true), or once
+    /// the reader lets go of the socket, or with the host's next receive batch.
     #[inline]
     pub fn arrives(
         &mut self,
         now: Time,
         flow: FlowId,
-        p: Packet,
+        p: &Packet,
         events: &mut EventQueue,
-    ) -> Option<Packet> {
+    ) -> bool {
         match self.reader.data_arrives(now, p) {
-            Arrival::Backlogged | Arrival::Batched { goes_up: None } => None,
+            Arrival::Backlogged | Arrival::Batched { goes_up: None } => false,
             Arrival::Batched { goes_up: Some(at) } => {
                 events.push(at, Event::RxBatch { flow });
-                None
+                false
             }
-            Arrival::Now(p) => Some(p),
+            Arrival::Now => true,
         }
     }
 

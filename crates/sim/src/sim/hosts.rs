@@ -45,20 +45,6 @@ impl World<'_> {
         (snd, rcv)
     }
 
-    /// The flow whose sender on `node` owns data packet `id`, if any.
-    #[inline]
-    fn sender_of(&self, node: NodeId, id: PacketId) -> Option<usize> {
-        if self.host_of[node as usize] == NO_HOST {
-            return None; // a switch's port: no socket's packet leaves its host here
-        }
-        let p = self.pool.get(id);
-        let fi = p.flow as usize;
-        (p.kind == Kind::Data
-            && fi < self.flows.len()
-            && self.hosts[self.flows[fi].snd.host as usize].node == node)
-            .then_some(fi)
-    }
-
     /// Port `pid` is free to send: it starts its next packet, from its host's qdisc if it is a
     /// host's NIC.
     #[inline]
@@ -90,10 +76,21 @@ impl World<'_> {
     /// never inside the send that dropped it.
     #[inline]
     pub(super) fn nic_done(&mut self, node: NodeId, id: PacketId, skb_end: bool, sent: bool) {
-        let Some(fi) = self.sender_of(node, id) else { return };
+        if self.host_of[node as usize] == NO_HOST {
+            return; // a switch's port: no socket's packet leaves its host here
+        }
+        let p = self.pool.get(id);
+        let (fi, ip_bytes) = (p.flow as usize, p.ip_bytes);
+        if p.kind != Kind::Data || fi >= self.flows.len() {
+            return;
+        }
+        // Only the flow's sending host counts its segments below TCP.
         let s = self.flows[fi].snd;
-        let ip_bytes = self.pool.get(id).ip_bytes;
-        match self.hosts[s.host as usize].nic_done(s.index, ip_bytes, skb_end, sent) {
+        let host = &mut self.hosts[s.host as usize];
+        if host.node != node {
+            return;
+        }
+        match host.nic_done(s.index, ip_bytes, skb_end, sent) {
             Resume::Now => self.tsq_resume(fi as u32),
             Resume::Later => self.events.push(self.now, Event::TsqResume { flow: fi as u32 }),
             Resume::No => {}
@@ -112,7 +109,7 @@ impl World<'_> {
     pub(super) fn host_receives(&mut self, node: NodeId, p: Packet) {
         let h = self.host_of[node as usize];
         if self.hosts[h as usize].cpu.is_none() {
-            return self.host_takes(node, p);
+            return self.host_takes(node, &p);
         }
         let now = self.now;
         let core = self.core_of(h, node, p.flow as usize);
@@ -148,7 +145,7 @@ impl World<'_> {
         match work {
             Some(Work::Received) => {
                 for p in done.drain(..) {
-                    self.host_takes(node, p);
+                    self.host_takes(node, &p);
                 }
             }
             Some(Work::Sent) => self.send_all(node, &mut done),
@@ -181,7 +178,7 @@ impl World<'_> {
 
     /// A packet of a TCP flow is taken by host `node`'s stack.
     #[inline]
-    fn host_takes(&mut self, node: NodeId, p: Packet) {
+    fn host_takes(&mut self, node: NodeId, p: &Packet) {
         let fi = p.flow as usize;
         let (now, flow) = (self.now, p.flow);
         if p.kind != Kind::Data || node == self.hosts[self.flows[fi].snd.host as usize].node {
@@ -191,7 +188,7 @@ impl World<'_> {
         let events = &mut self.events;
         let r = self.flows[fi].rcv;
         let sock = &mut self.hosts[r.host as usize].receivers[r.index as usize];
-        if let Some(p) = sock.arrives(now, flow, p, events) {
+        if sock.arrives(now, flow, p, events) {
             self.receive(node, p);
         }
     }
@@ -206,7 +203,7 @@ impl World<'_> {
         let sock = self.rcv(fi);
         sock.tcp.begin_backlog();
         let node = sock.tcp.node;
-        for p in held {
+        for p in &held {
             self.receive(node, p);
         }
         self.receiver_acts(fi, |r, now, out| r.tcp.release_cb(now, out));
@@ -218,29 +215,30 @@ impl World<'_> {
         let sock = self.rcv(fi as usize);
         let node = sock.tcp.node;
         let held = sock.reader.take_batch();
-        for p in held {
+        for p in &held {
             self.receive(node, p);
         }
     }
 
     /// TCP at `node` processes packet `p`.
     #[inline]
-    fn receive(&mut self, node: NodeId, p: Packet) {
+    fn receive(&mut self, node: NodeId, p: &Packet) {
         let fi = p.flow as usize;
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);
         let mut read = false;
-        if node == self.hosts[self.flows[fi].snd.host as usize].node {
+        let at_sender = node == self.hosts[self.flows[fi].snd.host as usize].node;
+        if at_sender {
             let snd = &mut self.snd(fi).tcp;
             let was_done = snd.state == State::Done;
-            snd.on_packet(now, &p, &mut out);
+            snd.on_packet(now, p, &mut out);
             if !was_done && snd.state == State::Done {
                 self.flow_done(fi);
             }
         } else {
             let r = self.flows[fi].rcv;
             let sock = &mut self.hosts[r.host as usize].receivers[r.index as usize];
-            match sock.receive(now, p.flow, &p, &mut self.events, &mut out) {
+            match sock.receive(now, p.flow, p, &mut self.events, &mut out) {
                 Some(got) => read = got.read,
                 None => {
                     self.out = out;
@@ -250,7 +248,11 @@ impl World<'_> {
         }
         self.host_sends(node, &mut out);
         self.out = out;
-        self.sync_timers(fi);
+        if at_sender {
+            self.sync_sender_timers(fi)
+        } else {
+            self.sync_delack(fi)
+        }
         if let (Some(k), true) = (self.flows[fi].app, read) {
             self.incast_progress(fi, k);
         }
@@ -298,7 +300,7 @@ impl World<'_> {
         let node = snd.src;
         self.host_sends(node, &mut out);
         self.out = out;
-        self.sync_timers(fi);
+        self.sync_sender_timers(fi);
     }
 
     /// Flow `fi`'s receiving socket acts now: send what it produced, then re-arm the flow's
@@ -316,12 +318,14 @@ impl World<'_> {
         let node = sock.tcp.node;
         self.host_sends(node, &mut out);
         self.out = out;
-        self.sync_timers(fi);
+        self.sync_delack(fi);
     }
 
-    /// Re-arm flow `fi`'s timers: its sender's, its pacing timer, its receiver's delayed ACK.
+    /// Re-arm flow `fi`'s sender timers (retransmit slot, pacing) after its sender acted. Each
+    /// end re-arms only its own: the other's deadlines cannot have moved, as only its own
+    /// events act on it.
     #[inline]
-    fn sync_timers(&mut self, fi: usize) {
+    fn sync_sender_timers(&mut self, fi: usize) {
         let flow = fi as u32;
         let s = self.flows[fi].snd;
         let snd = &mut self.hosts[s.host as usize].senders[s.index as usize];
@@ -331,10 +335,15 @@ impl World<'_> {
                 self.sweep_stale_sender_timers();
             }
         }
-        let s = self.flows[fi].snd;
         self.hosts[s.host as usize].senders[s.index as usize].arm_pace(flow, &mut self.events);
+    }
+
+    /// Re-arm flow `fi`'s delayed-ACK timer after its receiver acted.
+    #[inline]
+    fn sync_delack(&mut self, fi: usize) {
         let r = self.flows[fi].rcv;
-        self.hosts[r.host as usize].receivers[r.index as usize].arm_delack(flow, &mut self.events);
+        self.hosts[r.host as usize].receivers[r.index as usize]
+            .arm_delack(fi as u32, &mut self.events);
     }
 
     /// Drop the sender-timer events an earlier deadline superseded: a flow's live one is at
@@ -370,7 +379,7 @@ impl World<'_> {
         if deadline.is_some_and(|d| d <= self.now) {
             self.sender_acts(fi, |s, now, out| s.on_timer(now, out));
         } else {
-            self.sync_timers(fi);
+            self.sync_sender_timers(fi);
         }
     }
 
@@ -381,7 +390,7 @@ impl World<'_> {
         if self.rcv(fi).delack_popped(t, now) {
             self.receiver_acts(fi, |r, now, out| r.tcp.on_delack(now, out));
         } else {
-            self.sync_timers(fi);
+            self.sync_delack(fi);
         }
     }
 

@@ -1241,12 +1241,10 @@ impl TcpSender {
         }
     }
 
-    /// `tcp_small_queue_check()`: stop while more than max(2 skbs, ~1 ms at the pacing rate)
-    /// — at most `tcp_limit_output_bytes` — waits below TCP; one segment may always go.
-    fn tsq_full(&mut self) -> bool {
-        if !self.tsq.enabled() {
-            return false;
-        }
+    /// `tcp_small_queue_check()`'s limit: sending stops while more than max(2 skbs, ~1 ms at
+    /// the pacing rate) — at most `tcp_limit_output_bytes` — waits below TCP (or the host fq
+    /// flow is full, `Wmem::full`); one segment may always go.
+    fn tsq_limit(&self) -> u64 {
         // Before the first RTT sample the pacing rate is unbounded (`~0UL` in Linux).
         let rate_ms = match self.tp.pacing_rate {
             0 => u64::MAX,
@@ -1258,10 +1256,7 @@ impl TcpSender {
         // `tcp_limit_output_bytes` caps only a socket nobody paces (`SK_PACING_NONE`): with
         // internal pacing or fq the pacing rate already bounds what waits below TCP.
         let paced = self.fq_host || self.internal_pacing();
-        let limit =
-            if paced { two.max(rate_ms) } else { two.max(rate_ms).min(TCP_LIMIT_OUTPUT_BYTES) };
-        // A full fq flow counts as full too (`Wmem::full`).
-        self.tsq.full(limit)
+        if paced { two.max(rate_ms) } else { two.max(rate_ms).min(TCP_LIMIT_OUTPUT_BYTES) }
     }
 
     /// The TSQ tasklet (`tcp_tsq_handler()`): a sender stopped by TSQ sends again.
@@ -1288,7 +1283,18 @@ impl TcpSender {
         // Segments the unpaced skb being built may still take; 0 = the next one starts an skb.
         let mut skb_room = 0;
         let mut goal = goal;
-        while n < goal && self.board.in_flight() < self.tp.snd_cwnd && !self.tsq_full() {
+        // TSQ's limit, asked before every segment, moves only with the pacing rate and cwnd:
+        // within a train only a CCA's `TxStart` hook may move them (BBR re-paces), run when
+        // a segment leaves with nothing in flight.
+        let tsq = self.tsq.enabled();
+        let mut tsq_limit = None;
+        while n < goal
+            && self.board.in_flight() < self.tp.snd_cwnd
+            && !(tsq && self.tsq.full(*tsq_limit.get_or_insert_with(|| self.tsq_limit())))
+        {
+            if self.board.is_empty() {
+                tsq_limit = None;
+            }
             let lost = self.board.next_lost();
             if paced && n == 0 && lost.is_none() {
                 // `tcp_cwnd_test()` holds an skb of new data to half of cwnd;
@@ -1505,9 +1511,17 @@ impl TcpSender {
         } else {
             TCP_PACING_CA_RATIO
         };
-        let pkts = self.tp.snd_cwnd.max(self.board.packets_out()) as u128;
-        let rate =
-            self.tp.mss as u128 * pkts * ratio as u128 * 1_000_000 / 100 / self.tp.srtt_us as u128;
+        let pkts = self.tp.snd_cwnd.max(self.board.packets_out()) as u64;
+        // In 64 bits when the product fits (it does below ~10^13 bytes of window), the same
+        // quotient without a 128-bit division on every ACK.
+        let rate = match (self.tp.mss as u64 * pkts).checked_mul(ratio * 1_000_000) {
+            Some(x) => u128::from(x / 100 / u64::from(self.tp.srtt_us)),
+            None => {
+                self.tp.mss as u128 * pkts as u128 * ratio as u128 * 1_000_000
+                    / 100
+                    / self.tp.srtt_us as u128
+            }
+        };
         self.tp.pacing_rate = (rate.min(u64::MAX as u128) as u64).min(self.tp.max_pacing_rate);
     }
 
@@ -1763,9 +1777,9 @@ mod tests {
             s.tsq.enable();
             s.tp.pacing_rate = 3_500_000_000;
             s.tsq.handed_down(2 << 20);
-            assert_eq!(s.tsq_full(), capped, "{cca} with 2 MiB below TCP");
+            assert_eq!(s.tsq.full(s.tsq_limit()), capped, "{cca} with 2 MiB below TCP");
             s.tsq.handed_down(2 << 20);
-            assert!(s.tsq_full(), "{cca} with 4 MiB below TCP");
+            assert!(s.tsq.full(s.tsq_limit()), "{cca} with 4 MiB below TCP");
         }
     }
 

@@ -20,6 +20,9 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug, Default)]
 pub struct WriteQueue {
     skbs: VecDeque<(u64, u64)>,
+    /// The arguments of the last `sync()`, while nothing else changed the queue: the sender
+    /// asks for the head several times per skb, and a sync with the same ones changes nothing.
+    synced: Option<(u64, u64, u64)>,
 }
 
 impl WriteQueue {
@@ -28,6 +31,9 @@ impl WriteQueue {
     /// `goal` bytes and then new ones. A tail sent in part is a new skb from `snd_nxt`
     /// (`tso_fragment()` left it), which the application may fill to `goal` again.
     pub fn sync(&mut self, snd_nxt: u64, written: u64, goal: u64) {
+        if self.synced.replace((snd_nxt, written, goal)) == Some((snd_nxt, written, goal)) {
+            return;
+        }
         while self.skbs.front().is_some_and(|&(_, end)| end <= snd_nxt) {
             self.skbs.pop_front();
         }
@@ -62,6 +68,7 @@ impl WriteQueue {
         if self.skbs.len() < 2 || self.skbs[0].1 <= snd_nxt {
             return;
         }
+        self.synced = None;
         let (start, end) = self.skbs[1];
         let n = bytes.min(end - start);
         self.skbs[0].1 += n;
