@@ -57,19 +57,45 @@ pub struct SeqRange {
     pub end: u64,
 }
 
+/// Laid out by hand (`repr(C)`): what a switch reads or writes of a packet (its route step,
+/// size, arrival time, GSO position, kind, ECN and DSCP, flow) comes first, in 32 bytes, so a
+/// hop through a switch touches one cache line of it, rarely two; what only the hosts read
+/// follows. 144 bytes, no padding.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct Packet {
-    pub kind: Kind,
-    pub flow: FlowId,
-    pub src: NodeId,
-    pub dst: NodeId,
+    // ---- read at every hop ----
+    /// When the packet entered its current queue (for delay telemetry and sojourn checks).
+    pub enqueued_at: Time,
+    /// Its next step in the network's table of route steps (`net::topology::Network::hops`),
+    /// [`NO_HOP`] before it is routed and after its last port.
+    pub hop: u32,
     /// IP datagram length in bytes (headers + payload): what queues count.
     pub ip_bytes: u32,
-    /// TCP/UDP payload bytes.
-    pub payload: u32,
+    pub flow: FlowId,
+    /// The GSO super-packet (`skb`) this segment was sent in: TCP hands the stack skbs of up
+    /// to `tcp_tso_autosize()` segments, and a software path (veth, a Linux router) keeps them
+    /// whole up to the qdisc. `gso_segs` segments in it, this one at `gso_index`, `gso_bytes`
+    /// IP bytes in all. A lone segment is 1 / 0 / `ip_bytes`. Only a `tbf` port looks at it.
+    pub gso_bytes: u32,
+    pub gso_segs: u16,
+    pub gso_index: u16,
+    pub kind: Kind,
+    pub ecn: Ecn,
     /// DSCP (RFC 2474), used by the queue classifier.
     pub dscp: u8,
-    pub ecn: Ecn,
+    /// Retransmitted segment (for accounting only; the receiver never looks at it).
+    pub retrans: bool,
+    // ---- read by the hosts ----
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// TCP/UDP payload bytes.
+    pub payload: u32,
+    pub sack_len: u8,
+    /// ECN-Echo flag (RFC 3168 §6.1.3).
+    pub ece: bool,
+    /// Congestion Window Reduced flag.
+    pub cwr: bool,
     /// First payload byte (data), in 64-bit sequence space starting at 0 after the SYN.
     pub seq: u64,
     /// Cumulative acknowledgment: next byte expected (ACK and data). A UDP datagram has none,
@@ -78,31 +104,12 @@ pub struct Packet {
     pub ack: u64,
     /// Advertised receive window in bytes, already scaled.
     pub rwnd: u64,
-    pub sack: [SeqRange; MAX_SACK_BLOCKS],
-    pub sack_len: u8,
-    /// ECN-Echo flag (RFC 3168 §6.1.3).
-    pub ece: bool,
-    /// Congestion Window Reduced flag.
-    pub cwr: bool,
-    /// Retransmitted segment (for accounting only; the receiver never looks at it).
-    pub retrans: bool,
     /// Timestamps option: TSval as the sender's time, TSecr echoes the peer's (RFC 7323 §3).
     pub ts_val: Time,
     pub ts_ecr: Time,
-    /// When the packet entered its current queue (for delay telemetry and sojourn checks).
-    pub enqueued_at: Time,
     /// Earliest departure time set by TCP pacing for an `fq` qdisc (`skb->tstamp`); zero = now.
     pub edt: Time,
-    /// The GSO super-packet (`skb`) this segment was sent in: TCP hands the stack skbs of up
-    /// to `tcp_tso_autosize()` segments, and a software path (veth, a Linux router) keeps them
-    /// whole up to the qdisc. `gso_segs` segments in it, this one at `gso_index`, `gso_bytes`
-    /// IP bytes in all. A lone segment is 1 / 0 / `ip_bytes`. Only a `tbf` port looks at it.
-    pub gso_segs: u16,
-    pub gso_index: u16,
-    pub gso_bytes: u32,
-    /// Its next step in the network's table of route steps (`net::topology::Network::hops`),
-    /// [`NO_HOP`] before it is routed and after its last port.
-    pub hop: u32,
+    pub sack: [SeqRange; MAX_SACK_BLOCKS],
 }
 
 impl Packet {
@@ -208,6 +215,25 @@ mod tests {
         assert_eq!(pool.get(b).ip_bytes, 200);
         assert_eq!(pool.live(), 1);
         assert_eq!(pool.peak(), 1);
+    }
+
+    #[test]
+    fn what_a_switch_touches_sits_in_the_first_32_bytes() {
+        use std::mem::offset_of;
+        let hot = [
+            offset_of!(Packet, enqueued_at) + 8,
+            offset_of!(Packet, hop) + 4,
+            offset_of!(Packet, ip_bytes) + 4,
+            offset_of!(Packet, flow) + 4,
+            offset_of!(Packet, gso_bytes) + 4,
+            offset_of!(Packet, gso_segs) + 2,
+            offset_of!(Packet, gso_index) + 2,
+            offset_of!(Packet, kind) + 1,
+            offset_of!(Packet, ecn) + 1,
+            offset_of!(Packet, dscp) + 1,
+        ];
+        assert!(hot.iter().all(|&end| end <= 32), "{hot:?}");
+        assert_eq!(std::mem::size_of::<Packet>(), 144, "padding crept in");
     }
 
     #[test]

@@ -229,6 +229,7 @@ pub fn build_ports(g: &Resolved<'_>, seed: u64) -> (Vec<crate::net::topology::No
             };
             let mut port = Port::new(name, from, to, link.rate, clock, link.delay, queues);
             port.segments = !graph.veth;
+            port.at_host = node.kind == NodeKind::Host;
             match node.kind {
                 NodeKind::Host => {} // its qdisc is the host's (`host::nic`)
                 NodeKind::Switch => {

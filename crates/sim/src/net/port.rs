@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use crate::net::clock::PortClock;
 use crate::net::queue::{Dequeued, PortQueues, Verdict};
 use crate::net::tbf::{Admit, Tbf};
-use crate::packet::{NodeId, PacketId, PacketPool};
+use crate::packet::{NodeId, Packet, PacketId, PacketPool};
 use crate::record::DropReason;
 use crate::time::Time;
 use crate::units::{ETHERNET_OVERHEAD_BYTES, Rate};
@@ -41,6 +41,10 @@ pub struct Port {
     /// A hardware port: its qdisc holds GSO skbs, but they leave as separate frames (TSO), so
     /// the next hop sees lone segments. False on a veth path.
     pub segments: bool,
+    /// A host's NIC port: its host wants each packet's GSO position when it starts
+    /// (`tx_skb_end`). A switch's port without a shaper starts a queued packet without reading
+    /// it ([`Port::start_next`]).
+    pub at_host: bool,
     /// Intervals in which the port starts no packet ([`Pause`]), ascending.
     pub pauses: Vec<Pause>,
     /// Pauses before this index have ended.
@@ -121,6 +125,7 @@ impl Port {
             pauses: Vec::new(),
             next_pause: 0,
             segments: true,
+            at_host: false,
             wake_at: None,
             in_tx: None,
             in_tx_bytes: 0,
@@ -167,6 +172,10 @@ impl Port {
                 Offer::Dropped { queue, reason }
             }
             Verdict::Enqueued { queue, ce_marked } => {
+                if self.starts_unread() {
+                    // Cut into frames now, while the packet is at hand: it will start unread.
+                    self.tso(pool.get_mut(id));
+                }
                 self.stats.ecn_marks += ce_marked as u64;
                 self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queues.bytes());
                 Offer::Queued { queue, start: self.start_next(now, pool) }
@@ -188,11 +197,27 @@ impl Port {
             }
             tbf.release(now, pool.get(head));
         }
-        let Some(Dequeued { id, ce_marked, .. }) = self.queues.dequeue(pool) else {
+        let Some(Dequeued { id, ip_bytes, ce_marked, .. }) = self.queues.dequeue(pool) else {
             return Start::Nothing;
         };
         self.stats.ecn_marks += ce_marked as u64;
+        if self.starts_unread() {
+            debug_assert!(!self.segments || pool.get(id).gso_segs == 1, "{}: not cut", self.name);
+            debug_assert_eq!(pool.get(id).ip_bytes, ip_bytes);
+            // Only a host asks whether a packet ends its skb.
+            self.tx_skb_end = true;
+            return self.start_tx(now, id, ip_bytes);
+        }
         self.transmit(now, pool, id)
+    }
+
+    /// A switch's port without a shaper: nothing it does after queueing a packet needs the
+    /// packet itself, whose size the queue keeps. Its TSO cut is made when it is queued, so a
+    /// queued packet starts without a read of the pool (on the 128-host leaf-spine benchmark
+    /// that read was 8.9 % of the last-level read misses).
+    #[inline]
+    fn starts_unread(&self) -> bool {
+        !self.at_host && self.shaper.is_none()
     }
 
     /// Whether the port may start a packet at `now`: not while one is serializing, its wire is
@@ -235,16 +260,27 @@ impl Port {
 
     /// Start serializing packet `id`.
     pub fn transmit(&mut self, now: Time, pool: &mut PacketPool, id: PacketId) -> Start {
-        // Invariant: a port never starts a packet before the previous one has left.
-        debug_assert!(now >= self.tx_end, "{}: overlapping transmissions", self.name);
         let p = pool.get_mut(id);
         self.tx_skb_end = p.gso_index + 1 >= p.gso_segs;
+        self.tso(p);
+        self.start_tx(now, id, p.ip_bytes)
+    }
+
+    /// TSO on a hardware port: on the wire every segment is a frame of its own.
+    #[inline]
+    fn tso(&self, p: &mut Packet) {
         if self.segments && p.gso_segs > 1 {
-            // TSO: on the wire every segment is a frame of its own.
             (p.gso_segs, p.gso_index, p.gso_bytes) = (1, 0, p.ip_bytes);
         }
-        let ser = self.serialization(p.ip_bytes);
-        (self.in_tx, self.in_tx_bytes) = (Some(id), p.ip_bytes);
+    }
+
+    /// Start serializing packet `id` of `ip_bytes`.
+    #[inline]
+    fn start_tx(&mut self, now: Time, id: PacketId, ip_bytes: u32) -> Start {
+        // Invariant: a port never starts a packet before the previous one has left.
+        debug_assert!(now >= self.tx_end, "{}: overlapping transmissions", self.name);
+        let ser = self.serialization(ip_bytes);
+        (self.in_tx, self.in_tx_bytes) = (Some(id), ip_bytes);
         self.tx_end = now + ser;
         Start::Sending(self.tx_end)
     }
@@ -392,6 +428,48 @@ mod tests {
         let mut paused = test_port();
         paused.pauses.push(Pause { start: Time::from_secs(1), end: Time::from_secs(2) });
         assert!(!paused.can_cut_through());
+    }
+
+    // ---- starting a queued packet ----
+
+    /// A GSO segment `index` of 4 (1500 bytes each), offered at `now` to a port busy with a
+    /// first packet; that one's serialization ends at the time returned.
+    fn queue_behind_one(port: &mut Port, pool: &mut PacketPool, index: u16) -> (PacketId, Time) {
+        let now = Time::from_us(100);
+        offer(port, pool, now);
+        let mut p = Packet::new(Kind::Data, 0, 0, 1, 1500);
+        (p.gso_segs, p.gso_index, p.gso_bytes) = (4, index, 6000);
+        let id = pool.alloc(p);
+        assert!(matches!(port.offer(now, pool, id), Offer::Queued { start: Start::Nothing, .. }));
+        (id, now + Time(1_230_400))
+    }
+
+    #[test]
+    fn a_switch_port_cuts_a_gso_segment_as_it_queues_it_and_starts_it_by_its_queued_size() {
+        let (mut port, mut pool) = (test_port(), PacketPool::default());
+        let (id, end) = queue_behind_one(&mut port, &mut pool, 1);
+        let p = pool.get(id);
+        assert_eq!((p.gso_segs, p.gso_index, p.gso_bytes), (1, 0, 1500));
+        port.finish_tx(end);
+        assert_eq!(port.start_next(end, &mut pool), Start::Sending(end + Time(1_230_400)));
+        assert_eq!(port.in_tx, Some(id));
+        port.finish_tx(end + Time(1_230_400));
+        assert_eq!((port.stats.tx_packets, port.stats.tx_bytes), (2, 3000));
+    }
+
+    #[test]
+    fn a_host_port_starts_a_queued_segment_knowing_whether_it_ends_its_skb() {
+        for (index, skb_end) in [(1, false), (3, true)] {
+            let (mut port, mut pool) = (test_port(), PacketPool::default());
+            port.at_host = true;
+            let (id, end) = queue_behind_one(&mut port, &mut pool, index);
+            // Queued whole: the host's port cuts it as it starts it.
+            assert_eq!(pool.get(id).gso_segs, 4);
+            port.finish_tx(end);
+            assert_eq!(port.start_next(end, &mut pool), Start::Sending(end + Time(1_230_400)));
+            assert_eq!((port.in_tx, port.tx_skb_end), (Some(id), skb_end));
+            assert_eq!((pool.get(id).gso_segs, pool.get(id).gso_bytes), (1, 1500));
+        }
     }
 
     /// 100,000 flows build about 400k ports; a port that grows back past this (an inline qdisc)

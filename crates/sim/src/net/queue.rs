@@ -46,6 +46,8 @@ pub enum Verdict {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dequeued {
     pub id: PacketId,
+    /// Its `ip_bytes`, as queued beside its id: the port starts it without reading it.
+    pub ip_bytes: u32,
     pub queue: usize,
     pub ce_marked: bool,
 }
@@ -66,7 +68,11 @@ pub struct QueueCounters {
     pub max_bytes: u64,
 }
 
-/// One FIFO queue of the port.
+/// One FIFO queue of the port. Laid out on cache lines (`repr(C, align(64))`): what every
+/// enqueue and dequeue reads fills the first line, the counters they move the second, and
+/// what only S-ECN and DRR queues use follows; in Rust's own order a packet's passage
+/// touched three or four lines of it.
+#[repr(C, align(64))]
 struct Fifo {
     /// Each queued packet with its `ip_bytes`, so a dequeue (and DRR's look at the head) reads
     /// its size here, not from the packet in the pool: on the 128-host leaf-spine benchmark
@@ -75,13 +81,25 @@ struct Fifo {
     /// Bytes queued now: the sum of the sizes in `ids`.
     bytes: u64,
     buffer_bytes: u64,
+    /// `ecn`'s K and rule, which every packet asks about, on this line.
+    threshold_bytes: u64,
+    marking: Marking,
+    counters: QueueCounters,
+    ecn: Option<EcnSpec>,
+    /// The S-ECN marker, exactly when `marking` is `BySlope`.
+    slope: Option<SlopeMarker>,
     quantum: u64,
     /// DRR deficit counter, bytes.
     deficit: u64,
-    ecn: Option<EcnSpec>,
-    /// The S-ECN marker when `ecn` is in `Slope` mode.
-    slope: Option<SlopeMarker>,
-    counters: QueueCounters,
+}
+
+/// When a queue marks CE: its [`EcnSpec`]'s rule, in a byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Marking {
+    Never,
+    OnEnqueue,
+    OnDequeue,
+    BySlope,
 }
 
 impl Fifo {
@@ -90,10 +108,18 @@ impl Fifo {
             Some(EcnMode::Slope(form)) => Some(SlopeMarker::new(form)),
             _ => None,
         };
+        let marking = match ecn.map(|e| e.mode) {
+            None => Marking::Never,
+            Some(EcnMode::Enqueue) => Marking::OnEnqueue,
+            Some(EcnMode::Dequeue) => Marking::OnDequeue,
+            Some(EcnMode::Slope(_)) => Marking::BySlope,
+        };
         Fifo {
             ids: VecDeque::new(),
             bytes: 0,
             buffer_bytes,
+            threshold_bytes: ecn.map_or(0, |e| e.threshold_bytes),
+            marking,
             quantum,
             deficit: 0,
             ecn,
@@ -102,12 +128,17 @@ impl Fifo {
         }
     }
 
+    /// An S-ECN queue, whose marker sees every arrival.
+    #[inline]
+    fn slope_marks(&self) -> bool {
+        self.marking == Marking::BySlope
+    }
+
     /// Threshold marking: ECT(0)/ECT(1) become CE when `queue_bytes > K` (strictly). Not-ECT
     /// packets are left alone (RFC 3168 §5: only ECN-capable packets are marked instead of
     /// dropped, and this threshold never drops); already-CE packets are not newly marked.
-    fn mark_if_above(&mut self, mode: EcnMode, queue_bytes: u64, packet: &mut Packet) -> bool {
-        let Some(spec) = self.ecn else { return false };
-        if spec.mode != mode || queue_bytes <= spec.threshold_bytes {
+    fn mark_if_above(&mut self, mode: Marking, queue_bytes: u64, packet: &mut Packet) -> bool {
+        if self.marking != mode || queue_bytes <= self.threshold_bytes {
             return false;
         }
         self.set_ce(packet)
@@ -281,7 +312,9 @@ impl PortQueues {
         let fifo = &mut self.queues[queue];
         // Tail drop: the packet must fit entirely, so occupancy == buffer is still accepted.
         if fifo.bytes + size > fifo.buffer_bytes {
-            if let Some(slope) = &mut fifo.slope {
+            if fifo.slope_marks()
+                && let Some(slope) = &mut fifo.slope
+            {
                 slope.missed(now);
             }
             fifo.counters.drops += 1;
@@ -292,9 +325,10 @@ impl PortQueues {
         }
         // DCTCP (Alizadeh et al., SIGCOMM 2010 §3.1; RFC 8257 §3.1): mark an arriving packet
         // when the instantaneous queue it joins, before adding it, exceeds K: `bytes > K`.
-        let ce_marked = match fifo.slope {
-            None => fifo.mark_if_above(EcnMode::Enqueue, fifo.bytes, packet),
-            Some(_) => fifo.mark_by_slope(now, packet),
+        let ce_marked = if fifo.slope_marks() {
+            fifo.mark_by_slope(now, packet)
+        } else {
+            fifo.mark_if_above(Marking::OnEnqueue, fifo.bytes, packet)
         };
         let was_empty = fifo.ids.is_empty();
         fifo.ids.push_back((id, packet.ip_bytes));
@@ -366,7 +400,7 @@ impl PortQueues {
         };
         let size = u64::from(packet.ip_bytes);
         let fifo = &mut self.queues[queue];
-        if fifo.slope.is_some() || size > fifo.buffer_bytes {
+        if fifo.slope_marks() || size > fifo.buffer_bytes {
             return None;
         }
         let c = &mut fifo.counters;
@@ -390,15 +424,15 @@ impl PortQueues {
             Scheduler::Drr => self.drr_pick(),
         };
         let fifo = &mut self.queues[queue];
-        let (id, size) = fifo.ids.pop_front().expect("scheduler picked an empty queue");
-        let size = u64::from(size);
+        let (id, ip_bytes) = fifo.ids.pop_front().expect("scheduler picked an empty queue");
+        let size = u64::from(ip_bytes);
         fifo.bytes -= size;
         // Wu et al., CoNEXT 2012: compare at departure, so the queue seen is the packets
         // behind this one, including those that arrived after it: `bytes after removal > K`.
         // Only a queue that marks so reads the packet.
-        let ce_marked = match fifo.ecn {
-            Some(EcnSpec { mode: EcnMode::Dequeue, .. }) => {
-                fifo.mark_if_above(EcnMode::Dequeue, fifo.bytes, pool.get_mut(id))
+        let ce_marked = match fifo.marking {
+            Marking::OnDequeue => {
+                fifo.mark_if_above(Marking::OnDequeue, fifo.bytes, pool.get_mut(id))
             }
             _ => false,
         };
@@ -421,7 +455,7 @@ impl PortQueues {
         self.total.dequeued_bytes += size;
         self.total.ce_marks += u64::from(ce_marked);
         self.debug_check_totals();
-        Some(Dequeued { id, queue, ce_marked })
+        Some(Dequeued { id, ip_bytes, queue, ce_marked })
     }
 
     /// DRR: the queue whose head packet goes next; charges the head to its deficit. Each turn
@@ -934,6 +968,26 @@ mod tests {
             })
             .collect();
         assert_eq!(marks, [false, false, true]);
+    }
+
+    #[test]
+    fn a_queue_reads_one_line_and_counts_on_the_next() {
+        use std::mem::{align_of, offset_of};
+        assert_eq!(align_of::<Fifo>(), 64);
+        assert_eq!(offset_of!(Fifo, counters), 64);
+        assert_eq!(std::mem::size_of::<QueueCounters>(), 64);
+    }
+
+    #[test]
+    fn a_queue_keeps_its_ecn_rule_and_only_an_s_ecn_queue_has_a_marker() {
+        let forms = [SlopeForm::Hardware, SlopeForm::Probabilistic { seed: 7 }];
+        let modes = [EcnMode::Enqueue, EcnMode::Dequeue].into_iter();
+        for mode in modes.chain(forms.map(EcnMode::Slope)) {
+            let f = Fifo::new(1 << 20, 0, Some(EcnSpec { threshold_bytes: 3000, mode }));
+            assert_eq!(f.slope_marks(), f.slope.is_some(), "{mode:?}");
+            assert_eq!(f.threshold_bytes, 3000);
+        }
+        assert!(!Fifo::new(1 << 20, 0, None).slope_marks());
     }
 
     #[test]

@@ -48,7 +48,9 @@ impl World<'_> {
     /// A packet reached `node`: forward it (switch) or hand it to its endpoint (host).
     #[inline]
     fn deliver(&mut self, node: NodeId, id: PacketId) {
-        if self.net.nodes[node as usize].kind == NodeKind::Switch {
+        // `host_of`, 4 bytes a node, stays in the cache; `net.nodes` (name and qdisc spec)
+        // missed it (1.3 % of the leaf-spine benchmark's last-level read misses).
+        if self.host_of[node as usize] == NO_HOST {
             let pid = self.net.take_step(self.pool.get_mut(id));
             self.offer(pid, id);
             return;
