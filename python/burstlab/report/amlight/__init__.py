@@ -4,7 +4,9 @@ from the sweep's definition, then its findings checked on the sweep and its own 
 A sweep is the study when its scenario is one of the study's (``scenarios/amlight/base-*.toml``,
 named in :data:`SCENARIOS`) and its grid sweeps nothing but the study's parameters
 (:data:`~burstlab.report.amlight.runs.PATHS`): the findings compare runs that differ only in
-those, so a grid that also varies, say, the buffer would pool runs the study keeps apart.
+those, so a grid that also varies, say, the buffer would pool runs the study keeps apart. A
+sweep of the study in its subdirectory ``seeds/`` (the full study's repeated points) is read
+with it: its runs stand in for the sweep's at its points.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Any
 
 from burstlab.report.amlight import sections
 from burstlab.report.amlight.findings import NOT_RUN, Finding, check_all
-from burstlab.report.amlight.runs import PATHS, Run, study_runs
-from burstlab.report.data import RunData, SweepData
+from burstlab.report.amlight.runs import PATHS, SEEDS_DIR, Run, study_runs, with_seeds
+from burstlab.report.data import RunData, SweepData, load
 from burstlab.report.page import Section
 
 __all__ = ["SCENARIOS", "StudyResult", "recognise", "study"]
@@ -39,6 +41,8 @@ class StudyResult:
     name: str = "amlight"
     title: str = "Findings: the AmLight study checked on this sweep"
     intro: str = INTRO
+    #: Runs read from the sweep's ``seeds/`` part (0 without one).
+    seeded_runs: int = 0
 
     @property
     def counts(self) -> dict[str, int]:
@@ -86,10 +90,42 @@ def recognise(data: SweepData) -> tuple[bool, str]:
     return True, ""
 
 
+def seeds_part(data: SweepData) -> list[Run]:
+    """The runs of the study's repeated points, ``data.out/seeds`` (none when it is absent).
+    A ``seeds/`` that is not a sweep of the study's scenario, or that sweeps other parameters,
+    is refused: its runs would stand in for points they do not measure."""
+    from burstlab.sweep import SweepError
+
+    path = data.out / SEEDS_DIR
+    if not path.is_dir():
+        return []
+    seeds = load(path)
+    if seeds.scenario_name != data.scenario_name:
+        raise SweepError(f"{path}: the repeated points of the study must be a sweep of {data.scenario_name}, "
+                         f"found one of {seeds.scenario_name}")
+    ok, why = recognise(seeds)
+    if not ok:
+        raise SweepError(f"{path}: {why or 'not a sweep of the AmLight study'}")
+    if seeds.scenario != data.scenario:
+        key = next(k for k in sorted(set(seeds.scenario) | set(data.scenario))
+                   if seeds.scenario.get(k) != data.scenario.get(k))
+        raise SweepError(f"{path}: the repeated points must run the study's scenario with the same --set; "
+                         f"its {key!r} is {seeds.scenario.get(key)!r}, the study's {data.scenario.get(key)!r}")
+    return study_runs(seeds, SEEDS_DIR)
+
+
 def study(data: SweepData) -> tuple[StudyResult, list[Section], list[RunData], dict[int, str]]:
-    """The study on ``data``: its findings, its sections, and the runs (with titles) its time
-    series show."""
-    runs = study_runs(data)
-    result = StudyResult(runs, check_all(runs))
-    secs = [sections.fct_duration(data, runs), sections.fct_heatmap(data, runs), sections.retransmissions(runs)]
-    return result, secs, sections.chosen_runs(data, runs), sections.title(runs)
+    """The study on ``data`` (with its ``seeds/`` part, when it has one): its findings, its
+    sections, and the runs (with titles) its time series show, all of ``data`` itself."""
+    own = study_runs(data)
+    seeded = seeds_part(data)
+    runs = with_seeds(own, seeded)
+    intro = INTRO
+    if seeded:
+        points = len({(r.cca, r.rtt_s, r.start_s, r.duration_s) for r in seeded})
+        intro += (f" The {points} points of its {SEEDS_DIR}/ part ({len(seeded)} runs) are judged on the median "
+                  "over their seeds, the rest on the sweep's one seed per point.")
+    result = StudyResult(runs, check_all(runs), intro=intro, seeded_runs=len(seeded))
+    secs = [sections.fct_duration(data, runs), sections.fct_heatmap(data, runs), sections.retransmissions(runs),
+            sections.seed_spread(runs)]
+    return result, secs, sections.chosen_runs(data, own), sections.title(own)

@@ -20,12 +20,12 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
-from burstlab.report.amlight.runs import Run
+from burstlab.report.amlight.runs import Run, point_key
 from burstlab.report.units import format_duration
 
 __all__ = [
     "Finding", "FINDINGS", "check_all", "HURT", "TARGET_FCT_S", "NEXT_WINDOW_209MS_S",
-    "RTT_209MS", "RTT_301MS", "START_A_209MS",
+    "RTT_209MS", "RTT_301MS", "START_A_209MS", "baseline_fct", "seed_copies",
 ]
 
 #: An FCT increase from this fraction up counts as hurt; below it, handled. The seed gives no
@@ -75,7 +75,8 @@ def _median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
 
 
-def _baseline(runs: Sequence[Run], cca: str, rtt: float) -> float | None:
+def baseline_fct(runs: Sequence[Run], cca: str, rtt: float) -> float | None:
+    """The median FCT of ``cca``'s no-burst runs at ``rtt``, or ``None`` without one."""
     fcts = [r.fct_s for r in runs if r.is_baseline and r.cca == cca and _same(r.rtt_s, rtt)]
     return _median(fcts) if fcts else None
 
@@ -92,7 +93,7 @@ def _points(runs: Sequence[Run], cca: str, rtt: float) -> dict[tuple[float, floa
 def increases(runs: Sequence[Run], cca: str, rtt: float) -> dict[tuple[float, float], float] | None:
     """``{(start, duration): FCT increase}`` of one CCA and RTT, or ``None`` without a
     baseline. An unfinished transfer's increase is ``inf``."""
-    base = _baseline(runs, cca, rtt)
+    base = baseline_fct(runs, cca, rtt)
     if base is None:
         return None
     return {key: _median([r.fct_s for r in group]) / base - 1 for key, group in _points(runs, cca, rtt).items()}
@@ -106,6 +107,27 @@ def _pct(x: float) -> str:
     return "did not finish" if math.isinf(x) else f"{x * 100:+.0f} %"
 
 
+def _spread(runs: Sequence[Run], cca: str, start: float, duration: float) -> str:
+    """`` (seeds +8.0 to +53.6 %)``: the smallest and largest FCT increase over the seeds of one
+    point at 209 ms, or "" when the point has one run."""
+    base = baseline_fct(runs, cca, RTT_209MS)
+    group = next((g for (s, d), g in _points(runs, cca, RTT_209MS).items() if _same(s, start) and _same(d, duration)),
+                 [])
+    if base is None or len(group) < 2:
+        return ""
+    inc = sorted(r.fct_s / base - 1 for r in group)
+    lo, hi = ("did not finish" if math.isinf(v) else f"{v * 100:+.1f}" for v in (inc[0], inc[-1]))
+    return f" (seeds {lo} to {hi} %)"
+
+
+def _fct_spread(group: Sequence[Run]) -> str:
+    """`` (seeds 38.42–38.61 s)``: the smallest and largest FCT of one point's seeds, or ""."""
+    if len(group) < 2:
+        return ""
+    fcts = sorted(r.fct_s for r in group)
+    return f" (seeds {_fct(fcts[0])} to {_fct(fcts[-1])})"
+
+
 def _fct(x: float) -> str:
     return "did not finish" if math.isinf(x) else f"{x:.2f} s"
 
@@ -117,7 +139,7 @@ def _label(cca: str) -> str:
 def _missing_baseline_or_bursts(runs: Sequence[Run], cca: str, rtt: float, start: float | None) -> str:
     """What the sweep lacks for a check on ``cca`` at ``rtt`` (and burst ``start``), or ""."""
     where = f"{_label(cca)} at {rtt * 1e3:g} ms"
-    if _baseline(runs, cca, rtt) is None:
+    if baseline_fct(runs, cca, rtt) is None:
         return f"no no-burst baseline run for {where} (add burst[0].duration=1ns to the grid)"
     points = _points(runs, cca, rtt)
     if start is not None and not any(_same(s, start) for s, _ in points):
@@ -134,7 +156,7 @@ def _baseline_check(key: str, rtt: float, theirs: dict[str, float]) -> Callable[
              "(calibration check of the scenario)")
 
     def run(runs: Sequence[Run]) -> Finding:
-        ours = {c: _baseline(runs, c, rtt) for c in theirs}
+        ours = {c: baseline_fct(runs, c, rtt) for c in theirs}
         present = {c: v for c, v in ours.items() if v is not None}
         their_text = ", ".join(f"{_label(c)} {v:g} s" for c, v in theirs.items())
         if not present:
@@ -157,7 +179,8 @@ def check_htcp_every_burst_hurts(runs: Sequence[Run]) -> Finding:
     inc = _at_start(increases(runs, "htcp", RTT_209MS) or {}, START_A_209MS)
     d_min = min(inc, key=lambda d: inc[d])
     handled = sorted(d for d, v in inc.items() if v < HURT)
-    ours = f"smallest increase {_pct(inc[d_min])} ({format_duration(d_min)})"
+    ours = (f"smallest increase {_pct(inc[d_min])} ({format_duration(d_min)})"
+            + _spread(runs, "htcp", START_A_209MS, d_min))
     if handled:
         ours += "; handled: " + ", ".join(format_duration(d) for d in handled)
     return Finding("htcp_every_burst_hurts", claim, check, theirs, ours, PASS if not handled else FAIL)
@@ -175,7 +198,7 @@ def check_bbr_handles_100ms(runs: Sequence[Run]) -> Finding:
     if missing:
         return Finding("bbr_handles_100ms", claim, check, theirs, "", NOT_RUN, missing)
     worst = max(short, key=lambda d: short[d])
-    ours = f"largest increase {_pct(short[worst])} ({format_duration(worst)})"
+    ours = f"largest increase {_pct(short[worst])} ({format_duration(worst)})" + _spread(runs, "bbr", START_A_209MS, worst)
     return Finding("bbr_handles_100ms", claim, check, theirs, ours, PASS if short[worst] < HURT else FAIL)
 
 
@@ -215,8 +238,20 @@ def check_bbr_more_tolerant(runs: Sequence[Run]) -> Finding:
     ratio = b / h
     bound = "≥ " if not h_ok else ""
     h_text = format_duration(h) if h_ok else f"< {format_duration(h)}"
-    ours = f"{bound}{ratio:.0f}× (BBR {format_duration(b)}, H-TCP {h_text})"
+    ours = f"{bound}{ratio:.0f}× (BBR {format_duration(b)}, H-TCP {h_text})" + _boundary(runs, "bbr", b)
     return Finding("bbr_more_tolerant", claim, check, theirs, ours, PASS if ratio >= TOLERANCE_RATIO else FAIL)
+
+
+def _boundary(runs: Sequence[Run], cca: str, tolerated: float) -> str:
+    """``; BBR 500 ms +9 % (seeds ...), 1000 ms +81 % (seeds ...)``: the increases at 1.5 s of the
+    longest duration ``cca`` handles and of the next one, with their seed-to-seed spread: the
+    two points the tolerance turns on."""
+    inc = _at_start(increases(runs, cca, RTT_209MS) or {}, START_A_209MS)
+    durations = sorted(inc)
+    nxt = [d for d in durations if d > tolerated + 1e-12]
+    shown = [d for d in durations if _same(d, tolerated)] + nxt[:1]
+    return "; " + _label(cca) + " " + ", ".join(
+        f"{format_duration(d)} {_pct(inc[d])}{_spread(runs, cca, START_A_209MS, d)}" for d in shown)
 
 
 def _max_fct_at_a(runs: Sequence[Run], cca: str) -> float | None:
@@ -238,7 +273,10 @@ def _cascade_check(key: str, cca: str, reaches: bool, claim: str) -> Callable[[S
         if worst is None:
             return Finding(key, claim, check, theirs, "", NOT_RUN, f"no {_label(cca)} burst at 1.5 s, 209 ms")
         ok = (worst >= NEXT_WINDOW_209MS_S) == reaches
-        return Finding(key, claim, check, theirs, f"max {_fct(worst)}", PASS if ok else FAIL)
+        group = max((g for (s, _), g in _points(runs, cca, RTT_209MS).items() if _same(s, START_A_209MS)),
+                    key=lambda g: _median([r.fct_s for r in g]))
+        ours = f"max {_fct(worst)} ({format_duration(group[0].duration_s)}){_fct_spread(group)}"
+        return Finding(key, claim, check, theirs, ours, PASS if ok else FAIL)
 
     return run
 
@@ -367,16 +405,31 @@ FINDINGS: tuple[Callable[[Sequence[Run]], Finding], ...] = (
 )
 
 
+def seed_copies(runs: Sequence[Run]) -> list[list[Run]]:
+    """One copy of the grid per repetition: copy k holds the k-th seed of every repeated point
+    and the one run of every point run once. In the demo every point is repeated, so copy k is
+    repetition k; in the full study the copies differ only at its ``seeds/`` points. Empty when
+    no point has two or more seeds."""
+    reps_at: dict[tuple[str, float, float, float], set[int]] = defaultdict(set)
+    for r in runs:
+        reps_at[point_key(r)].add(r.rep)
+    reps = sorted({k for ks in reps_at.values() if len(ks) > 1 for k in ks})
+    if not reps:
+        return []
+    return [[r for r in runs if r.rep == k or len(reps_at[point_key(r)]) == 1] for k in reps]
+
+
 def check_all(runs: Sequence[Run]) -> list[Finding]:
-    """Every finding checked on ``runs`` (medians over repetitions). With two or more
-    repetitions each finding is also checked on every repetition alone, so a verdict that one
-    seed would flip shows as, say, "seeds: 2 of 3 pass"."""
-    reps = sorted({r.rep for r in runs})
+    """Every finding checked on ``runs`` (medians over repetitions). Where points have two or
+    more seeds each finding is also checked on every seed's copy of the grid alone
+    (:func:`seed_copies`), so a verdict that one seed would flip shows as, say, "seeds: 2 of 3
+    pass"."""
+    copies = seed_copies(runs)
     out = []
     for check in FINDINGS:
         finding = check(runs)
-        if len(reps) > 1 and finding.status != NOT_RUN:
-            per_seed = tuple(check([r for r in runs if r.rep == k]).status for k in reps)
+        if copies and finding.status != NOT_RUN:
+            per_seed = tuple(check(copy).status for copy in copies)
             tally = f"seeds: {per_seed.count(PASS)} of {len(per_seed)} pass"
             finding = replace(finding, ours=f"{finding.ours}; {tally}", per_seed=per_seed)
         out.append(finding)

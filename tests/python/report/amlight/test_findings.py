@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from burstlab.report.amlight import findings as F
-from burstlab.report.amlight.runs import Run
+from burstlab.report.amlight.runs import Run, point_key, with_seeds
 from burstlab.report.units import format_duration
 
 RTT = F.RTT_209MS
@@ -204,3 +204,63 @@ def test_retransmissions_table_sets_ours_beside_the_seed_per_mark():
     assert rows["bbr"]["bbr_over_htcp"] == 2.0
     assert rows["bbr"]["seed_bbr_over_htcp"] == round(188_826 / 32_939, 2)
     assert rows["htcp"]["bbr_over_htcp"] is None
+
+
+# -- the full study's repeated points: one seed per point, three at experiment A ----------------
+
+def full_study_shape(main_500ms: float, seeds_500ms: tuple[float, float, float]) -> list[Run]:
+    """Both CCAs' baselines and bursts at 1.5 s and 4.5 s, one seed each (the grid), then
+    experiment A's points (1.5 s) again at three seeds (the seeds/ part), merged."""
+    grid = (base("htcp", 6.5) + base("bbr", 6.6) + runs(("htcp", 4.5, 0.0, 6.5), ("bbr", 4.5, 0.0, 6.6))
+            + at_a("htcp", {0.025: 28.0, 0.5: 36.0, 1.0: 37.0}) + at_a("bbr", {0.025: 6.8, 0.5: main_500ms, 1.0: 12.0})
+            + runs(("htcp", 4.5, 0.5, 7.2), ("bbr", 4.5, 0.5, 7.3)))
+    seeds = [replace(r, rep=k, part="seeds", fct_s=seeds_500ms[k] if (r.cca, r.duration_s) == ("bbr", 0.5) else r.fct_s)
+             for k in range(3)
+             for r in base("htcp", 6.5) + base("bbr", 6.6) + at_a("htcp", {0.025: 28.0, 0.5: 36.0, 1.0: 37.0})
+             + at_a("bbr", {0.025: 6.8, 0.5: 0.0, 1.0: 12.0})]
+    return with_seeds(grid, seeds)
+
+
+def test_with_seeds_stands_the_repeated_runs_in_for_the_grids_at_their_points():
+    merged = full_study_shape(10.1, (7.1, 7.2, 10.1))
+    at = lambda cca, s, d: sorted(r.fct_s for r in merged if point_key(r) == (cca, RTT, s, d))  # noqa: E731
+    # The grid's one run at BBR's 500 ms burst at 1.5 s is gone; the three seeds are there.
+    assert at("bbr", 1.5, 0.5) == [7.1, 7.2, 10.1]
+    # The baseline at 1.5 s is repeated too; the one at 4.5 s stays the grid's.
+    assert len(at("bbr", 1.5, 0.0)) == 3 and len(at("bbr", 4.5, 0.0)) == 1
+    assert at("bbr", 4.5, 0.5) == [7.3]
+
+
+def test_seed_copies_hold_each_seed_at_the_repeated_points_and_the_grid_elsewhere():
+    merged = full_study_shape(10.1, (7.1, 7.2, 10.1))
+    copies = F.seed_copies(merged)
+    assert len(copies) == 3
+    for k, copy in enumerate(copies):
+        bbr_500 = [r.fct_s for r in copy if point_key(r) == ("bbr", RTT, 1.5, 0.5)]
+        assert bbr_500 == [(7.1, 7.2, 10.1)[k]]
+        # The point run once is in every copy.
+        assert [r.fct_s for r in copy if point_key(r) == ("bbr", RTT, 4.5, 0.5)] == [7.3]
+    assert F.seed_copies(base("htcp", 6.5) + at_a("htcp", {0.025: 8.0})) == []
+
+
+def test_two_valued_point_is_judged_on_its_median_with_its_spread_shown():
+    # BBR's 500 ms burst at 1.5 s: +8 % on two seeds, +53 % on the third (the study's figures).
+    # The grid's one seed there was hurt; the median over the three seeds is handled.
+    merged = full_study_shape(10.1, (7.13, 7.17, 10.1))
+    found = {f.key: f for f in F.check_all(merged)}
+    tolerant = found["bbr_more_tolerant"]
+    assert tolerant.status == "pass" and tolerant.per_seed == ("pass", "pass", "fail")
+    assert "500 ms +9 % (seeds +8.0 to +53.0 %)" in tolerant.ours and tolerant.ours.endswith("seeds: 2 of 3 pass")
+    # Hurt on the median: the same finding fails, and says on how many seeds alone it passes.
+    hurt = {f.key: f for f in F.check_all(full_study_shape(7.13, (7.13, 10.1, 10.1)))}["bbr_more_tolerant"]
+    assert hurt.status == "fail" and hurt.per_seed == ("pass", "fail", "fail")
+    # A finding that reads no repeated point gives the same verdict on every copy.
+    assert found["bbr_retransmits_more"].per_seed in (("fail",) * 3, ("pass",) * 3)
+
+
+def test_cascade_names_its_longest_point_and_its_seeds():
+    merged = full_study_shape(10.1, (7.1, 7.2, 10.1))
+    found = {f.key: f for f in F.check_all(merged)}
+    assert found["htcp_cascade"].ours.startswith("max 37.00 s (1 s) (seeds 37.00 s to 37.00 s)")
+    # One run per point: no spread to show.
+    assert F.check_htcp_cascade(at_a("htcp", {1.0: 29.5})).ours == "max 29.50 s (1 s)"

@@ -4,6 +4,7 @@ axes), and only then gets its findings and its own sections, beside the generic 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from burstlab.report.amlight import SCENARIOS, recognise
 from burstlab.report.amlight.findings import FINDINGS
 from burstlab.report.amlight.runs import study_runs
 from burstlab.report.data import SweepData
-from burstlab.sweep import sweep
+from burstlab.sweep import SweepError, sweep
 from burstlab.sweep.grid import Axis
 
 BASE_209MS = Path(__file__).resolve().parents[4] / "scenarios" / "amlight" / "base-209ms.toml"
@@ -47,7 +48,8 @@ def test_study_recognised_with_findings_and_its_sections(amlight_report: Report)
     # ... and what it lacks is not run.
     assert status["baseline_301ms"] == status["rtt301_misses_target"] == "not run"
     # The study's sections first, then every sweep's.
-    assert list(report.sections) == ["fct-duration", "fct-heatmap", "retransmissions", *SECTIONS]
+    assert list(report.sections) == ["fct-duration", "fct-heatmap", "retransmissions", "seed-spread", *SECTIONS]
+    assert "no point was run on two or more seeds" in report.sections["seed-spread"].missing
     assert "burst[0].start" in report.sections["fct-heatmap"].missing  # one start: no heat map
     page = to_html(report)
     assert '<section id="findings">' in page and "AmLight" in page
@@ -83,6 +85,41 @@ def test_study_json_and_markdown(amlight_report: Report):
     md = to_markdown(amlight_report)
     assert "## Findings (" in md and "| finding | seed | ours | result |" in md
     assert "## Every grid point" not in md and "grid_points" in md  # the summary stays short
+
+
+# -- the full study's repeated points: a seeds/ sweep inside the study's ----------------------------
+
+SHRUNK = {"flow[0].size": "200MB", "stop": "20s"}
+
+
+def test_seeds_part_stands_in_for_the_grids_runs_at_its_points(amlight_sweep: Path, tmp_path: Path):
+    full = tmp_path / "full"
+    shutil.copytree(amlight_sweep, full)
+    seeds = sweep(BASE_209MS, grid={"flow[0].cca": ["bbr"], "burst[0].duration": ["100ms"]}, set=SHRUNK, reps=2,
+                  out=full / "seeds", jobs=2)
+    assert seeds.summary is not None and seeds.summary.ok == 2
+    report = build(full)
+    assert report.study is not None and report.study.seeded_runs == 2
+    # BBR's 100 ms point is judged on its two seeds, the other three points on the grid's one.
+    runs = {(p["cca"], p["duration_s"]): p["runs"] for p in report.study.points}
+    assert runs == {("bbr", 0.1): 2, ("htcp", 0.1): 1}
+    assert "seeds/ part (2 runs)" in report.study.intro
+    spread = report.sections["seed-spread"].table
+    assert spread is not None and [(r["cca"], r["runs"]) for r in spread.to_json()] == [("bbr", 2)]
+    handles = next(f for f in report.study.findings if f.key == "bbr_handles_100ms")
+    assert "(seeds " in handles.ours and handles.ours.endswith("of 2 pass")
+    # The time series show the study's own runs, not the seeds/ part's (their run ids overlap).
+    assert len(report.sections["timelines"].charts[0].panels) == 4
+
+
+def test_seeds_part_of_another_setup_is_refused(amlight_sweep: Path, tmp_path: Path):
+    full = tmp_path / "full"
+    shutil.copytree(amlight_sweep, full)
+    sweep(BASE_209MS, grid={"flow[0].cca": ["bbr"]}, set={**SHRUNK, "flow[0].size": "100MB"}, out=full / "seeds",
+          jobs=1)
+    with pytest.raises(SweepError, match=r"seeds: the repeated points must run the study's scenario with the same "
+                                         r"--set; its 'flows' is"):
+        build(full)
 
 
 # -- recognising the study from the sweep's definition --------------------------------------------
