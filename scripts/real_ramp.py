@@ -22,16 +22,20 @@ bottleneck port inside the delay line: a rate and a tail-drop buffer, for runs t
 where a switch would; `--rate none` then drops the tbf). Each run also records, at the end of the test, `ss -tmi` of
 every stream on both ends (the sender's rwnd_limited / sndbuf_limited / busy chronographs,
 retransmits; the receiver's rcv_ssthresh, rcv_space and receive memory), each netns's `nstat`
-counters (TcpExtTCPRcvQDrop, ...) and each second's retransmits.
+counters (TcpExtTCPRcvQDrop, ...) and each second's retransmits. `--sample-ms` also samples `ss -tinm`
+on both ends through the run (the data streams' cwnd, snd_wnd, unacked, rwnd_limited on the sender;
+rcv_space, rcv_ssthresh, rcv_rtt and sk_rcvbuf on the receiver), for per-RTT time series.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -104,14 +108,107 @@ def parse_ss(text: str) -> list[dict]:
     return out
 
 
+# Integer fields of a sampled `ss -tinm` line (sk_rcvbuf and the queued bytes come from skmem).
+_SAMPLE_INTS = ("cwnd", "ssthresh", "snd_wnd", "unacked", "bytes_acked", "bytes_received", "rcv_space",
+                "rcv_ssthresh", "data_segs_in", "data_segs_out", "rcvmss", "notsent")
+
+
+def parse_ss_sample(text: str) -> dict[str, dict]:
+    """Every connection of one `ss -tinm` snapshot, keyed "local>peer": its integer fields, `rb`
+    (sk_rcvbuf) and `r` (sk_rmem_alloc) from skmem, `rcv_rtt` and `rtt` in ms and `rwnd_limited_ms`."""
+    out: dict[str, dict] = {}
+    for block in re.split(r"\n(?=ESTAB|\S)", text):
+        head = re.match(r"(?:ESTAB\s+)?\d+\s+\d+\s+(\S+)\s+(\S+)", block)
+        if not head or "skmem" not in block:
+            continue
+        row: dict = {}
+        for key in _SAMPLE_INTS:
+            m = re.search(rf"(?<![\w_]){key}:(\d+)", block)
+            if m:
+                row[key] = int(m.group(1))
+        if m := re.search(r"skmem:\(r(\d+),rb(\d+)", block):
+            row["r"], row["rb"] = int(m.group(1)), int(m.group(2))
+        for key in ("rcv_rtt", "rtt"):
+            if m := re.search(rf"(?<![\w_]){key}:([\d.]+)", block):
+                row[key] = float(m.group(1))
+        if m := re.search(r"rwnd_limited:(\d+)ms", block):
+            row["rwnd_limited_ms"] = int(m.group(1))
+        out[f"{head.group(1)}>{head.group(2)}"] = row
+    return out
+
+
+class Sampler:
+    """`ss -tinm` in a namespace every `period` seconds on a thread, each snapshot stamped with the
+    seconds since `t0` (time.monotonic())."""
+
+    def __init__(self, ns: str, period: float, t0: float):
+        self.ns, self.period, self.t0 = ns, period, t0
+        self.samples: list[tuple[float, dict[str, dict]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            t = time.monotonic() - self.t0
+            text = subprocess.run(["ip", "netns", "exec", self.ns, "ss", "-tinm"], capture_output=True,
+                                  text=True).stdout
+            self.samples.append((round(t, 3), parse_ss_sample(text)))
+            self._stop.wait(max(0.0, self.period - (time.monotonic() - self.t0 - t)))
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def series(self, streams: int) -> list[list]:
+        """The `streams` connections that moved the most bytes, as rows [t, key, fields], a row
+        left out where its fields are those of the stream's row before (the record stays small)."""
+        moved: dict[str, int] = {}
+        for _, conns in self.samples:
+            for key, row in conns.items():
+                moved[key] = max(moved.get(key, 0), row.get("bytes_acked", 0), row.get("bytes_received", 0))
+        keep = set(sorted(moved, key=moved.get, reverse=True)[:streams])
+        out, last = [], {}
+        for t, conns in self.samples:
+            for key, row in conns.items():
+                if key in keep and last.get(key) != row:
+                    out.append([t, key, row])
+                    last[key] = row
+        return out
+
+
+def ramp_marks(run: dict, rtt_s: float) -> dict:
+    """When a single stream's ramp first moved, from its sampled `ss` series: the window the sender
+    saw once the first flight was acknowledged (`snd_wnd`), and the flight (counted in RTTs from
+    the first) at whose read DRS first grew `rcv_space`. None where the series does not show it."""
+    snd = [row for _, _, row in run["ss_series"].get("sender", [])]
+    rcv = [(t, row) for t, _, row in run["ss_series"].get("receiver", [])]
+    if not snd or not rcv:
+        return {"first_window": None, "drs_first_flight": None}
+    t0 = next((t for t, row in rcv if row.get("bytes_received", 0) > 1000), None)
+    if t0 is None:
+        return {"first_window": None, "drs_first_flight": None}
+    # The whole first flight: what had arrived half an RTT after its first bytes.
+    row0 = [row for t, row in rcv if t < t0 + rtt_s / 2][-1]
+    acked = row0["bytes_received"] + 1  # the sender's count includes the SYN
+    window = next((row.get("snd_wnd") for row in snd if row.get("bytes_acked", 0) >= acked), None)
+    space0 = row0.get("rcv_space")
+    grown = next((t for t, row in rcv if space0 and row.get("rcv_space", 0) > space0), None)
+    return {"first_window": window, "drs_first_flight": None if grown is None else round((grown - t0) / rtt_s)}
+
+
 def nstat(ns: str) -> dict[str, int]:
     text = subprocess.run(["ip", "netns", "exec", ns, "nstat", "-asz"], capture_output=True, text=True).stdout
     got = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)", text, re.M)}
     return {k: got.get(k, 0) for k in NSTAT_KEYS}
 
 
-def one_run(args: argparse.Namespace, delayline: Path) -> dict:
+def one_run(args: argparse.Namespace, delayline: Path, run_index: int = 0) -> dict:
     procs: list[subprocess.Popen] = []
+    samplers: list[Sampler] = []
+    load_at_start = [round(v, 2) for v in os.getloadavg()]
     rmem = args.tcp_rmem or f"4096 {args.rmem_default} 268435456"
     try:
         for ns in (SENDER, RECEIVER):
@@ -146,6 +243,16 @@ def one_run(args: argparse.Namespace, delayline: Path) -> dict:
                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
                   for ns in (SENDER, RECEIVER)}
         procs.extend(probes.values())
+        if args.pcap:  # the receiver's view of the first seconds: data in, ACKs (windows) out
+            procs.append(subprocess.Popen(["ip", "netns", "exec", RECEIVER, "timeout", str(args.pcap_seconds),
+                                           "tcpdump", "-i", "tunB", "-s", "96", "-n", "-w",
+                                           f"{args.pcap}-{run_index}.pcap", "tcp", "port", str(PORT)],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        t0 = time.monotonic()
+        if args.sample_ms:
+            samplers = [Sampler(ns, args.sample_ms / 1000, t0) for ns in (SENDER, RECEIVER)]
+        for sampler in samplers:
+            sampler.start()
         client_cmd = ["ip", "netns", "exec", SENDER, "chrt", "-f", "20", "iperf3", "-c", ADDR_R, "-p", str(PORT),
                       "-C", args.cc, "-t", str(args.seconds), "-i", str(INTERVAL), "-P", str(args.streams), "-J",
                       "--get-server-output"]
@@ -155,6 +262,8 @@ def one_run(args: argparse.Namespace, delayline: Path) -> dict:
         if client.returncode != 0:
             raise RuntimeError(f"iperf3 -c exit {client.returncode}: {client.stderr.strip() or client.stdout[-300:]}")
         report = json.loads(client.stdout)
+        for sampler in samplers:
+            sampler.stop()
         ss = {ns: p.communicate(timeout=10)[0] for ns, p in probes.items()}
         # What the sender's TUN device itself dropped: its queue to the delay line overflowed (the
         # line reading too slowly), not the bottleneck's.
@@ -162,6 +271,8 @@ def one_run(args: argparse.Namespace, delayline: Path) -> dict:
                                         text=True, check=True).stdout)[0]["stats64"]["tx"]
         counters = {"sender": nstat(SENDER), "receiver": nstat(RECEIVER)}
     finally:
+        for sampler in samplers:
+            sampler.stop()
         for p in procs:
             if p.poll() is None:
                 p.terminate()
@@ -177,7 +288,8 @@ def one_run(args: argparse.Namespace, delayline: Path) -> dict:
         received = [float(v) * _UNIT[u] for a, b, v, u in re.findall(
             r"\[SUM\]\s+(\d+\.\d+)-(\d+\.\d+)\s+sec\s+\S+ \S+\s+([\d.]+) ([KMG]?)bits/sec",
             report.get("server_output_text", "")) if float(b) - float(a) < INTERVAL * 1.5]
-    return {
+    result = {
+        "loadavg_at_start": load_at_start,
         "written_mbps_per_s": per_second(written, args.seconds),
         "received_mbps_per_s": per_second(received, args.seconds),
         "retransmits_per_s": [sum(retr[i * k:(i + 1) * k]) for i in range(len(retr) // k)],
@@ -189,7 +301,16 @@ def one_run(args: argparse.Namespace, delayline: Path) -> dict:
         "nstat": counters,
         "line": line_report.strip(),
         "sender_tun_tx": {k: tun.get(k, 0) for k in ("packets", "dropped", "errors")},
+        "interval_s": INTERVAL,
+        "received_mbps_per_interval": [round(v, 3) for v in received],
+        "written_mbps_per_interval": [round(v, 3) for v in written],
+        # Seconds since iperf3's client was started (its test begins after the control handshake).
+        "ss_series": {"sender": samplers[0].series(args.streams), "receiver": samplers[1].series(args.streams)}
+        if samplers else {},
     }
+    if samplers and args.streams == 1:
+        result.update(ramp_marks(result, args.rtt_ms / 1000))
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,6 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--streams", type=int, default=1, help="parallel streams (iperf3 -P)")
     ap.add_argument("--cc", default="cubic", help="congestion control (iperf3 -C)")
     ap.add_argument("--fq-rate", help="each stream's pacing cap (iperf3 --fq-rate, e.g. 240M)")
+    ap.add_argument("--sample-ms", type=int, default=0,
+                    help="sample ss -tinm on both ends every this many ms through the run (0: only at the end)")
+    ap.add_argument("--pcap", help="capture the receiver's TUN (headers) into PCAP-<run>.pcap for --pcap-seconds")
+    ap.add_argument("--pcap-seconds", type=int, default=20)
     ap.add_argument("--seconds", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", required=True)
@@ -218,13 +343,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         delayline = build_delayline()
         for k in range(args.repeat):
-            r = one_run(args, delayline)
+            r = one_run(args, delayline, k)
             runs.append(r)
             limited = [(s.get("rwnd_limited"), s.get("sndbuf_limited")) for s in r["ss_sender"]]
             print(f"run {k}: {r['received_mbps']} Mbit/s received; received {r['received_mbps_per_s']} Mbit/s per "
                   f"second, written {r['written_mbps_per_s']}, {r['retransmits']} retransmits "
                   f"{r['retransmits_per_s']}, wscale {r['wscale']}, (rwnd, sndbuf)_limited {limited}, "
-                  f"RcvQDrop {r['nstat']['receiver']['TcpExtTCPRcvQDrop']}", flush=True)
+                  f"RcvQDrop {r['nstat']['receiver']['TcpExtTCPRcvQDrop']}"
+                  + (f", window after the first flight {r['first_window']}, DRS first grew at flight "
+                     f"{r['drs_first_flight']}" if "first_window" in r else ""), flush=True)
             Path(args.out).write_text(json.dumps({"settings": vars(args), "runs": runs}, indent=1))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
