@@ -49,12 +49,16 @@ REAL_RAMP = ("measured on this kernel with the seed's sysctls at 150 ms (scripts
              "the receiver got 1–7.5; iperf2's client, whose output the seed shows, counts what it writes, so "
              "the send buffer's fill is counted as carried")
 #: The same ramp scaled by 10 in rate and RTT (1 Gbit/s, 1.5 s: a seed's second is ten seconds),
-#: `scripts/real_ramp.grnet-ramp-scaled*.json` (docs/studies.md, note 3).
+#: `scripts/real_ramp.grnet-ramp-scaled*.json`, 12 runs (docs/studies.md, note 3).
 REAL_RAMP_SCALED = ("seconds 2–3 are a known difference: on the ramp scaled by 10 (1 Gbit/s, 1.5 s, this kernel, "
                     "the seed's sysctls, 3 runs) the sender wrote 191–208 Mbit/s per ten seconds in the scaled "
                     "second 2, 3.1–3.5× what the receiver got but 38–42 % of the seed's 498 (its 4,979 / 10), so "
                     "send-buffer fill is not the size; a 256 MiB tcp_wmem default makes the first ten seconds "
-                    "137 Mbit/s written against the seed's 11.7, refuted too (docs/studies.md, note 3)")
+                    "137 Mbit/s written against the seed's 11.7, refuted too (docs/studies.md, note 3); ours "
+                    "at that scale (114–125 in its second 2) is this kernel's fastest run (115, the only one at "
+                    "load average 6), whose 11 others (26–68) lose round trips in the first flights to races on "
+                    "the receiving host between its reads, its ACKs and DRS's RTT test (docs/fidelity.md, "
+                    "receive-window ramp)")
 
 #: GRNET's 16 MiB row scaled by 10 in rate and RTT on this kernel (docs/studies.md, note 2),
 #: `scripts/real_ramp.grnet-16mib-scaled-*.json`, 6 runs in two sittings.
