@@ -107,6 +107,10 @@ def _pct(x: float) -> str:
     return "did not finish" if math.isinf(x) else f"{x * 100:+.0f} %"
 
 
+def _pct1(x: float) -> str:
+    return "did not finish" if math.isinf(x) else f"{x * 100:+.1f} %"
+
+
 def _spread(runs: Sequence[Run], cca: str, start: float, duration: float) -> str:
     """`` (seeds +8.0 to +53.6 %)``: the smallest and largest FCT increase over the seeds of one
     point at 209 ms, or "" when the point has one run."""
@@ -116,8 +120,7 @@ def _spread(runs: Sequence[Run], cca: str, start: float, duration: float) -> str
     if base is None or len(group) < 2:
         return ""
     inc = sorted(r.fct_s / base - 1 for r in group)
-    lo, hi = ("did not finish" if math.isinf(v) else f"{v * 100:+.1f}" for v in (inc[0], inc[-1]))
-    return f" (seeds {lo} to {hi} %)"
+    return f" (seeds {_pct1(inc[0])} to {_pct1(inc[-1])})"
 
 
 def _fct_spread(group: Sequence[Run]) -> str:
@@ -251,7 +254,7 @@ def _boundary(runs: Sequence[Run], cca: str, tolerated: float) -> str:
     nxt = [d for d in durations if d > tolerated + 1e-12]
     shown = [d for d in durations if _same(d, tolerated)] + nxt[:1]
     return "; " + _label(cca) + " " + ", ".join(
-        f"{format_duration(d)} {_pct(inc[d])}{_spread(runs, cca, START_A_209MS, d)}" for d in shown)
+        f"{format_duration(d)} {_pct1(inc[d])}{_spread(runs, cca, START_A_209MS, d)}" for d in shown)
 
 
 def _max_fct_at_a(runs: Sequence[Run], cca: str) -> float | None:
