@@ -111,6 +111,7 @@ macro_rules! with_host_settings {
             ("ecn", Leaf),
             ("hz", Leaf),
             ("dctcp_shift_g", Leaf),
+            ("dctcp_alpha_on_init", Leaf),
             ("timers", Leaf),
             ("read_latency", Leaf),
             ("read_latency_dist", Leaf),

@@ -92,6 +92,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         ecn: q.boolean("ecn")?.unwrap_or(false),
         hz: q.integer_of("hz", HZ_CHOICES)?.map_or(DEFAULT_HZ, |v| v as u32),
         dctcp_shift_g: dctcp_shift_g(q)?,
+        dctcp_alpha_on_init: dctcp_alpha_on_init(q)?,
         timers: q
             .choice("timers", &[("exact", Timers::Exact), ("jiffies", Timers::Jiffies)])?
             .unwrap_or(Timers::Exact),
@@ -163,6 +164,13 @@ fn dctcp_shift_g(q: &Fields) -> Result<u32> {
     use crate::tcp::cc::dctcp::{MAX_SHIFT_G, Params};
     let v = q.integer("dctcp_shift_g", 0..=i64::from(MAX_SHIFT_G))?;
     Ok(v.map_or(Params::default().shift_g, |v| v as u32))
+}
+
+/// `dctcp_alpha_on_init`: Linux's module parameter (a `uint`; `dctcp_init()` takes it up to
+/// `DCTCP_MAX_ALPHA`, so a larger value starts α at 1).
+fn dctcp_alpha_on_init(q: &Fields) -> Result<u32> {
+    let v = q.integer("dctcp_alpha_on_init", 0..=i64::from(u32::MAX))?;
+    Ok(v.map_or(crate::tcp::cc::dctcp::Params::default().alpha_on_init, |v| v as u32))
 }
 
 /// `read_latency` (a time or a list of times) and `read_latency_dist`: "exponential" makes a

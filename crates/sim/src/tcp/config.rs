@@ -87,6 +87,9 @@ pub struct FlowSpec {
     /// The sender's `tcp_dctcp` module parameter `dctcp_shift_g`: DCTCP's EWMA gain is
     /// g = 1/2^shift_g (Linux: 4, g = 1/16; the S-ECN paper runs g = 1/8, 3). At most 10.
     pub dctcp_shift_g: u32,
+    /// The sender's `tcp_dctcp` module parameter `dctcp_alpha_on_init`: DCTCP's α at the
+    /// connection's start, in 1/1024 (Linux: 1024; above 1024 acts as 1024).
+    pub dctcp_alpha_on_init: u32,
     /// How the hosts' TCP timers (RTO, loss probe, RACK reorder, delayed ACK) fire.
     pub timers: Timers,
     /// How long the receiving application takes to wake and read once data is queued; zero =
@@ -157,6 +160,7 @@ impl FlowSpec {
             ecn: false,
             hz: DEFAULT_HZ,
             dctcp_shift_g: crate::tcp::cc::dctcp::Params::default().shift_g,
+            dctcp_alpha_on_init: crate::tcp::cc::dctcp::Params::default().alpha_on_init,
             timers: Timers::Exact,
             read_latency: Latency::ZERO,
             first_read_latency: None,

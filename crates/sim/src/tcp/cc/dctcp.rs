@@ -51,6 +51,9 @@ pub struct Params {
     pub shift_g: u32,
     /// `dctcp_alpha_on_init = 1024` (`DCTCP_MAX_ALPHA`): α starts at 1.0, so the first marks
     /// halve the window (RFC 8257 §3.3: "initialized to 1"). Values above 1024 act as 1024.
+    /// A flow's `dctcp_alpha_on_init` key sets it; 0 is the out-of-tree patch for 2.6.38.3
+    /// (myasuda/DCTCP-Linux `dctcp-2.6.38.3-rev1.1.0.patch`), whose `tp->dctcp_alpha` is a new
+    /// `tcp_sock` field no code sets before the first window's update, so it starts zeroed.
     pub alpha_on_init: u32,
 }
 
@@ -301,20 +304,34 @@ mod tests {
         assert_eq!(ack_up_to(&mut cc, &mut tp, 180, 110), 982);
     }
 
-    #[test]
-    fn a_flows_shift_g_sets_the_ewma_step() {
-        let spec = crate::tcp::config::FlowSpec {
-            dctcp_shift_g: 3,
-            ..crate::tcp::config::FlowSpec::linux_default("dctcp")
-        };
+    /// The module parameters `cc::for_flow` hands a flow whose spec `set` changed.
+    fn flow_params(set: impl FnOnce(&mut crate::tcp::config::FlowSpec)) -> Params {
+        let mut spec = crate::tcp::config::FlowSpec::linux_default("dctcp");
+        set(&mut spec);
         let Some(super::super::AnyCc::Dctcp(d)) = super::super::for_flow(&spec) else {
             panic!("not dctcp")
         };
+        d.params
+    }
+
+    #[test]
+    fn a_flows_shift_g_sets_the_ewma_step() {
         let mut tp = ecn_sock(100);
         tp.snd_nxt = 100 * MSS as u64;
-        let mut cc = started(d.params, &mut tp);
+        let mut cc = started(flow_params(|s| s.dctcp_shift_g = 3), &mut tp);
         // g = 1/8: 1024 − 1024/8 + (30·128)/100 = 896 + 38 = 934.
         assert_eq!(ack_up_to(&mut cc, &mut tp, 100, 30), 934);
+    }
+
+    #[test]
+    fn a_flows_alpha_on_init_of_zero_cuts_nothing_on_the_first_marks() {
+        let mut tp = ecn_sock(40);
+        let mut cc = started(flow_params(|s| s.dctcp_alpha_on_init = 0), &mut tp);
+        assert_eq!(cc.alpha(), 0);
+        // ECE before the first window closes: ssthresh = cwnd − (cwnd·0 >> 11), no cut at all,
+        // where the default α = 1 halves (40 → 20).
+        assert_eq!(cc.ssthresh(&tp), 40);
+        assert_eq!(started(Params::default(), &mut ecn_sock(40)).ssthresh(&tp), 20);
     }
 
     #[test]

@@ -466,11 +466,15 @@ pub fn by_name(name: &str) -> Option<AnyCc> {
     REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, make)| make())
 }
 
-/// The algorithm a flow runs, with its sender's module parameters (`dctcp_shift_g`).
+/// The algorithm a flow runs, with its sender's module parameters (`dctcp_shift_g`,
+/// `dctcp_alpha_on_init`).
 pub fn for_flow(spec: &crate::tcp::config::FlowSpec) -> Option<AnyCc> {
     match by_name(&spec.cca)? {
         AnyCc::Dctcp(_) => {
-            let params = dctcp::Params { shift_g: spec.dctcp_shift_g, ..Default::default() };
+            let params = dctcp::Params {
+                shift_g: spec.dctcp_shift_g,
+                alpha_on_init: spec.dctcp_alpha_on_init,
+            };
             Some(AnyCc::Dctcp(dctcp::Dctcp::new(params)))
         }
         cc => Some(cc),
