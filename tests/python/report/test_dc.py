@@ -182,3 +182,33 @@ def test_websearch_misses_carry_what_their_own_runs_measured():
     old = {k: {f: v for f, v in r.items() if f != "tcp"} for k, r in w.items()}
     by_old = {f.key: f for f in check_all({"websearch": old, "websearch_seconds": 2.0}, dc.WHY)}
     assert by_old["ws-large"].why == dc.WHY["ws-large"]
+
+
+def test_the_hosts_dctcp_starts_alpha_where_the_scenario_says():
+    # The study's hosts start alpha at 0 (the DCTCP patch for Linux 2.6.38.3): the first marks cut
+    # nothing, so the first query's queue peaks higher than with Linux's default alpha of 1.
+    text = study._text("secn-fan-in.toml")
+    short = ["incast[0].queries=1", "incast[0].query_size=2MB", "stop=1s"]
+    ours = study._peaks(study._run(text, short))
+    linux = study._peaks(study._run(text, [*short, "hosts.dctcp_alpha_on_init=1024"]))
+    assert ours == study._peaks(study._run(text, [*short, "hosts.dctcp_alpha_on_init=0"]))
+    assert ours[0] > linux[0]
+
+
+def test_every_s_ecn_part_runs_the_hardware_form():
+    assert study.MARKING["s-ecn"] == ["topology.ecn_mode=s-ecn-hardware"]
+    assert study.WEBSEARCH_MARKING is study.MARKING
+
+
+def test_the_incast_miss_carries_what_its_own_runs_lost():
+    runs = {"drops": [3, 0], "timeouts": [0, 1], "loss_probes": [2, 0]}
+    quiet = {"drops": [0, 0], "timeouts": [0, 0], "loss_probes": [0, 0]}
+    d = {"incast": {**{f"{k}-{n}": [0.0086] for k in ("dctcp", "s-ecn") for n in study.INCAST_SENDERS},
+                    "losses": {f"{k}-{n}": runs if k == "dctcp" else quiet
+                               for k in ("dctcp", "s-ecn") for n in study.INCAST_SENDERS}}}
+    f = next(f for f in check_all(d, dc.WHY) if f.key == "incast")
+    assert f.status == FAIL and f.why.startswith(dc.WHY["incast"])
+    assert "24: 3 / 1 / 2 (1 of 2 runs) against 0 / 0 / 0 (0 of 2 runs)" in f.why
+    # Runs from before the loss counts carry the mechanism alone.
+    del d["incast"]["losses"]
+    assert next(f for f in check_all(d, dc.WHY) if f.key == "incast").why == dc.WHY["incast"]

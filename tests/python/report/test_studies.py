@@ -44,8 +44,8 @@ def test_catalogue_lists_every_study_with_its_seed_and_runs():
     assert entries[0].runs == 2 * 5 * 7 * 3 == 210
     assert entries[3].runs == studies.get("grnet").runs == 10
     # dc: 20 seeds or start times for each of the 8 slope-law fan-ins, 6 peak runs, 2 goodput,
-    # 7 incast sizes and 5 web-search loads each with both markings.
-    assert entries[4].runs == 8 * 20 + 6 + 2 + 2 * (7 + 5) == 192
+    # 7 incast sizes over 20 seeds and 5 web-search loads, each with both markings.
+    assert entries[4].runs == 8 * 20 + 6 + 2 + 2 * (7 * 20 + 5) == 458
     assert entries[4].cpu_estimated and not any(e.cpu_estimated for e in entries[:4])
 
 

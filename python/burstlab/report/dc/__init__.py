@@ -18,11 +18,14 @@ __all__ = ["is_study", "findings", "to_markdown", "to_json", "to_html", "report"
 
 #: The study's line in `burstlab study`'s catalogue.
 SEED = '004 (Shan et al., S-ECN, "Micro-burst in Data Centers")'
-#: CPU seconds of the whole study (`burstlab study dc`) on the shared 2-core machine, partly an
-#: estimate: laws 1-3 measured (2.4 + 132 s, docs/dc.md), secn_peaks, goodput and incast measured
-#: together (4.3 s); web search estimated from its ten runs at 5 simulated seconds (32 CPU-s)
-#: scaled to the default 300 s, as the runs grow with simulated time.
-CPU_S = 2.4 + 132 + 4.3 + 32 * 300 / 5
+#: CPU seconds of the ten 5-minute web-search runs: an estimate, never measured whole
+#: (docs/performance.md, "The web-search study": the load-0.6 pair measured at 300 s, 377.8
+#: CPU-s, and the ten at 10 s, 39.9, scaled by that pair's ratio).
+WEBSEARCH_CPU_S = 1280.0
+#: CPU seconds of the whole study (`burstlab study dc`), an estimate: laws 1-3 measured (2.4 +
+#: 132 s, docs/dc.md), secn_peaks, goodput and incast (its 280 one-query runs) measured together
+#: (3.8 s), web search :data:`WEBSEARCH_CPU_S`. The one figure docs/dc.md and docs/studies.md quote.
+CPU_S = 2.4 + 132 + 3.8 + WEBSEARCH_CPU_S
 
 #: The mechanism behind each known miss. It carries no figure: the figures differ from run to
 #: run, so a cause text quoting one run's figures would be a hard-coded result on another; the
@@ -31,23 +34,29 @@ _DOC = " (the shipped study's figures: docs/dc.md, Findings)"
 WHY = {
     "law2-3": "the NewReno background holds most of the port's buffer when the query starts, so the fan-in's "
               "second round meets a full queue and phase 2 ends in drops; the paper's background held 'a "
-              "fraction of buffer', why ours holds more is not pinned (queries repeated on warm connections "
-              "rise faster: their whole last window goes as the first round)" + _DOC,
+              "fraction of buffer'. Tested and refuted as the cause: the query at the paper's own start time "
+              "(the background alone holds as much then as at any moment), and two senders per queried host "
+              "(as Law 1's flows; still far below, fewer runs fit); a known difference" + _DOC,
     "law2-6": "as with three background flows; more runs found too little room even for the first round" + _DOC,
     "law2-9": "as with three background flows; more runs found too little room even for the first round" + _DOC,
-    "law3-128": "phase 2 rises at the port speed whatever the hidden buffer: per-ingress arrivals at the "
-                "measured port (INT) show the hidden buffer's uplink feeding it near line rate through the "
-                "whole rise, since the small hidden queue barely drains before the port fills, and the fan-in "
-                "adds its own rate, so the slope is the fan-in's rate alone and the hidden buffer's size never "
-                "shows; why the paper's hidden buffer ran dry inside phase 2 is not pinned" + _DOC,
-    "peak-dctcp": "the first query's peak grows with the senders' first round (two senders per host peak "
-                  "higher than one), but the paper gives its figure no sender count ('query other servers'), "
-                  "so the study keeps one per host; the gap is not pinned" + _DOC,
+    "law3-128": "phase 2 rises at the port speed whatever the hidden buffer: the hidden queue is full when the "
+                "query starts and its uplink feeds the measured port near line rate through the whole rise "
+                "(per-ingress arrivals, INT), and the fan-in adds its own rate, so the hidden buffer's size "
+                "never shows. Tested and refuted as the cause: the query at the paper's own start time (the "
+                "hidden queue is full then too), and two senders per queried host (faster still, and still the "
+                "same at every hidden buffer); a known difference" + _DOC,
+    "peak-dctcp": "the first query's peak is the threshold plus what the senders send before the first marks "
+                  "reach them. The paper's hosts ran the DCTCP patch whose alpha starts at zero, so their first "
+                  "marks cut nothing: modelled, it raises the peak, but not to the paper's; the receiving NIC's "
+                  "interrupt coalescing at its driver's floor does not raise it. What else slowed the paper's "
+                  "feedback is not found; a known difference" + _DOC,
     "peak-dctcp-k2": "as DCTCP's own peak" + _DOC,
     "peak-dequeue": "as DCTCP's own peak" + _DOC,
-    "incast": "the drops at the port are all recovered without an RTO (SACK, RACK-TLP), so a query takes its "
-              "bytes at line rate with either marking; the paper's DCTCP lost its time to RTOs its hosts' "
-              "older Linux took, which ours do not" + _DOC,
+    "incast": "each run is one query on new connections: DCTCP drops at the port from the paper's range on and "
+              "S-ECN far less, but our hosts' loss probes (TLP) and RACK recover those drops without an RTO, "
+              "so a query takes its bytes at line rate with either marking; the paper's older Linux had "
+              "neither and waited for the RTO after a tail loss, which S-ECN's fewer drops save. Not "
+              "simulated (no host setting for that older loss recovery): a known difference" + _DOC,
     "ws-qct-mean": "S-ECN's gain is shorter queues on every query and, in the tail, fewer losses: it keeps every "
                    "port's queue lower (the rack uplinks' mostly below K) and drops almost nothing, where DCTCP's "
                    "answers are retransmitted after drops at the aggregation switch's downlinks; SACK and RACK-TLP "
@@ -67,8 +76,9 @@ WHY = {
                 "full), where DCTCP's threshold marks few; DCTCP's senders cut their windows on every mark, so "
                 "the uplinks carry less of the same offered load and the long flows take longer; why the paper's "
                 "testbed did not lose this is not pinned" + _DOC,
-    "peak-36": "the first query (new connections) peaks highest, later ones lower; the paper's figure is a "
-               "maximum over its runs, ours over one run's queries" + _DOC,
+    "peak-36": "the first query (new connections) peaks highest, later ones lower; both peaks grow with the "
+               "senders' first round and DCTCP's with a slower first cut (the alpha the hosts start with), so "
+               "the reduction moves with both" + _DOC,
 }
 
 

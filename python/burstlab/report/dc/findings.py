@@ -258,12 +258,30 @@ def websearch_measured(d: dict[str, Any]) -> dict[str, str]:
     return {"ws-qct-mean": timeouts, "ws-qct-p99": timeouts, "ws-small-mean": slower, "ws-large": slower}
 
 
+def incast_measured(d: dict[str, Any]) -> dict[str, str]:
+    """What the incast runs in ``d`` lost per marking at each sender count: drops at the port,
+    RTOs and loss probes summed over the runs, and the runs a loss probe saved from waiting for
+    an RTO. Empty for runs that predate these fields."""
+    losses = d.get("incast", {}).get("losses")
+    if not losses:
+        return {}
+
+    def lost(key: str) -> str:
+        x = losses[key]
+        probed = sum(p > 0 for p in x["loss_probes"])
+        return f"{sum(x['drops'])} / {sum(x['timeouts'])} / {sum(x['loss_probes'])} ({probed} of {len(x['drops'])} runs)"
+
+    cells = "; ".join(f"{n}: {lost(f'dctcp-{n}')} against {lost(f's-ecn-{n}')}" for n in INCAST_SENDERS
+                      if f"dctcp-{n}" in losses and f"s-ecn-{n}" in losses)
+    return {"incast": f"drops / RTOs / loss probes (runs with a probe), DCTCP against S-ECN, {cells}"}
+
+
 def check_all(d: dict[str, Any], why: dict[str, str] | None = None) -> list[Finding]:
     """Every finding on study data ``d``; ``why`` adds the measured cause of each known miss,
     followed by what this study's own runs measured behind it where they record it."""
     found = [*law1(d), *law1_staggered(d), *law2(d), *law3(d), *peaks(d), *goodput(d), *incast(d), *websearch(d)]
     why = why or {}
-    measured = websearch_measured(d)
+    measured = {**websearch_measured(d), **incast_measured(d)}
 
     def cause(key: str) -> str:
         text = why.get(key, "")

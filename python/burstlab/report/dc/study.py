@@ -40,11 +40,12 @@ SERVERS = [f"h{i}" for i in range(9)]
 LOADS = (0.2, 0.3, 0.4, 0.5, 0.6)
 #: Incast sizes: around the paper's 19-32 (Fig. 17).
 INCAST_SENDERS = (9, 16, 19, 24, 28, 32, 40)
-MARKING = {"dctcp": [], "s-ecn": ["topology.ecn_mode=s-ecn"]}
-#: The web-search benchmark's markings. Its figures (Fig. 18-19) are "realistic experiments (in
-#: the testbed described in §III-A)" (§IV-D), whose switches run S-ECN as §IV-C implements it on
-#: NetFPGA: the accumulator, not random draws (``ecn_mode = "s-ecn-hardware"``).
-WEBSEARCH_MARKING = {"dctcp": [], "s-ecn": ["topology.ecn_mode=s-ecn-hardware"]}
+#: The two markings every S-ECN part compares. All of §IV-D's figures (Fig. 14-19) are "realistic
+#: experiments (in the testbed described in §III-A)", whose switches run S-ECN as §IV-C
+#: implements it on NetFPGA: the accumulator, not random draws (``ecn_mode = "s-ecn-hardware"``).
+MARKING = {"dctcp": [], "s-ecn": ["topology.ecn_mode=s-ecn-hardware"]}
+#: The web-search benchmark's markings: the same as every other part's.
+WEBSEARCH_MARKING = MARKING
 #: Seeds over which a one-query fan-in is repeated (each run new connections).
 REPS = 20
 #: When the background studies' one query starts, s: spread over 1 s from the paper's 0.5 s,
@@ -160,8 +161,7 @@ def law3(reps: int = REPS) -> dict[str, Any]:
 
 def secn_peaks() -> dict[str, Any]:
     text = _text("secn-fan-in.toml")
-    sets = {"dctcp": [], "s-ecn": ["topology.ecn_mode=s-ecn"], "dctcp-k2": ["topology.ecn_threshold=2KB"],
-            "dequeue": ["topology.ecn_mode=dequeue"]}
+    sets = {**MARKING, "dctcp-k2": ["topology.ecn_threshold=2KB"], "dequeue": ["topology.ecn_mode=dequeue"]}
     out: dict[str, Any] = {}
     for key, s in sets.items():
         out[key] = _peaks(_run(text, s))
@@ -190,14 +190,25 @@ def goodput() -> dict[str, float]:
     return out
 
 
-def incast() -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def incast(reps: int = REPS) -> dict[str, Any]:
+    """Per marking and sender count, the QCT of one query on new connections in each of ``reps``
+    seeds (the paper repeats the experiment, as its Law 1 runs), and what each run lost: drops
+    at the port, RTOs and loss probes (``losses``, one value per run)."""
+    out: dict[str, Any] = {"losses": {}}
     text = _text("incast.toml")
     for n in INCAST_SENDERS:
         hosts = [SERVERS[i % len(SERVERS)] for i in range(n)]
         for key, s in MARKING.items():
-            q = _queries(_run(_senders(text, hosts), s))
-            out[f"{key}-{n}"] = q.qct_s.tolist()
+            qct: list[float] = []
+            lost: dict[str, list[int]] = {"drops": [], "timeouts": [], "loss_probes": []}
+            for seed in range(1, reps + 1):
+                r = _run(_senders(text, hosts), [*s, f"seed={seed}"])
+                qct += _queries(r).qct_s.tolist()
+                lost["drops"].append(_port(r.summary)["drops"])
+                for k in ("timeouts", "loss_probes"):
+                    lost[k].append(sum(f[k] for f in r.summary["flows"]))
+            out[f"{key}-{n}"] = qct
+            out["losses"][f"{key}-{n}"] = lost
     return out
 
 
@@ -253,7 +264,8 @@ def runs() -> int:
             + 2 * 3 * REPS  # law2 (3, 6, 9 flows), law3 (128, 256, 512 KB)
             + 4 + 2  # secn_peaks: four markings at 9 senders, two at 36
             + len(MARKING)  # goodput
-            + len(MARKING) * len(INCAST_SENDERS) + len(WEBSEARCH_MARKING) * len(LOADS))  # incast, websearch
+            + len(MARKING) * len(INCAST_SENDERS) * REPS  # incast
+            + len(WEBSEARCH_MARKING) * len(LOADS))
 
 
 def run_study(out_dir: str | os.PathLike[str], *, websearch_seconds: float = 300.0,
