@@ -243,6 +243,7 @@ def _one_incast(n: int, bottleneck: Bottleneck, tuning: HostTuning, total_bytes:
         # The same median of medians, in bits/s: the rates the last response left this one.
         "pacing_at_response_bps": 8 * at_response(served["pacing_at_response_Bps"]),
         "delivery_at_response_bps": 8 * at_response(served["delivery_at_response_Bps"]),
+        **bbr_at_response(served),
         **spread,
         **aggregator_cost(asked),
     }
@@ -294,6 +295,23 @@ def reader_wait_summary(waits: list[float]) -> dict:
     `reader_wait_quantiles_us` (0 and [] without samples)."""
     return {"reader_wait_us": statistics.fmean(waits) if waits else 0.0,
             "reader_wait_quantiles_us": midpoint_quantiles(waits)}
+
+
+#: `bbr_pacing_gain[0]` (net/ipv4/tcp_bbr.c): BBR_UNIT * 5 / 4, the gain of PROBE_BW's probing phase.
+BBR_PROBE_GAIN = 320
+
+
+def bbr_at_response(served: dict) -> dict[str, float]:
+    """BBR's own state as the responses start (`TCP_CC_INFO`; none for other CCAs): its
+    bandwidth estimate in bits/s, taken over connections and queries as `at_response` does,
+    and the share of response starts at the probing gain 5/4 (`bbr_pacing_gain[0]`, 320 of 256),
+    which the last response's ACKs leave and the idle restart does not reset."""
+    bw = served.get("bbr_bw_at_response_Bps") or []
+    gains = [g for conn in served.get("bbr_gain_at_response") or [] for g in conn]
+    if not any(bw) or not gains:
+        return {}
+    return {"bbr_bw_at_response_bps": 8 * at_response(bw),
+            "bbr_probing_at_response": sum(g == BBR_PROBE_GAIN for g in gains) / len(gains)}
 
 
 def at_response(per_conn: list[list[int]]) -> float:

@@ -98,6 +98,28 @@ _AT_RESPONSE = ("rtt_us", "pacing_rate_Bps", "delivery_rate_Bps")
 _AT_RESPONSE_LEN = max(TCP_INFO_FIELDS[k][0] + struct.calcsize(TCP_INFO_FIELDS[k][1]) for k in _AT_RESPONSE)
 
 
+#: `TCP_CC_INFO` (include/uapi/linux/tcp.h): the CCA's own state. BBR answers with `struct
+#: tcp_bbr_info` (include/uapi/linux/inet_diag.h, filled by `bbr_get_info()`): five __u32,
+#: bbr_bw_lo and bbr_bw_hi (its bandwidth estimate, bytes/s), bbr_min_rtt (µs), bbr_pacing_gain
+#: and bbr_cwnd_gain (of 256). Other CCAs answer with less (cubic and reno: nothing).
+TCP_CC_INFO = getattr(socket, "TCP_CC_INFO", 26)
+_BBR_INFO = struct.Struct("=5I")
+
+
+def parse_bbr_info(raw: bytes) -> tuple[int, int, int] | None:
+    """BBR's bandwidth estimate (bytes/s), min RTT (µs) and pacing gain (of 256) from what
+    getsockopt(TCP_CC_INFO) gave; None if the answer is too short to be BBR's."""
+    if len(raw) < _BBR_INFO.size:
+        return None
+    bw_lo, bw_hi, min_rtt_us, pacing_gain, _ = _BBR_INFO.unpack_from(raw)
+    return bw_lo | bw_hi << 32, min_rtt_us, pacing_gain
+
+
+def bbr_at_response(sock: socket.socket) -> tuple[int, int, int] | None:
+    """`parse_bbr_info` of the socket's `TCP_CC_INFO`: one more short getsockopt."""
+    return parse_bbr_info(sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, _BBR_INFO.size))
+
+
 def at_response(sock: socket.socket) -> tuple[int, int, int]:
     """`tcpi_rtt` (SRTT, µs), `tcpi_pacing_rate` and `tcpi_delivery_rate` (bytes/s): one short
     getsockopt, cheap enough to read before every response without moving when it starts. The
@@ -469,6 +491,9 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
     srtts: list[list[int]] = [[] for _ in range(conns)]
     pacing: list[list[int]] = [[] for _ in range(conns)]
     delivery: list[list[int]] = [[] for _ in range(conns)]
+    # BBR's own bandwidth estimate and pacing gain as each response starts (BBR only).
+    bbr_bw: list[list[int]] = [[] for _ in range(conns)]
+    bbr_gain: list[list[int]] = [[] for _ in range(conns)]
     errors: list[str] = []
     with listener(port, conns + 16, timeout, cca) as srv:
         accepted = [srv.accept()[0] for _ in range(conns)]
@@ -488,9 +513,13 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
                     if n == 0:
                         break
                     srtt, pace, rate = at_response(sock)
+                    bbr = bbr_at_response(sock) if is_bbr else None
                     srtts[i].append(srtt)
                     pacing[i].append(pace)
                     delivery[i].append(rate)
+                    if bbr is not None:
+                        bbr_bw[i].append(bbr[0])
+                        bbr_gain[i].append(bbr[2])
                     starts[i].append(time.monotonic_ns())
                     send_zeros(sock, n)
                 infos[i] = tcp_info(sock)
@@ -500,6 +529,7 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
     threads = [threading.Thread(target=serve, args=(i, s), daemon=True) for i, s in enumerate(accepted)]
     # One name if every connection runs the same algorithm, else all of them ("bbr,cubic").
     cca_used = ",".join(sorted({cca_of(c) for c in accepted}))
+    is_bbr = cca_used == "bbr"
     for t in threads:
         t.start()
     for t in threads:
@@ -512,6 +542,7 @@ def incast_serve(port: int, conns: int, cca: str | None, timeout: float) -> dict
             "tcp_info": infos, "peer_ports": peer_ports, "handshake_rtt_us": handshake_rtt_us,
             "response_starts_ns": starts, "srtt_at_response_us": srtts,
             "pacing_at_response_Bps": pacing, "delivery_at_response_Bps": delivery,
+            "bbr_bw_at_response_Bps": bbr_bw, "bbr_gain_at_response": bbr_gain,
             "mib": mib_delta(mib0, read_mib())}
 
 

@@ -133,6 +133,29 @@ def test_single_cubic_flow_reaches_shaped_rate() -> None:
     assert min(run["srtt_us"] for run in r["runs"]) < 6_000, brief
 
 
+def test_bbr_at_response_pools_as_the_srtt_does_and_counts_probing_starts() -> None:
+    # Two connections, two queries each; bytes/s, and gains of 256.
+    served = {"bbr_bw_at_response_Bps": [[100e6, 150e6], [120e6, 130e6]],
+              "bbr_gain_at_response": [[320, 256], [320, 192]]}
+    got = real.bbr_at_response(served)
+    # Per query 110e6 and 140e6 B/s; their median 125e6 B/s is 1 Gbit/s. Two starts of four probe.
+    assert got == {"bbr_bw_at_response_bps": 1e9, "bbr_probing_at_response": 0.5}
+    # Another CCA's server reads no BBR state: no figure rather than a zero.
+    assert real.bbr_at_response({"bbr_bw_at_response_Bps": [[], []], "bbr_gain_at_response": [[], []]}) == {}
+    assert real.bbr_at_response({}) == {}
+
+
+@pytest.mark.netns
+def test_incast_reads_bbrs_own_bandwidth_estimate_as_responses_start() -> None:
+    r = incast(1, 128 * 1024, cca="bbr", queries=10)
+    run = r["runs"][0]
+    # Through a 1 Gbit/s tbf BBR's estimate is of the order of the rate (the bucket's burst can
+    # lift a sample above it), not a hundredth of it nor a hundred times it.
+    assert 1e8 < run["bbr_bw_at_response_bps"] < 1e10, run
+    assert 0.0 <= run["bbr_probing_at_response"] <= 1.0
+    assert "bbr_bw_at_response_bps" not in incast(1, 128 * 1024, queries=3)["runs"][0]
+
+
 @pytest.mark.netns
 @pytest.mark.parametrize("n", [1, 8])
 def test_incast_numbers_are_sane(n: int) -> None:

@@ -38,6 +38,17 @@ def test_tcp_info_short_buffer_gives_none_for_missing_fields() -> None:
     assert info["bytes_acked"] is None and info["delivery_rate_Bps"] is None
 
 
+def test_bbr_info_is_tcp_bbr_info_and_other_ccas_answers_are_not() -> None:
+    # struct tcp_bbr_info (include/uapi/linux/inet_diag.h): bw_lo, bw_hi, min_rtt, pacing_gain,
+    # cwnd_gain. A bandwidth above 4 GB/s needs bw_hi.
+    raw = struct.pack("=5I", 0x2345_6789, 1, 38, 320, 512)
+    assert traffic.parse_bbr_info(raw) == ((1 << 32) | 0x2345_6789, 38, 320)
+    assert traffic.parse_bbr_info(struct.pack("=5I", 135_000_000, 0, 41, 256, 512)) == (135_000_000, 41, 256)
+    # cubic and reno answer TCP_CC_INFO with nothing, DCTCP and Vegas with 16 bytes.
+    assert traffic.parse_bbr_info(b"") is None
+    assert traffic.parse_bbr_info(bytes(16)) is None
+
+
 def test_read_wait_is_how_long_the_oldest_unread_byte_waited() -> None:
     import socket
     import time
