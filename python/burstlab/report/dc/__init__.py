@@ -35,7 +35,7 @@ WHY = {
     "law2-3": "the NewReno background holds most of the port's buffer when the query starts, so the fan-in's "
               "second round meets a full queue and phase 2 ends in drops; the paper's background held 'a "
               "fraction of buffer'. Tested and refuted as the cause: the query at the paper's own start time "
-              "(the background alone holds as much then as at any moment), and two senders per queried host "
+              "(the background alone fills the port as much then), and two senders per queried host "
               "(as Law 1's flows; still far below, fewer runs fit); a known difference" + _DOC,
     "law2-6": "as with three background flows; more runs found too little room even for the first round" + _DOC,
     "law2-9": "as with three background flows; more runs found too little room even for the first round" + _DOC,
