@@ -4,6 +4,8 @@ points on the same three runs (docs/amlight.md, "One seed or three")."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from burstlab.cli.demo import DEMO_GRID, DEMO_REPS, FULL_GRID, SEEDS_GRID
 from burstlab.sweep.grid import axes_from_mapping, parse_grid_arg, points
 from burstlab.sweep.seeds import run_seed
@@ -44,3 +46,25 @@ def test_quick_and_full_together_are_refused(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--quick and --full: choose one" in r.stderr
     assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_full_runs_its_parts_into_one_study_and_reports_it(tmp_path, monkeypatch, capsys):
+    # The two-part path of `burstlab demo --full`, on the study's scenario shrunk to a 200 MB
+    # transfer: the grid into DIR, the repeated points into DIR/seeds, one report over both.
+    from rich.console import Console
+
+    from burstlab.cli import demo
+
+    text = demo.scenario_text().replace('size = "13GiB"', 'size = "200MB"').replace('stop = "80s"', 'stop = "20s"')
+    assert 'size = "200MB"' in text and 'stop = "20s"' in text
+    monkeypatch.setattr(demo, "scenario_text", lambda: text)
+    grid = {"flow[0].cca": ["htcp", "bbr"], "burst[0].duration": ["1ns", "100ms"]}
+    seeds = {"flow[0].cca": ["bbr"], "burst[0].duration": ["100ms"]}
+    out = tmp_path / "study"
+    code = demo._demo(out, 2, [(Path(), grid, 1), (Path("seeds"), seeds, 2)], Console(stderr=True))
+    assert code == 0
+    assert (out / "sweep.json").is_file() and (out / "seeds" / "sweep.json").is_file()
+    printed = capsys.readouterr()
+    assert "demo: 6 runs (0 resumed, 0 failed)" in printed.err
+    # BBR's 100 ms point is judged on its two seeds, and says so.
+    assert "(seeds " in printed.out and "of 2 pass" in printed.out
