@@ -37,16 +37,20 @@ def test_every_part_loads_at_every_grid_point(name: str):
 
 def test_catalogue_lists_every_study_with_its_seed_and_runs():
     entries = studies.catalogue()
-    assert [e.name for e in entries] == ["amlight", "esnet", "htc24", "grnet", "dc"]
-    assert [e.seed[:3] for e in entries] == ["000", "002", "001", "003", "004"]
+    assert [e.name for e in entries] == ["amlight", "amlight-full", "esnet", "htc24", "grnet", "dc"]
+    assert [e.seed[:3] for e in entries] == ["000", "000", "002", "001", "003", "004"]
     assert all(e.runs > 0 and e.cpu_s > 0 for e in entries)
     # amlight: the demo's 2 CCAs x 5 starts x 7 durations, three seeds each.
     assert entries[0].runs == 2 * 5 * 7 * 3 == 210
-    assert entries[3].runs == studies.get("grnet").runs == 10
+    # amlight-full: 2 RTTs x 2 CCAs x 7 durations x 13 starts, and experiment A's 14 points at
+    # the demo's three seeds.
+    assert entries[1].runs == 2 * 2 * 7 * 13 + 2 * 7 * 3 == 406
+    assert entries[1].command == "burstlab demo --full"
+    assert entries[4].runs == studies.get("grnet").runs == 10
     # dc: 20 seeds or start times for each of the 8 slope-law fan-ins, 6 peak runs, 2 goodput,
     # 7 incast sizes over 20 seeds and 5 web-search loads, each with both markings.
-    assert entries[4].runs == 8 * 20 + 6 + 2 + 2 * (7 * 20 + 5) == 458
-    assert entries[4].cpu_estimated and not any(e.cpu_estimated for e in entries[:4])
+    assert entries[5].runs == 8 * 20 + 6 + 2 + 2 * (7 * 20 + 5) == 458
+    assert entries[5].cpu_estimated and not any(e.cpu_estimated for e in entries[:5])
 
 
 def test_unknown_study_names_the_catalogue():
@@ -121,8 +125,9 @@ def test_study_command_lists_and_refuses_unknown_names():
     assert listed.exit_code == 0, listed.output
     lines = listed.output.splitlines()
     assert lines[0].split() == ["study", "seed", "runs", "CPU", "time", "command"]
-    assert [line.split()[0] for line in lines[1:6]] == ["amlight", "esnet", "htc24", "grnet", "dc"]
-    assert "(estimate)" in lines[5] and lines[5].split()[-3:] == ["burstlab", "study", "dc"]
+    assert [line.split()[0] for line in lines[1:7]] == ["amlight", "amlight-full", "esnet", "htc24", "grnet", "dc"]
+    assert lines[2].split()[-3:] == ["burstlab", "demo", "--full"]
+    assert "(estimate)" in lines[6] and lines[6].split()[-3:] == ["burstlab", "study", "dc"]
     bad = runner.invoke(build_app(), ["study", "nope"])
     assert bad.exit_code == 2
     assert "no such study" in bad.output

@@ -3,7 +3,7 @@ scenarios and sets the seed's figures beside ours (docs/studies.md).
 
 >>> from burstlab.report import studies
 >>> [s.name for s in studies.catalogue()]
-['amlight', 'esnet', 'htc24', 'grnet', 'dc']
+['amlight', 'amlight-full', 'esnet', 'htc24', 'grnet', 'dc']
 >>> studies.get("grnet").runs
 10
 
@@ -56,17 +56,24 @@ def get(name: str) -> Study:
     return study
 
 
-#: The AmLight demo's CPU time per run: its 210 runs took 634 CPU-seconds (docs/performance.md).
-AMLIGHT_CPU_S_PER_RUN = 634.0 / 210
+#: The AmLight demo's CPU time per run: its 210 runs took 365 CPU-seconds at b28626e
+#: (docs/performance.md, "The AmLight study").
+AMLIGHT_CPU_S_PER_RUN = 365.0 / 210
+#: The full AmLight study's CPU time (``burstlab demo --full``): its 364-run grid and 42-run seeds/
+#: part took 618 + 67 CPU-seconds at b28626e (docs/performance.md).
+AMLIGHT_FULL_CPU_S = 618.0 + 67.0
 
 
 def catalogue() -> list[Entry]:
-    """Every study, the AmLight demo first."""
-    from burstlab.cli.demo import DEMO_GRID, DEMO_REPS
+    """Every study, the AmLight demo and full study first."""
+    from burstlab.cli.demo import DEMO_GRID, DEMO_REPS, FULL_GRID, SEEDS_GRID
 
+    seed = "000 (AmLight, \"Handling Microbursts @ AmLight\")"
     runs = math.prod(len(v) for v in DEMO_GRID.values()) * DEMO_REPS
-    out = [Entry("amlight", "000 (AmLight, \"Handling Microbursts @ AmLight\")", runs,
-                 round(runs * AMLIGHT_CPU_S_PER_RUN), "burstlab demo")]
+    full = (math.prod(len(v) for v in FULL_GRID.values())
+            + math.prod(len(v) for v in SEEDS_GRID.values()) * DEMO_REPS)
+    out = [Entry("amlight", seed, runs, round(runs * AMLIGHT_CPU_S_PER_RUN), "burstlab demo"),
+           Entry("amlight-full", seed, full, AMLIGHT_FULL_CPU_S, "burstlab demo --full")]
     for name in MODULES:
         s = get(name)
         optional = [(p, not unavailable(p)) for p in s.parts if p.optional]
