@@ -107,6 +107,7 @@ macro_rules! with_host_settings {
             ("initrwnd", Leaf),
             ("tcp_comp_sack_nr", Leaf),
             ("rto_min", Leaf),
+            ("tcp_early_retrans", Leaf),
             ("quickack", Leaf),
             ("ecn", Leaf),
             ("hz", Leaf),

@@ -53,6 +53,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         .map_or(crate::tcp::receiver::TCP_COMP_SACK_NR, |v| v as u32);
     let rto_min = q.time("rto_min")?.unwrap_or(TCP_RTO_MIN);
     q.ensure("rto_min", rto_min > Time::ZERO, || "a time above 0, such as \"200ms\"".into())?;
+    let tcp_early_retrans = tcp_early_retrans(q)?;
     let read_latency = read_latency(q)?;
     let handshake_latency = q.latency("handshake_latency")?.unwrap_or(Latency::ZERO);
     let rx_coalesce = q.latency("rx_coalesce")?.unwrap_or(Latency::ZERO);
@@ -88,6 +89,7 @@ pub(crate) fn flow(q: &Fields, stop: Time) -> Result<FlowSpec> {
         initrwnd,
         comp_sack_nr,
         rto_min,
+        tcp_early_retrans,
         quickack: q.boolean("quickack")?.unwrap_or(false),
         ecn: q.boolean("ecn")?.unwrap_or(false),
         hz: q.integer_of("hz", HZ_CHOICES)?.map_or(DEFAULT_HZ, |v| v as u32),
@@ -171,6 +173,20 @@ fn dctcp_shift_g(q: &Fields) -> Result<u32> {
 fn dctcp_alpha_on_init(q: &Fields) -> Result<u32> {
     let v = q.integer("dctcp_alpha_on_init", 0..=i64::from(u32::MAX))?;
     Ok(v.map_or(crate::tcp::cc::dctcp::Params::default().alpha_on_init, |v| v as u32))
+}
+
+/// `tcp_early_retrans`: Linux's sysctl, which `proc_dointvec_minmax` keeps in 0..=4
+/// (`net/ipv4/sysctl_net_ipv4.c`).
+fn tcp_early_retrans(q: &Fields) -> Result<u8> {
+    use crate::tcp::config::{DEFAULT_TCP_EARLY_RETRANS, TCP_EARLY_RETRANS_MAX};
+    let expected = format!(
+        "an integer from 0 to {TCP_EARLY_RETRANS_MAX} (net.ipv4.tcp_early_retrans: 0 disables \
+         the tail loss probe, 3 or 4 enable it)"
+    );
+    let v = q.read("tcp_early_retrans", &expected, |v| {
+        v.as_integer().filter(|i| (0..=i64::from(TCP_EARLY_RETRANS_MAX)).contains(i))
+    })?;
+    Ok(v.map_or(DEFAULT_TCP_EARLY_RETRANS, |v| v as u8))
 }
 
 /// `read_latency` (a time or a list of times) and `read_latency_dist`: "exponential" makes a

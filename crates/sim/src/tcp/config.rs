@@ -22,6 +22,14 @@ pub const DEFAULT_RMEM_MAX: u64 = 212_992;
 /// (`net/ipv4/Kconfig`, since 2.6.19).
 pub const DEFAULT_CCA: &str = "cubic";
 
+/// `net.ipv4.tcp_early_retrans`'s default: 3, TLP on (`Documentation/networking/ip-sysctl.rst`;
+/// `tcp_sk_init()` in `net/ipv4/tcp_ipv4.c` sets it).
+pub const DEFAULT_TCP_EARLY_RETRANS: u8 = 3;
+
+/// `net.ipv4.tcp_early_retrans`'s range: `proc_dointvec_minmax` between `SYSCTL_ZERO` and
+/// `SYSCTL_FOUR` (`net/ipv4/sysctl_net_ipv4.c`).
+pub const TCP_EARLY_RETRANS_MAX: u8 = 4;
+
 /// `CONFIG_HZ=250` in Debian's and Ubuntu's generic kernel configs.
 pub const DEFAULT_HZ: u32 = 250;
 
@@ -78,6 +86,10 @@ pub struct FlowSpec {
     pub comp_sack_nr: u32,
     /// `ip route … rto_min`; default `TCP_RTO_MIN` = 200 ms.
     pub rto_min: Time,
+    /// The sender's `net.ipv4.tcp_early_retrans` (0-4): `tcp_schedule_loss_probe()`
+    /// (`net/ipv4/tcp_output.c`) arms the tail loss probe only at 3 or 4; 0 is a host before
+    /// TLP (Linux < 3.10), whose tail loss waits for the RTO. See [`FlowSpec::loss_probe`].
+    pub tcp_early_retrans: u8,
     /// `ip route … quickack 1`: the receiver never delays ACKs.
     pub quickack: bool,
     /// `net.ipv4.tcp_ecn` negotiated on both ends.
@@ -156,6 +168,7 @@ impl FlowSpec {
             initrwnd: 0,
             comp_sack_nr: crate::tcp::receiver::TCP_COMP_SACK_NR,
             rto_min: TCP_RTO_MIN,
+            tcp_early_retrans: DEFAULT_TCP_EARLY_RETRANS,
             quickack: false,
             ecn: false,
             hz: DEFAULT_HZ,
@@ -180,6 +193,12 @@ impl FlowSpec {
 }
 
 impl FlowSpec {
+    /// Whether the sender arms tail loss probes: `tcp_schedule_loss_probe()` returns false
+    /// unless `sysctl_tcp_early_retrans` is 3 or 4 (`net/ipv4/tcp_output.c`).
+    pub fn loss_probe(&self) -> bool {
+        matches!(self.tcp_early_retrans, 3 | 4)
+    }
+
     /// The jiffy the hosts' TCP timers tick in, or `None` for exact timers.
     pub fn timer_jiffy(&self) -> Option<Time> {
         match self.timers {
@@ -216,4 +235,20 @@ pub struct FqParams {
     pub flow_limit: u32,
     /// `quantum`, bytes; `None` = Linux's default (2 × MTU).
     pub quantum: Option<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn early_retrans_defaults_to_linuxs_3_and_probes_only_at_3_or_4() {
+        let f = FlowSpec::linux_default("cubic");
+        assert_eq!(f.tcp_early_retrans, 3);
+        assert!(f.loss_probe());
+        let probes: Vec<bool> = (0..=TCP_EARLY_RETRANS_MAX)
+            .map(|v| FlowSpec { tcp_early_retrans: v, ..f.clone() }.loss_probe())
+            .collect();
+        assert_eq!(probes, [false, false, false, true, true]);
+    }
 }

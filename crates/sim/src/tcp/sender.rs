@@ -179,6 +179,8 @@ pub struct TcpSender {
     /// One jiffy when timers run on the kernel's timer wheel (`timers = "jiffies"`), else exact.
     jiffy: Option<Time>,
     rto_min: Time,
+    /// `net.ipv4.tcp_early_retrans` is 3 or 4 ([`FlowSpec::loss_probe`]).
+    loss_probe: bool,
     ecn_ok: bool,
     dscp: u8,
     /// Latest peer TSval, echoed in TSecr.
@@ -267,6 +269,7 @@ impl TcpSender {
             reordering: TCP_FASTRETRANS_THRESH,
             jiffy: spec.timer_jiffy(),
             rto_min,
+            loss_probe: spec.loss_probe(),
             ecn_ok,
             dscp: spec.dscp,
             ts_recent: Time::ZERO,
@@ -933,9 +936,13 @@ impl TcpSender {
     /// if one packet is out (room for a delayed ACK) else + 2 ms (RFC 8985 §7.2), no later than
     /// the RTO would fire: a whole RTO from now when an ACK advanced (`advancing_rto`), else
     /// what is left of it. Armed also while a probe is out; it then fires into the RTO
-    /// (`tcp_send_loss_probe()`). Returns whether it was armed.
+    /// (`tcp_send_loss_probe()`). Never with `tcp_early_retrans` other than 3 or 4. Returns
+    /// whether it was armed.
     fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
-        if self.board.is_empty() || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr) {
+        if !self.loss_probe
+            || self.board.is_empty()
+            || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
+        {
             return false;
         }
         let mut pto = match self.rtt.srtt() {
