@@ -212,3 +212,18 @@ def test_the_incast_miss_carries_what_its_own_runs_lost():
     # Runs from before the loss counts carry the mechanism alone.
     del d["incast"]["losses"]
     assert next(f for f in check_all(d, dc.WHY) if f.key == "incast").why == dc.WHY["incast"]
+
+
+def test_every_part_runs_hosts_without_the_loss_probe():
+    # The paper's testbed is one set of Linux 2.6.38 hosts, before TLP (3.10): every scenario
+    # of the study turns it off, and the key reaches the senders: an incast of 24 DCTCP senders
+    # that drops at the port then waits for RTOs, where Linux's default (3) probes.
+    import tomllib
+
+    for path in sorted(study.SCENARIO_DIR.glob("*.toml")):
+        assert tomllib.loads(path.read_text())["hosts"]["tcp_early_retrans"] == 0, path.name
+    text = study._senders(study._text("incast.toml"), [study.SERVERS[i % 9] for i in range(24)])
+    ours = study._run(text, ["seed=1"]).summary["flows"]
+    linux = study._run(text, ["seed=1", "hosts.tcp_early_retrans=3"]).summary["flows"]
+    assert sum(f["loss_probes"] for f in ours) == 0 and sum(f["timeouts"] for f in ours) > 0
+    assert sum(f["loss_probes"] for f in linux) > 0

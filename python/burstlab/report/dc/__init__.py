@@ -22,10 +22,12 @@ SEED = '004 (Shan et al., S-ECN, "Micro-burst in Data Centers")'
 #: (docs/performance.md, "The web-search study": the load-0.6 pair measured at 300 s, 377.8
 #: CPU-s, and the ten at 10 s, 39.9, scaled by that pair's ratio).
 WEBSEARCH_CPU_S = 1280.0
-#: CPU seconds of the whole study (`burstlab study dc`), an estimate: laws 1-3 measured (2.4 +
-#: 132 s, docs/dc.md), secn_peaks, goodput and incast (its 280 one-query runs) measured together
-#: (3.8 s), web search :data:`WEBSEARCH_CPU_S`. The one figure docs/dc.md and docs/studies.md quote.
-CPU_S = 2.4 + 132 + 3.8 + WEBSEARCH_CPU_S
+#: CPU seconds of the whole study (`burstlab study dc`), an estimate: its parts but web search
+#: measured on hosts without the loss probe (`/usr/bin/time` per part, less Python's 1.5 s of
+#: imports; docs/dc.md): law1 and law1_staggered 0.6 s, law2 and law3 107 s, secn_peaks, goodput
+#: and incast 2.1 s; web search :data:`WEBSEARCH_CPU_S`. The one figure docs/dc.md and
+#: docs/studies.md quote.
+CPU_S = 0.6 + 107 + 2.1 + WEBSEARCH_CPU_S
 
 #: The mechanism behind each known miss. It carries no figure: the figures differ from run to
 #: run, so a cause text quoting one run's figures would be a hard-coded result on another; the
@@ -52,26 +54,25 @@ WHY = {
                   "feedback is not found; a known difference" + _DOC,
     "peak-dctcp-k2": "as DCTCP's own peak" + _DOC,
     "peak-dequeue": "as DCTCP's own peak" + _DOC,
-    "incast": "each run is one query on new connections: DCTCP drops at the port from the paper's range on and "
-              "S-ECN far less, but our hosts' loss probes (TLP) and RACK recover those drops without an RTO, "
-              "so a query takes its bytes at line rate with either marking; the paper's older Linux had "
-              "neither and waited for the RTO after a tail loss, which S-ECN's fewer drops save (confirmed by a "
-              "scratch build without the probe: DCTCP's runs then time out where S-ECN's drop nothing). The "
-              "shipped simulator has no host setting for that older loss recovery: a known difference" + _DOC,
-    "ws-qct-mean": "S-ECN's gain is shorter queues on every query and, in the tail, fewer losses: it keeps every "
-                   "port's queue lower (the rack uplinks' mostly below K) and drops almost nothing, where DCTCP's "
-                   "answers are retransmitted after drops at the aggregation switch's downlinks; SACK and RACK-TLP "
-                   "recover those drops, so short runs take almost no RTOs with either marking and S-ECN has no "
-                   "timeouts to save; in runs of a minute or more at the highest load the background in flight "
-                   "grows with either marking and S-ECN's drops end in RTOs far more often than DCTCP's (its "
-                   "retransmissions are lost again), which takes its gain away there; why the paper's gain is "
-                   "smaller at the middle loads is not pinned" + _DOC,
+    "incast": "each run is one query on new connections, on hosts without the loss probe, as the paper's older "
+              "Linux: where DCTCP drops at the port and S-ECN does not, DCTCP's drops end in RTOs and S-ECN's "
+              "query is much faster. That holds over less than the paper's range: at its low end DCTCP drops a "
+              "packet or so per query, which SACK recovery repairs without an RTO (with RACK, which the paper's "
+              "hosts lacked and ours keep: whether theirs timed out there is not known), and at its high end "
+              "S-ECN drops and times out too, so its gain shrinks" + _DOC,
+    "ws-qct-mean": "S-ECN's gain is shorter queues on every query and, in the tail, fewer losses and timeouts: it "
+                   "keeps every port's queue lower (the rack uplinks' mostly below K) and drops almost nothing, where "
+                   "DCTCP's answers are retransmitted after drops at the aggregation switch's downlinks and, on hosts "
+                   "without the loss probe as the paper's, some end in RTOs; those timeouts touch few queries, so the "
+                   "mean gain is mostly the queueing, and why the paper's is smaller at the middle loads is not "
+                   "pinned. On hosts with the probe, in runs of a minute or more at the highest load, S-ECN's drops "
+                   "ended in RTOs far more often than DCTCP's; not rerun without it" + _DOC,
     "ws-qct-p99": "as the mean QCT" + _DOC,
     "ws-small-mean": "S-ECN's small flows queue less but share the rack uplinks with more long flows: at equal "
                      "numbers of long flows in flight they finish faster than DCTCP's, but S-ECN carries the long "
                      "flows more slowly (see the large flows), so more are in flight and each small flow's share of "
-                     "an uplink is smaller, which outweighs its shorter queues; in longer runs at the highest load "
-                     "S-ECN's timeouts add to it (see the mean QCT)" + _DOC,
+                     "an uplink is smaller, which outweighs its shorter queues; in longer runs at the highest load, "
+                     "on hosts with the loss probe, S-ECN's timeouts added to it (see the mean QCT)" + _DOC,
     "ws-large": "S-ECN marks most packets crossing a rack uplink while its queue is far below K (whenever two of "
                 "a rack's hosts send at once the arrivals come at twice the port's rate, a slope it marks in "
                 "full), where DCTCP's threshold marks few; DCTCP's senders cut their windows on every mark, so "
