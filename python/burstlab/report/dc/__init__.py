@@ -57,9 +57,9 @@ WHY = {
     "incast": "each run is one query on new connections, on hosts without the loss probe, as the paper's older "
               "Linux: where DCTCP drops at the port and S-ECN does not, DCTCP's drops end in RTOs and S-ECN's "
               "query is much faster. That holds over less than the paper's range: at its low end DCTCP drops a "
-              "packet or so per query, which SACK recovery repairs without an RTO (with RACK, which the paper's "
-              "hosts lacked and ours keep: whether theirs timed out there is not known), and at its high end "
-              "S-ECN drops and times out too, so its gain shrinks" + _DOC,
+              "packet or so per query early in a flow, with enough of the flow after it for a fast retransmit "
+              "on any kernel, so it takes no RTO (why the paper's DCTCP fared worse there is not measured), and "
+              "at its high end S-ECN drops and times out too, so its gain shrinks" + _DOC,
     "ws-qct-mean": "S-ECN's gain is shorter queues on every query and, in the tail, fewer losses and timeouts: it "
                    "keeps every port's queue lower (the rack uplinks' mostly below K) and drops almost nothing, where "
                    "DCTCP's answers are retransmitted after drops at the aggregation switch's downlinks and, on hosts "
