@@ -173,27 +173,39 @@ impl EventQueue {
 
     /// `now` is used up: make the earliest pending time the new `last` and return its first
     /// entry, moving the others at that time into `now` and the rest of its bucket into lower
-    /// buckets. `None` when nothing is pending.
+    /// buckets. `None` when nothing is pending. Inlined into `pop` for the common case, an
+    /// entry alone in its bucket (68 % of the leaf-spine benchmark's pops): as one function,
+    /// its prologue and epilogue were 2 % of that benchmark's instructions.
+    #[inline]
     fn refill(&mut self) -> Option<Entry> {
         self.now.clear();
         self.head = 0;
         let b = self.lowest()?;
         self.occupied[b / 64] &= !(1 << (b % 64));
+        if b >= RADIX
+            && let [e] = self.buckets[b][..]
+        {
+            // Alone in its bucket: nothing to move.
+            self.last = e.time;
+            self.buckets[b].clear();
+            return Some(e);
+        }
+        Some(self.spill(b))
+    }
+
+    /// `refill` from bucket `b`, just taken out of `occupied`, when it is a level-0 bucket or
+    /// holds more than one entry.
+    #[inline(never)]
+    fn spill(&mut self, b: usize) -> Entry {
         if b < RADIX {
             // Level 0 fixes every bit of the time: the bucket is one time, in push order.
             std::mem::swap(&mut self.now, &mut self.buckets[b]);
             self.last = (self.last & !(RADIX as u64 - 1)) | b as u64;
             self.head = 1;
-            return Some(self.now[0]);
+            return self.now[0];
         }
         let (lower, from) = self.buckets.split_at_mut(b);
         let src = &mut from[0];
-        if let [e] = src[..] {
-            // Alone in its bucket, as most are on the leaf-spine benchmark: nothing to move.
-            self.last = e.time;
-            src.clear();
-            return Some(e);
-        }
         // The bucket's entries agree with `min` down to its level, so each moves lower; every
         // lower bucket is empty, so each receives its entries in push order.
         let min = src.iter().map(|e| e.time).min().expect("an occupied bucket has an entry");
@@ -207,7 +219,7 @@ impl EventQueue {
         }
         src.clear();
         self.head = 1;
-        Some(self.now[0])
+        self.now[0]
     }
 
     /// A push before `last`, which a simulation never makes (its handlers schedule at or after
