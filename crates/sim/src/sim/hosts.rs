@@ -329,13 +329,15 @@ impl World<'_> {
         let flow = fi as u32;
         let s = self.flows[fi].snd;
         let snd = &mut self.hosts[s.host as usize].senders[s.index as usize];
-        if let Some(superseded) = snd.arm_timer(flow, &mut self.events) {
+        let superseded = snd.arm_timer(flow, &mut self.events);
+        snd.arm_pace(flow, &mut self.events);
+        // The sweep keeps every other event where it was, the pacing timer's too.
+        if let Some(superseded) = superseded {
             self.stale_sender_timers += superseded as usize;
             if self.stale_sender_timers * STALE_SENDER_TIMER_SHARE > self.events.len() {
                 self.sweep_stale_sender_timers();
             }
         }
-        self.hosts[s.host as usize].senders[s.index as usize].arm_pace(flow, &mut self.events);
     }
 
     /// Re-arm flow `fi`'s delayed-ACK timer after its receiver acted.

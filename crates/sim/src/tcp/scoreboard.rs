@@ -59,6 +59,10 @@ impl Segment {
     pub fn has(&self, f: u8) -> bool {
         self.flags & f != 0
     }
+    #[inline]
+    fn set_skb_head(&mut self, head: bool) {
+        self.flags = if head { self.flags | SKB_HEAD } else { self.flags & !SKB_HEAD };
+    }
 }
 
 /// What one ACK changed in the scoreboard.
@@ -481,8 +485,17 @@ impl Scoreboard {
     /// Record whether the segment starting at `start` begins an skb ([`SKB_HEAD`]).
     pub fn set_skb_head(&mut self, start: u64, head: bool) {
         if let Some(i) = self.index_of(start) {
-            let s = &mut self.segs[i];
-            s.flags = if head { s.flags | SKB_HEAD } else { s.flags & !SKB_HEAD };
+            self.segs[i].set_skb_head(head);
+        }
+    }
+
+    /// [`Scoreboard::set_skb_head`] for a segment expected at index `at` (looked up by its
+    /// start if it is not there).
+    #[inline]
+    pub fn set_skb_head_near(&mut self, at: usize, start: u64, head: bool) {
+        match self.segs.get_mut(at) {
+            Some(s) if s.start == start => s.set_skb_head(head),
+            _ => self.set_skb_head(start, head),
         }
     }
 
