@@ -181,10 +181,11 @@ impl World<'_> {
     fn host_takes(&mut self, node: NodeId, p: &Packet) {
         let fi = p.flow as usize;
         let (now, flow) = (self.now, p.flow);
-        if p.kind != Kind::Data || node == self.hosts[self.flows[fi].snd.host as usize].node {
+        if p.kind != Kind::Data {
             self.receive(node, p);
             return;
         }
+        debug_assert_ne!(node, self.hosts[self.flows[fi].snd.host as usize].node);
         let events = &mut self.events;
         let r = self.flows[fi].rcv;
         let sock = &mut self.hosts[r.host as usize].receivers[r.index as usize];
@@ -227,7 +228,10 @@ impl World<'_> {
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);
         let mut read = false;
-        let at_sender = node == self.hosts[self.flows[fi].snd.host as usize].node;
+        // A packet reaches its destination: the SYN and data the receiver's host, the SYN-ACK
+        // and ACKs the sender's.
+        let at_sender = matches!(p.kind, Kind::SynAck | Kind::Ack);
+        debug_assert_eq!(at_sender, node == self.hosts[self.flows[fi].snd.host as usize].node);
         if at_sender {
             let snd = &mut self.snd(fi).tcp;
             let was_done = snd.state == State::Done;

@@ -295,6 +295,11 @@ impl Scoreboard {
         if self.sacked_out == 0 {
             self.highest_sack = snd_una;
         }
+        if blocks.is_empty() {
+            // Nearly every ACK of a loss-free transfer: nothing to tag, nothing to cache.
+            self.sack_cache_len = 0;
+            return;
+        }
         let prior_fack = self.highest_sack_seq(snd_una);
         for b in blocks {
             if b.end <= snd_una || b.start >= b.end {
