@@ -1362,7 +1362,10 @@ impl TcpSender {
                         let mss = self.tp.mss as u64;
                         let head =
                             self.write_queue_head().map_or(1, |(bytes, _)| bytes.div_ceil(mss));
-                        skb_room = self.cwnd_quota().min(head.max(1) as u32);
+                        // Growing the head and deciding not to defer moved neither cwnd, what
+                        // is in flight nor the TSO size: the quota is the one above.
+                        debug_assert_eq!(quota, self.cwnd_quota());
+                        skb_room = quota.min(head.max(1) as u32);
                         self.train_skb_starts.push(self.snd_nxt);
                     }
                     skb_room -= 1;
