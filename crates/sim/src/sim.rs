@@ -501,6 +501,7 @@ impl Conns for World<'_> {
     }
 
     fn delivered(&self, fi: usize) -> u64 {
-        self.ends(fi).1.stats.delivered
+        let r = self.flows[fi].rcv;
+        self.hosts[r.host as usize].receivers[r.index as usize].tcp.stats.delivered
     }
 }

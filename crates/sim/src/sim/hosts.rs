@@ -181,10 +181,11 @@ impl World<'_> {
     fn host_takes(&mut self, node: NodeId, p: &Packet) {
         let fi = p.flow as usize;
         let (now, flow) = (self.now, p.flow);
-        if p.kind != Kind::Data || node == self.hosts[self.flows[fi].snd.host as usize].node {
+        if p.kind != Kind::Data {
             self.receive(node, p);
             return;
         }
+        debug_assert_ne!(node, self.hosts[self.flows[fi].snd.host as usize].node);
         let events = &mut self.events;
         let r = self.flows[fi].rcv;
         let sock = &mut self.hosts[r.host as usize].receivers[r.index as usize];
@@ -227,7 +228,10 @@ impl World<'_> {
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);
         let mut read = false;
-        let at_sender = node == self.hosts[self.flows[fi].snd.host as usize].node;
+        // A packet reaches its destination: the SYN and data the receiver's host, the SYN-ACK
+        // and ACKs the sender's.
+        let at_sender = matches!(p.kind, Kind::SynAck | Kind::Ack);
+        debug_assert_eq!(at_sender, node == self.hosts[self.flows[fi].snd.host as usize].node);
         if at_sender {
             let snd = &mut self.snd(fi).tcp;
             let was_done = snd.state == State::Done;
@@ -329,13 +333,15 @@ impl World<'_> {
         let flow = fi as u32;
         let s = self.flows[fi].snd;
         let snd = &mut self.hosts[s.host as usize].senders[s.index as usize];
-        if let Some(superseded) = snd.arm_timer(flow, &mut self.events) {
+        let superseded = snd.arm_timer(flow, &mut self.events);
+        snd.arm_pace(flow, &mut self.events);
+        // The sweep keeps every other event where it was, the pacing timer's too.
+        if let Some(superseded) = superseded {
             self.stale_sender_timers += superseded as usize;
             if self.stale_sender_timers * STALE_SENDER_TIMER_SHARE > self.events.len() {
                 self.sweep_stale_sender_timers();
             }
         }
-        self.hosts[s.host as usize].senders[s.index as usize].arm_pace(flow, &mut self.events);
     }
 
     /// Re-arm flow `fi`'s delayed-ACK timer after its receiver acted.

@@ -59,6 +59,10 @@ impl Segment {
     pub fn has(&self, f: u8) -> bool {
         self.flags & f != 0
     }
+    #[inline]
+    fn set_skb_head(&mut self, head: bool) {
+        self.flags = if head { self.flags | SKB_HEAD } else { self.flags & !SKB_HEAD };
+    }
 }
 
 /// What one ACK changed in the scoreboard.
@@ -291,6 +295,11 @@ impl Scoreboard {
         if self.sacked_out == 0 {
             self.highest_sack = snd_una;
         }
+        if blocks.is_empty() {
+            // Nearly every ACK of a loss-free transfer: nothing to tag, nothing to cache.
+            self.sack_cache_len = 0;
+            return;
+        }
         let prior_fack = self.highest_sack_seq(snd_una);
         for b in blocks {
             if b.end <= snd_una || b.start >= b.end {
@@ -481,8 +490,17 @@ impl Scoreboard {
     /// Record whether the segment starting at `start` begins an skb ([`SKB_HEAD`]).
     pub fn set_skb_head(&mut self, start: u64, head: bool) {
         if let Some(i) = self.index_of(start) {
-            let s = &mut self.segs[i];
-            s.flags = if head { s.flags | SKB_HEAD } else { s.flags & !SKB_HEAD };
+            self.segs[i].set_skb_head(head);
+        }
+    }
+
+    /// [`Scoreboard::set_skb_head`] for a segment expected at index `at` (looked up by its
+    /// start if it is not there).
+    #[inline]
+    pub fn set_skb_head_near(&mut self, at: usize, start: u64, head: bool) {
+        match self.segs.get_mut(at) {
+            Some(s) if s.start == start => s.set_skb_head(head),
+            _ => self.set_skb_head(start, head),
         }
     }
 

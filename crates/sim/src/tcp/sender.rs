@@ -89,6 +89,41 @@ struct Rack {
     advanced: bool,
 }
 
+/// The constant parts of a CCA's table (`tcp_congestion_ops` flags and the socket's pacing
+/// status), see [`TcpSender::cc_traits`].
+#[derive(Clone, Copy, Debug)]
+struct CcTraits {
+    /// TCP paces internally ([`TcpSender::internal_pacing`]).
+    internal_pacing: bool,
+    /// The CCA sets the pacing rate itself (`CongestionOps::wants_pacing`).
+    wants_pacing: bool,
+    /// `cong_control` replaces the core's cwnd logic (`CongestionOps::has_cong_control`).
+    has_cong_control: bool,
+    /// `TCP_CONG_NEEDS_ECN` (`CongestionOps::needs_ecn`).
+    needs_ecn: bool,
+    /// `CongestionOps::sndbuf_expand`.
+    sndbuf_expand: u32,
+}
+
+impl CcTraits {
+    /// `cc`'s, on a host with `fq` (`fq_host`) or a socket with `SO_MAX_PACING_RATE` set
+    /// (`max_pacing_rate` below `u64::MAX`).
+    fn of(cc: &AnyCc, fq_host: bool, max_pacing_rate: u64) -> CcTraits {
+        // `SK_PACING_NEEDED`: the CCA asks for it (BBR) or the application set
+        // `SO_MAX_PACING_RATE`, which `sk_setsockopt()` turns into internal pacing — unless the
+        // host runs `fq`, which then paces every flow from the departure times TCP stamps
+        // (`SK_PACING_FQ`).
+        let internal_pacing = !fq_host && (cc.wants_pacing() || max_pacing_rate != u64::MAX);
+        CcTraits {
+            internal_pacing,
+            wants_pacing: cc.wants_pacing(),
+            has_cong_control: cc.has_cong_control(),
+            needs_ecn: cc.needs_ecn(),
+            sndbuf_expand: cc.sndbuf_expand(),
+        }
+    }
+}
+
 /// Counters a run reports per flow.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SenderStats {
@@ -128,8 +163,12 @@ pub struct TcpSender {
     snd_sml: u64,
     /// Peer's advertised window, bytes beyond `snd_una`.
     snd_wnd: u64,
-    /// The largest window the peer advertised (`tp->max_window`).
+    /// The largest window the peer advertised (`tp->max_window`); set by
+    /// [`TcpSender::set_max_window`], which keeps `size_goal` with it.
     max_window: u64,
+    /// [`TcpSender::xmit_size_goal`] for the current `max_window`: asked several times per
+    /// skb, it moves with nothing else (the MSS and `gso_max_size` are set once).
+    size_goal: u64,
     size: Option<u64>,
     wmem: [u64; 3],
     /// `sk_sndbuf`, bytes; grows with cwnd up to `tcp_wmem[2]`.
@@ -159,6 +198,10 @@ pub struct TcpSender {
     cwr_pending: bool,
     /// The sending host runs `fq`: pacing by departure-time stamps (`SK_PACING_FQ`).
     fq_host: bool,
+    /// What the CCA's table says of itself, read on every ACK and skb and the same for the
+    /// connection's life once `init` has run (DCTCP falls back to Reno there): kept here so
+    /// the hot path does not dispatch for it.
+    cc_traits: CcTraits,
     /// What the socket has below TCP in its host (`sk_wmem_alloc`), which its host counts
     /// down as its NIC frees each skb: TCP Small Queues' account.
     pub tsq: Wmem,
@@ -224,6 +267,9 @@ impl TcpSender {
         tp.gso_max_size = spec.gso_max_size;
         // Bits/s in the scenario, bytes/s in the socket.
         tp.max_pacing_rate = spec.max_pacing_rate.map_or(u64::MAX, |r| r.bps() / 8);
+        let fq_host = matches!(spec.qdisc, HostQdisc::Fq(_));
+        let cc_traits = CcTraits::of(&cc, fq_host, tp.max_pacing_rate);
+        let size_goal = xmit_size_goal(tp.mss, tp.gso_max_size, 0);
         TcpSender {
             flow,
             src,
@@ -238,6 +284,7 @@ impl TcpSender {
             snd_sml: 0,
             snd_wnd: 0,
             max_window: 0,
+            size_goal,
             size: spec.size_bytes,
             wmem: spec.tcp_wmem,
             sndbuf: spec.tcp_wmem[1],
@@ -254,7 +301,8 @@ impl TcpSender {
             tlp_retrans: false,
             rto_retransmits: 0,
             cwr_pending: false,
-            fq_host: matches!(spec.qdisc, HostQdisc::Fq(_)),
+            fq_host,
+            cc_traits,
             tsq: Wmem::new(match &spec.qdisc {
                 HostQdisc::Fq(fq) => fq.flow_limit as u64,
                 _ => 0,
@@ -333,10 +381,11 @@ impl TcpSender {
         self.ts_recent = p.ts_val;
         // The window in a SYN-ACK is never scaled (RFC 7323 §2.2).
         self.snd_wnd = p.rwnd.min(65_535);
-        self.max_window = self.snd_wnd;
+        self.set_max_window(self.snd_wnd);
         self.state = State::Established;
         self.tp.now = now;
         self.cc.init(&mut self.tp);
+        self.cc_traits = CcTraits::of(&self.cc, self.fq_host, self.tp.max_pacing_rate);
         if self.tp.pacing_rate == 0 {
             self.update_pacing_rate();
         }
@@ -394,7 +443,9 @@ impl TcpSender {
         let dup_segs = dsack.map_or(0, |r| self.dsack_seen(r));
         self.snd_una = p.ack;
         self.snd_wnd = p.rwnd;
-        self.max_window = self.max_window.max(self.snd_wnd);
+        if self.snd_wnd > self.max_window {
+            self.set_max_window(self.snd_wnd);
+        }
         let acked_sacked = d.delivered + dup_segs;
         self.tp.delivered += acked_sacked as u64;
         // ECN-Echo (RFC 3168 §6.1.2): counted into `delivered_ce` as `tcp_count_delivered()`
@@ -503,7 +554,7 @@ impl TcpSender {
                 self.cc.cong_avoid(&mut self.tp, acked_sacked);
             }
         }
-        if !self.cc.wants_pacing() || self.tp.pacing_rate == 0 {
+        if !self.cc_traits.wants_pacing || self.tp.pacing_rate == 0 {
             self.update_pacing_rate();
         }
         self.stats.max_cwnd = self.stats.max_cwnd.max(self.tp.snd_cwnd);
@@ -554,7 +605,7 @@ impl TcpSender {
     /// cwnd halves once per RTO idle, down to the initial window; CCAs with their own
     /// `cong_control` (BBR) are exempt.
     fn restart_after_idle(&mut self, now: Time) {
-        if !self.board.is_empty() || self.cc.has_cong_control() || self.data_segs_out == 0 {
+        if !self.board.is_empty() || self.cc_traits.has_cong_control || self.data_segs_out == 0 {
             return;
         }
         let rto = self.rtt.rto();
@@ -858,7 +909,7 @@ impl TcpSender {
     /// stays `TCP_INFINITE_SSTHRESH`, which would otherwise become the cwnd. (The kernel also
     /// requires `undo_marker` outside CWR; without undo, ours is always set in recovery.)
     fn end_cwnd_reduction(&mut self) {
-        if self.cc.has_cong_control() {
+        if self.cc_traits.has_cong_control {
             return;
         }
         if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH {
@@ -1001,7 +1052,7 @@ impl TcpSender {
                 if self.board.in_flight() != prior_in_flight {
                     if self.tp.ca_state != CaState::Recovery {
                         self.enter_recovery();
-                        if !self.cc.has_cong_control() {
+                        if !self.cc_traits.has_cong_control {
                             self.cwnd_reduction(1, lost, false);
                         }
                     }
@@ -1091,7 +1142,7 @@ impl TcpSender {
             + SKB_STRUCT_BYTES;
         let segs =
             (self.tp.snd_cwnd.max(self.initcwnd).max(10)).max(TCP_FASTRETRANS_THRESH + 1) as u64;
-        let want = (self.cc.sndbuf_expand() as u64 * segs * per_mss).min(self.wmem[2]);
+        let want = (self.cc_traits.sndbuf_expand as u64 * segs * per_mss).min(self.wmem[2]);
         self.sndbuf = self.sndbuf.max(want);
     }
 
@@ -1114,7 +1165,7 @@ impl TcpSender {
             return;
         }
         self.write_blocked = false;
-        let goal = self.size_goal();
+        let goal = self.size_goal;
         while self.written < want {
             self.write_queue.sync(self.snd_nxt, self.written, goal);
             let copy = match self.write_queue.tail_room(self.snd_nxt, goal) {
@@ -1129,29 +1180,17 @@ impl TcpSender {
         }
     }
 
-    /// `tcp_xmit_size_goal()`: the bytes one skb of the write queue holds, `sk_gso_max_size`
-    /// less `MAX_TCP_HEADER + 1` (`sk_setup_caps()`), bounded to half the largest window the
-    /// peer offered (`tcp_bound_to_half_wnd()`), in whole MSS and at least one.
-    fn size_goal(&self) -> u64 {
-        let mss = self.tp.mss as u64;
-        let mut bytes = (self.tp.gso_max_size as u64).saturating_sub(MAX_TCP_HEADER + 1);
-        let cutoff = if self.max_window > TCP_MSS_DEFAULT as u64 {
-            self.max_window >> 1
-        } else {
-            self.max_window
-        };
-        if cutoff > 0 && bytes > cutoff {
-            // Linux keeps at least `68 - tcp_header_len` bytes, less than any MSS, which the
-            // rounding below keeps anyway.
-            bytes = cutoff;
-        }
-        (bytes / mss).max(1) * mss
+    /// The peer's largest window is now `w` (`tp->max_window`): the write queue's skbs may
+    /// hold more.
+    fn set_max_window(&mut self, w: u64) {
+        self.max_window = w;
+        self.size_goal = xmit_size_goal(self.tp.mss, self.tp.gso_max_size, w);
     }
 
     /// The write queue's head skb after what the application has written so far: its unsent
     /// bytes, and whether it is also the tail.
     fn write_queue_head(&mut self) -> Option<(u64, bool)> {
-        let (nxt, written, goal) = (self.snd_nxt, self.written(), self.size_goal());
+        let (nxt, written, goal) = (self.snd_nxt, self.written(), self.size_goal);
         self.write_queue.sync(nxt, written, goal);
         self.write_queue.head(nxt)
     }
@@ -1190,12 +1229,9 @@ impl TcpSender {
         (len > 0 && ok).then_some(len as u32)
     }
 
-    /// TCP paces internally (`SK_PACING_NEEDED`): the CCA asks for it (BBR) or the application
-    /// set `SO_MAX_PACING_RATE`, which `sk_setsockopt()` turns into internal pacing — unless
-    /// the host runs `fq`, which then paces every flow from the departure times TCP stamps
-    /// (`SK_PACING_FQ`).
+    /// TCP paces internally (`SK_PACING_NEEDED`, see [`CcTraits::of`]).
     fn internal_pacing(&self) -> bool {
-        !self.fq_host && (self.cc.wants_pacing() || self.tp.max_pacing_rate != u64::MAX)
+        self.cc_traits.internal_pacing
     }
 
     /// `tcp_write_xmit()` and `tcp_xmit_retransmit_queue()`: lost segments first, then new
@@ -1333,7 +1369,10 @@ impl TcpSender {
                         let mss = self.tp.mss as u64;
                         let head =
                             self.write_queue_head().map_or(1, |(bytes, _)| bytes.div_ceil(mss));
-                        skb_room = self.cwnd_quota().min(head.max(1) as u32);
+                        // Growing the head and deciding not to defer moved neither cwnd, what
+                        // is in flight nor the TSO size: the quota is the one above.
+                        debug_assert_eq!(quota, self.cwnd_quota());
+                        skb_room = quota.min(head.max(1) as u32);
                         self.train_skb_starts.push(self.snd_nxt);
                     }
                     skb_room -= 1;
@@ -1457,6 +1496,9 @@ impl TcpSender {
         let half_cwnd = (self.tp.snd_cwnd / 2).max(1);
         let rtx_segs = self.tso_segs().min(u16::MAX as u32) as usize;
         let new_segs = self.tso_segs().min(half_cwnd).min(u16::MAX as u32) as usize;
+        // The train's new segments were the last pushed onto the scoreboard, in order.
+        let new_in_train = train.iter().filter(|p| !p.retrans).count();
+        let mut new_at = self.board.len().saturating_sub(new_in_train);
         let mut start = 0;
         while start < train.len() {
             let mut end = start + 1;
@@ -1480,7 +1522,12 @@ impl TcpSender {
                 p.gso_bytes = bytes;
             }
             for (i, p) in train[start..end].iter().enumerate() {
-                self.board.set_skb_head(p.seq, i == 0);
+                if p.retrans {
+                    self.board.set_skb_head(p.seq, i == 0);
+                } else {
+                    self.board.set_skb_head_near(new_at, p.seq, i == 0);
+                    new_at += 1;
+                }
             }
             // An skb resent in part is cut after what left (`tcp_fragment()`): its rest is an
             // skb of its own.
@@ -1557,7 +1604,7 @@ impl TcpSender {
         self.tsq.handed_down(p.ip_bytes);
         // ECT on new data; on retransmissions only for a CCA that needs ECN (DCTCP):
         // RFC 3168 §6.1.5, `tcp_ecn_send()`. CWR on the first new segment after a reduction.
-        if self.ecn_ok && (!retrans || self.cc.needs_ecn()) {
+        if self.ecn_ok && (!retrans || self.cc_traits.needs_ecn) {
             p.ecn = Ecn::Ect0;
         }
         if self.ecn_ok && !retrans {
@@ -1645,6 +1692,21 @@ impl TcpSender {
     pub(crate) fn board(&self) -> &Scoreboard {
         &self.board
     }
+}
+
+/// `tcp_xmit_size_goal()`: the bytes one skb of the write queue holds, `sk_gso_max_size` less
+/// `MAX_TCP_HEADER + 1` (`sk_setup_caps()`), bounded to half the largest window the peer
+/// offered (`tcp_bound_to_half_wnd()`), in whole MSS and at least one.
+fn xmit_size_goal(mss: u32, gso_max_size: u32, max_window: u64) -> u64 {
+    let mss = mss as u64;
+    let mut bytes = (gso_max_size as u64).saturating_sub(MAX_TCP_HEADER + 1);
+    let cutoff = if max_window > TCP_MSS_DEFAULT as u64 { max_window >> 1 } else { max_window };
+    if cutoff > 0 && bytes > cutoff {
+        // Linux keeps at least `68 - tcp_header_len` bytes, less than any MSS, which the
+        // rounding below keeps anyway.
+        bytes = cutoff;
+    }
+    (bytes / mss).max(1) * mss
 }
 
 /// An skb stamped with a departure time ahead of `now` leaves no earlier: the stamp is its send
@@ -1809,7 +1871,7 @@ mod tests {
         assert_eq!(skbs, [44, 2]);
         assert_eq!(out[0].gso_bytes, 44 * (MSS as u32 + header_bytes()));
         assert_eq!(s.tso_segs(), 45);
-        assert_eq!(s.size_goal(), 22 * MSS);
+        assert_eq!(s.size_goal, 22 * MSS);
     }
 
     /// `tso_segs()` is kept between calls: it must follow the pacing rate, the min RTT and
@@ -1844,18 +1906,17 @@ mod tests {
         let (mut s, _) = established("reno", 10);
         let mut out = Vec::new();
         s.on_packet(Time::from_ms(20), &ack(2 * MSS, &[], 1 << 30), &mut out);
-        assert_eq!(s.size_goal(), 45 * MSS);
-        s.tp.mss = 8948;
-        assert_eq!(s.size_goal(), 7 * 8948);
+        assert_eq!(s.size_goal, 45 * MSS);
+        let gso = s.tp.gso_max_size;
+        assert_eq!(xmit_size_goal(8948, gso, s.max_window), 7 * 8948);
         // A peer that never offered more than 20,000 bytes: skbs of half that, 1 MSS at least.
-        s.max_window = 20_000;
-        assert_eq!(s.size_goal(), 8948);
-        s.tp.mss = 1448;
-        assert_eq!(s.size_goal(), 6 * 1448);
+        s.set_max_window(20_000);
+        assert_eq!(s.size_goal, 6 * 1448);
+        assert_eq!(xmit_size_goal(8948, gso, 20_000), 8948);
         // Never below one MSS, however small the window (Linux's floor, 68 bytes less the TCP
         // header, is below any MSS).
-        s.max_window = 50;
-        assert_eq!(s.size_goal(), 1448);
+        s.set_max_window(50);
+        assert_eq!(s.size_goal, 1448);
     }
 
     /// `tcp_sendmsg_locked()` asks `sk_stream_memory_free()` before it allocates an skb, not
@@ -1894,10 +1955,10 @@ mod tests {
         // skb's head, not as one skb across the boundary.
         let (mut s, _) = established("reno", 10);
         s.tp.pacing_rate = 0;
-        s.max_window = 1 << 30;
+        s.set_max_window(1 << 30);
         s.write_queue = WriteQueue::default();
         s.train_skb_starts.clear();
-        s.write_queue.sync(0, 200 * MSS, s.size_goal());
+        s.write_queue.sync(0, 200 * MSS, s.size_goal);
         s.tp.snd_cwnd = 40;
         let mut train: Vec<Packet> =
             (40..52).map(|k| s.data_packet(Time::ZERO, k * MSS, MSS as u32, false)).collect();

@@ -64,11 +64,16 @@ impl WriteQueue {
 
     /// `tcp_grow_skb()`: move up to `bytes` from the next skb into the head (the next one only,
     /// once), dropping the next if it is emptied.
+    ///
+    /// After a `sync()` at this `snd_nxt` the memo of it stays good: every skb still ends past
+    /// `snd_nxt` and the tail still ends at `written`, so that sync again would change nothing.
     pub fn grow_head(&mut self, snd_nxt: u64, bytes: u64) {
         if self.skbs.len() < 2 || self.skbs[0].1 <= snd_nxt {
             return;
         }
-        self.synced = None;
+        if self.synced.is_some_and(|(nxt, _, _)| nxt != snd_nxt) {
+            self.synced = None;
+        }
         let (start, end) = self.skbs[1];
         let n = bytes.min(end - start);
         self.skbs[0].1 += n;
@@ -159,6 +164,28 @@ mod tests {
         q.sync(11 * MSS, 17 * MSS, GOAL);
         q.grow_head(11 * MSS, 20 * MSS);
         assert_eq!(q.head(11 * MSS), Some((6 * MSS, true)));
+    }
+
+    #[test]
+    fn the_head_grown_after_a_sync_is_what_that_sync_again_would_leave() {
+        // (snd_nxt, written, grow by): the next skb taken in part, taken whole as the tail,
+        // taken whole before a tail.
+        for (nxt, written, grow) in [
+            (5 * MSS, 17 * MSS, 4 * MSS),
+            (11 * MSS, 17 * MSS, 20 * MSS),
+            (2 * MSS, 40 * MSS, GOAL),
+        ] {
+            let mut q = WriteQueue::default();
+            q.sync(0, written, GOAL);
+            q.sync(nxt, written, GOAL);
+            q.grow_head(nxt, grow);
+            let kept = q.skbs.clone();
+            q.sync(nxt, written, GOAL);
+            assert_eq!(q.skbs, kept, "memo kept");
+            q.synced = None;
+            q.sync(nxt, written, GOAL);
+            assert_eq!(q.skbs, kept, "synced again at ({nxt}, {written}) after growing by {grow}");
+        }
     }
 
     #[test]
