@@ -107,11 +107,30 @@ def seeds_part(data: SweepData) -> list[Run]:
     if not ok:
         raise SweepError(f"{path}: {why or 'not a sweep of the AmLight study'}")
     if seeds.scenario != data.scenario:
-        key = next(k for k in sorted(set(seeds.scenario) | set(data.scenario))
-                   if seeds.scenario.get(k) != data.scenario.get(k))
+        field, theirs, ours = _first_mismatch(seeds.scenario, data.scenario)
         raise SweepError(f"{path}: the repeated points must run the study's scenario with the same --set; "
-                         f"its {key!r} is {seeds.scenario.get(key)!r}, the study's {data.scenario.get(key)!r}")
+                         f"its {field} = {theirs!r}, expected the study's {ours!r}")
     return study_runs(seeds, SEEDS_DIR)
+
+
+_ABSENT = "(absent)"
+
+
+def _first_mismatch(got: Any, expected: Any, field: str = "") -> tuple[str, Any, Any]:
+    """The first leaf of two normalised scenarios that differs, as ``(field, got, expected)``
+    with ``field`` spelled like ``flows[0].size_bytes``; the caller knows they differ."""
+    if isinstance(got, dict) and isinstance(expected, dict):
+        for key in sorted(set(got) | set(expected)):
+            if got.get(key, _ABSENT) != expected.get(key, _ABSENT):
+                return _first_mismatch(got.get(key, _ABSENT), expected.get(key, _ABSENT),
+                                       f"{field}.{key}" if field else key)
+    if isinstance(got, list) and isinstance(expected, list) and len(got) == len(expected):
+        for i, (g, e) in enumerate(zip(got, expected)):
+            if g != e:
+                return _first_mismatch(g, e, f"{field}[{i}]")
+    if isinstance(got, list) and isinstance(expected, list):
+        return f"{field} (length)", len(got), len(expected)
+    return field, got, expected
 
 
 def study(data: SweepData) -> tuple[StudyResult, list[Section], list[RunData], dict[int, str]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from burstlab.report import SECTIONS, Report, build, to_html, to_json, to_markdown
-from burstlab.report.amlight import SCENARIOS, recognise
+from burstlab.report.amlight import SCENARIOS, _first_mismatch, recognise
 from burstlab.report.amlight.findings import FINDINGS
 from burstlab.report.amlight.runs import study_runs
 from burstlab.report.data import SweepData
@@ -117,9 +117,22 @@ def test_seeds_part_of_another_setup_is_refused(amlight_sweep: Path, tmp_path: P
     shutil.copytree(amlight_sweep, full)
     sweep(BASE_209MS, grid={"flow[0].cca": ["bbr"]}, set={**SHRUNK, "flow[0].size": "100MB"}, out=full / "seeds",
           jobs=1)
+    # The error names the one field that differs, its value and the study's, not the whole flow list.
     with pytest.raises(SweepError, match=r"seeds: the repeated points must run the study's scenario with the same "
-                                         r"--set; its 'flows' is"):
+                                         r"--set; its flows\[0\]\.size_bytes = 100000000, expected the study's "
+                                         r"200000000$"):
         build(full)
+
+
+@pytest.mark.parametrize(("got", "expected", "mismatch"), [
+    ({"stop_s": 20.0, "flows": [{"cca": "bbr"}]}, {"stop_s": 20.0, "flows": [{"cca": "htcp"}]},
+     ("flows[0].cca", "bbr", "htcp")),
+    ({"topology": {"rtt_s": 0.209}}, {"topology": {"rtt_s": 0.209, "veth": False}},
+     ("topology.veth", "(absent)", False)),
+    ({"streams": [1]}, {"streams": [1, 1]}, ("streams (length)", 1, 2)),
+])
+def test_seeds_mismatch_names_the_first_differing_field(got: dict, expected: dict, mismatch: tuple):
+    assert _first_mismatch(got, expected) == mismatch
 
 
 # -- recognising the study from the sweep's definition --------------------------------------------
