@@ -112,7 +112,7 @@ def _pct1(x: float) -> str:
 
 
 def _spread(runs: Sequence[Run], cca: str, start: float, duration: float) -> str:
-    """`` (seeds +8.0 to +53.6 %)``: the smallest and largest FCT increase over the seeds of one
+    """`` (seeds +8.0 % to +53.6 %)``: the smallest and largest FCT increase over the seeds of one
     point at 209 ms, or "" when the point has one run."""
     base = baseline_fct(runs, cca, RTT_209MS)
     group = next((g for (s, d), g in _points(runs, cca, RTT_209MS).items() if _same(s, start) and _same(d, duration)),
@@ -124,7 +124,7 @@ def _spread(runs: Sequence[Run], cca: str, start: float, duration: float) -> str
 
 
 def _fct_spread(group: Sequence[Run]) -> str:
-    """`` (seeds 38.42–38.61 s)``: the smallest and largest FCT of one point's seeds, or ""."""
+    """`` (seeds 38.47 s to 38.54 s)``: the smallest and largest FCT of one point's seeds, or ""."""
     if len(group) < 2:
         return ""
     fcts = sorted(r.fct_s for r in group)
@@ -246,7 +246,7 @@ def check_bbr_more_tolerant(runs: Sequence[Run]) -> Finding:
 
 
 def _boundary(runs: Sequence[Run], cca: str, tolerated: float) -> str:
-    """``; BBR 500 ms +9 % (seeds ...), 1000 ms +81 % (seeds ...)``: the increases at 1.5 s of the
+    """``; BBR 500 ms +8.6 % (seeds ...), 1 s +81.5 % (seeds ...)``: the increases at 1.5 s of the
     longest duration ``cca`` handles and of the next one, with their seed-to-seed spread: the
     two points the tolerance turns on."""
     inc = _at_start(increases(runs, cca, RTT_209MS) or {}, START_A_209MS)
