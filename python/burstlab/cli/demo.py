@@ -85,7 +85,7 @@ def command(
     --quick runs 4 runs, one seed (15 s of CPU time), to check an installation. --full runs
     the full study: every start from 1.5 s to 7.5 s at 209 and 301 ms, one seed per point,
     and the points at 1.5 s, 209 ms again on the demo's three seeds (DIR/seeds): 406 runs,
-    about 11½ minutes of CPU time (docs/amlight.md).
+    about 11½ minutes of CPU time (685 CPU-seconds at b28626e: docs/performance.md).
 
         burstlab demo                # into ./burstlab-demo/
         burstlab demo --out /tmp/d -j 4
