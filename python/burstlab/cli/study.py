@@ -24,7 +24,7 @@ def command(
                      help="Study directory, one sweep per part (reruns resume) [default: burstlab-NAME]."),
     ] = None,
     jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", metavar="N", help="Local worker processes [default: CPU count].")
+        int | None, typer.Option("--jobs", "-j", metavar="N", help="Local worker processes [default: CPU count]; dc: its web-search runs'.")
     ] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the findings (or the list) as one JSON object.")] = False,
 ) -> None:
@@ -37,7 +37,7 @@ def command(
         burstlab study               # the catalogue: study, seed, runs, CPU time, command
         burstlab study grnet         # into ./burstlab-grnet/
         burstlab study esnet --out /tmp/esnet -j 2
-        burstlab study dc            # the data-centre study (its parts run one by one: no -j)
+        burstlab study dc -j 2       # the data-centre study: its parts one after another, web search in N workers
 
     Writes DIR/findings.md and DIR/findings.json; each part is a sweep directory that
     `burstlab report DIR/PART` and `burstlab query` read (dc: DIR/dc-study.json, which
@@ -48,7 +48,7 @@ def command(
     if list_ or name is None:
         raise typer.Exit(_list(json_, err))
     if name == "dc":
-        raise typer.Exit(_run_dc(out or Path("burstlab-dc"), json_, err))
+        raise typer.Exit(_run_dc(out or Path("burstlab-dc"), jobs, json_, err))
     raise typer.Exit(_run(name, out or Path(f"burstlab-{name}"), jobs, json_, err))
 
 
@@ -69,7 +69,7 @@ def _list(as_json: bool, err: Console) -> int:
     for r in rows:
         sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")
     sys.stdout.write("CPU time: measured on a 2-core machine; wall time is at least half of it on two cores "
-                     "(dc runs one process: its wall time is its CPU time at least).\n")
+                     "(dc runs its parts one after another; web search uses one worker per CPU, or -j N).\n")
     return status.SUCCESS
 
 
@@ -92,9 +92,10 @@ def _run(name: str, out: Path, jobs: int | None, as_json: bool, err: Console) ->
     return status.SUCCESS if result.failed_runs == 0 else 1
 
 
-def _run_dc(out: Path, as_json: bool, err: Console) -> int:
-    """The data-centre study (burstlab.report.dc): its parts run in this process, one by one,
-    into out/dc-study.json; a part already there is kept, so a rerun resumes."""
+def _run_dc(out: Path, jobs: int | None, as_json: bool, err: Console) -> int:
+    """The data-centre study (burstlab.report.dc): its parts run one by one into
+    out/dc-study.json, web search's runs in ``jobs`` worker processes; a part already there is
+    kept, so a rerun resumes."""
     from burstlab.report import dc
     from burstlab.report.dc.study import PARTS, STUDY_FILE, load_study, run_study
 
@@ -104,7 +105,8 @@ def _run_dc(out: Path, as_json: bool, err: Console) -> int:
         done = load_study(out) if (out / STUDY_FILE).is_file() else {}
         todo = [p for p in [*PARTS, "websearch"] if p not in done]
         if todo:
-            run_study(out, parts=todo, progress=lambda line: as_json or err.print(f"dc {line}", markup=False))
+            run_study(out, parts=todo, jobs=jobs,
+                      progress=lambda line: as_json or err.print(f"dc {line}", markup=False))
         md, js = dc.to_markdown(out), dc.to_json(out)
     for name, text in (("findings.md", md), ("findings.json", js)):
         tmp = out / f".{name}.partial"

@@ -1,5 +1,5 @@
 """Run the data-centre study into a directory: ``python -m burstlab.report.dc DIR [PART ...]
-[--websearch-seconds S]``; then ``burstlab report DIR`` prints its findings. Parts: law1, law1_staggered, law2,
+[--websearch-seconds S] [-j N]``; then ``burstlab report DIR`` prints its findings. Parts: law1, law1_staggered, law2,
 law3, secn_peaks, goodput, incast, websearch (all by default)."""
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("parts", nargs="*", choices=[[], *PARTS, "websearch"], metavar="PART")
     p.add_argument("--websearch-seconds", type=float, default=300.0,
                    help="simulated seconds of each web-search run (the paper's: 300)")
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                   help="worker processes for the web-search runs (default: the CPUs this process may use)")
     a = p.parse_args(argv)
     try:
         path = run_study(a.dir, websearch_seconds=a.websearch_seconds, parts=a.parts or None,
-                         progress=lambda s: print(s, file=sys.stderr))
+                         progress=lambda s: print(s, file=sys.stderr), jobs=a.jobs)
     except KeyboardInterrupt:
         print("interrupted: the parts finished before are kept", file=sys.stderr)
         return 130

@@ -269,9 +269,11 @@ def runs() -> int:
 
 
 def run_study(out_dir: str | os.PathLike[str], *, websearch_seconds: float = 300.0,
-              parts: Sequence[str] | None = None, progress: Callable[[str], object] = print) -> Path:
-    """Run the study's parts (all by default; ``"websearch"`` included) and write
-    ``out_dir/dc-study.json`` (parts already in it are kept unless run again)."""
+              parts: Sequence[str] | None = None, progress: Callable[[str], object] = print,
+              jobs: int | None = None) -> Path:
+    """Run the study's parts (all by default; ``"websearch"`` included) one after another and
+    write ``out_dir/dc-study.json`` (parts already in it are kept unless run again); web search
+    runs ``jobs`` worker processes (default: the CPUs this process may use)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / STUDY_FILE
@@ -280,7 +282,7 @@ def run_study(out_dir: str | os.PathLike[str], *, websearch_seconds: float = 300
     for name in chosen:
         t0 = time.perf_counter()
         if name == "websearch":
-            data[name] = websearch(websearch_seconds)
+            data[name] = websearch(websearch_seconds, jobs=jobs)
             data["websearch_seconds"] = websearch_seconds
         else:
             data[name] = PARTS[name]()
