@@ -56,9 +56,9 @@ REAL_RAMP_SCALED = ("seconds 2–3 are a known difference: on the ramp scaled by
                     "send-buffer fill is not the size; a 256 MiB tcp_wmem default makes the first ten seconds "
                     "137 Mbit/s written against the seed's 11.7, refuted too (docs/studies.md, note 3); ours "
                     "at that scale (114–125 in its second 2) is this kernel's fastest run (115, the only one at "
-                    "load average 6), whose 11 others (26–68) lose round trips in the first flights to races on "
-                    "the receiving host between its reads, its ACKs and DRS's RTT test (docs/fidelity.md, "
-                    "receive-window ramp)")
+                    "load average 6), whose 8 sampled others (26–61) lose round trips in the first flights to races "
+                    "on the receiving host between its reads, its ACKs and DRS's RTT test (docs/fidelity.md, "
+                    "receive-window ramp; the earlier record's 3 runs, 55–68, were not sampled)")
 
 #: GRNET's 16 MiB row scaled by 10 in rate and RTT on this kernel (docs/studies.md, note 2),
 #: `scripts/real_ramp.grnet-16mib-scaled-*.json`, 6 runs in two sittings.
