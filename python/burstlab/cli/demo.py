@@ -81,7 +81,8 @@ def command(
     A 13 GiB transfer over 209 ms at 100 Gbit/s (scenarios/amlight/base-209ms.toml) with
     H-TCP and BBR, hit by a 4 x 25 Gbit/s burst of 25 ms to 2 s (and none, the baseline) at
     1.5, 2.5, 3.5, 4.5 and 5.5 s, three seeds each: 210 runs, about six minutes of CPU time:
-    at least three minutes on two cores, more on a machine busy with other work. Findings use the median over seeds and say on how many seeds alone each passes.
+    at least three minutes on two cores, more on a machine busy with other work. Findings use
+    the median over seeds and say on how many seeds alone each passes.
     --quick runs 4 runs, one seed (15 s of CPU time), to check an installation. --full runs
     the full study: every start from 1.5 s to 7.5 s at 209 and 301 ms, one seed per point,
     and the points at 1.5 s, 209 ms again on the demo's three seeds (DIR/seeds): 406 runs,
