@@ -195,9 +195,37 @@ def test_the_hosts_dctcp_starts_alpha_where_the_scenario_says():
     assert ours[0] > linux[0]
 
 
-def test_every_s_ecn_part_runs_the_hardware_form():
-    assert study.MARKING["s-ecn"] == ["topology.ecn_mode=s-ecn-hardware"]
-    assert study.WEBSEARCH_MARKING is study.MARKING
+def test_every_s_ecn_part_runs_the_hardware_form(monkeypatch):
+    # What each part actually hands the simulator: every part runs S-ECN in its NetFPGA form and
+    # none in the probabilistic one (a part that dropped MARKING would have no hardware run).
+    real, sets = study._run, []
+
+    def recording(text, s):
+        sets.append((part, list(s)))
+        return real(text, s)
+
+    monkeypatch.setattr(study, "_run", recording)
+    for part, run in (("secn_peaks", study.secn_peaks), ("goodput", study.goodput),
+                      ("incast", lambda: study.incast(reps=1))):
+        run()
+    part = "websearch"
+    study._websearch_run(0.2, "s-ecn", 0.05)
+    modes = {p: {x for q, s in sets if q == p for x in s if x.startswith("topology.ecn_mode=")}
+             for p in ("secn_peaks", "goodput", "incast", "websearch")}
+    for p, m in modes.items():
+        assert "topology.ecn_mode=s-ecn-hardware" in m and "topology.ecn_mode=s-ecn" not in m, (p, m)
+
+
+@pytest.mark.parametrize("value", ["-1", '"zero"'])
+def test_a_bad_dctcp_alpha_on_init_names_the_key_the_value_and_the_range(value):
+    from burstlab import _core
+    from burstlab.errors import BurstlabError
+
+    with pytest.raises(BurstlabError) as e:
+        _core.load_scenario(study._text("secn-fan-in.toml"), [f"hosts.dctcp_alpha_on_init={value}"])
+    msg = str(e.value)
+    assert len(msg.splitlines()) == 1, msg
+    assert f"hosts.dctcp_alpha_on_init = {value}" in msg and "expected an integer from 0 to" in msg, msg
 
 
 def test_the_incast_miss_carries_what_its_own_runs_lost():

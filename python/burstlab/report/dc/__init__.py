@@ -31,8 +31,9 @@ CPU_S = 0.6 + 107 + 2.1 + WEBSEARCH_CPU_S
 
 #: The mechanism behind each known miss. It carries no figure: the figures differ from run to
 #: run, so a cause text quoting one run's figures would be a hard-coded result on another; the
-#: shipped study's measured figures behind each cause are in docs/dc.md ("Findings").
-_DOC = " (the shipped study's figures: docs/dc.md, Findings)"
+#: figures behind each cause, each with the commit and hosts it was measured on, are in
+#: docs/dc.md ("Findings").
+_DOC = " (the figures behind it, each with its commit and hosts: docs/dc.md, Findings)"
 WHY = {
     "law2-3": "the NewReno background holds most of the port's buffer when the query starts, so the fan-in's "
               "second round meets a full queue and phase 2 ends in drops; the paper's background held 'a "
@@ -41,12 +42,12 @@ WHY = {
               "(as Law 1's flows; still far below, fewer runs fit); a known difference" + _DOC,
     "law2-6": "as with three background flows; more runs found too little room even for the first round" + _DOC,
     "law2-9": "as with three background flows; more runs found too little room even for the first round" + _DOC,
-    "law3-128": "phase 2 rises at the port speed whatever the hidden buffer: the hidden queue is full when the "
-                "query starts and its uplink feeds the measured port near line rate through the whole rise "
-                "(per-ingress arrivals, INT), and the fan-in adds its own rate, so the hidden buffer's size "
-                "never shows. Tested and refuted as the cause: the query at the paper's own start time (the "
-                "hidden queue is full then too), and two senders per queried host (faster still, and still the "
-                "same at every hidden buffer); a known difference" + _DOC,
+    "law3-128": "phase 2 rises at the port speed whatever the hidden buffer: the hidden queue holds most of its "
+                "buffer when the query starts and its uplink feeds the measured port near line rate through "
+                "the whole rise (per-ingress arrivals, INT), and the fan-in adds its own rate, so the hidden "
+                "buffer's size never shows. Tested and refuted as the cause: the query at the paper's own start "
+                "time (the hidden queue is nearly full then too), and two senders per queried host (faster "
+                "still, and still the same at every hidden buffer); a known difference" + _DOC,
     "peak-dctcp": "the first query's peak is the threshold plus what the senders send before the first marks "
                   "reach them. The paper's hosts ran the DCTCP patch whose alpha starts at zero, so their first "
                   "marks cut nothing: modelled, it raises the peak, but not to the paper's; the receiving NIC's "
@@ -57,9 +58,10 @@ WHY = {
     "incast": "each run is one query on new connections, on hosts without the loss probe, as the paper's older "
               "Linux: where DCTCP drops at the port and S-ECN does not, DCTCP's drops end in RTOs and S-ECN's "
               "query is much faster. That holds over less than the paper's range: at its low end DCTCP drops a "
-              "packet or so per query early in a flow, with enough of the flow after it for a fast retransmit "
-              "on any kernel, so it takes no RTO (why the paper's DCTCP fared worse there is not measured), and "
-              "at its high end S-ECN drops and times out too, so its gain shrinks" + _DOC,
+              "packet or so per query early in a flow, with the rest of the flow sent after it, enough for "
+              "three duplicate ACKs in our runs (not run on the older kernel's loss recovery, which the "
+              "simulator lacks), so it takes no RTO (why the paper's DCTCP fared worse there is not measured), "
+              "and at its high end S-ECN drops and times out too, so its gain shrinks" + _DOC,
     "ws-qct-mean": "S-ECN's gain is shorter queues on every query and, in the tail, fewer losses and timeouts: it "
                    "keeps every port's queue lower (the rack uplinks' mostly below K) and drops almost nothing, where "
                    "DCTCP's answers are retransmitted after drops at the aggregation switch's downlinks and, on hosts "
@@ -68,16 +70,17 @@ WHY = {
                    "pinned. On hosts with the probe, in runs of a minute or more at the highest load, S-ECN's drops "
                    "ended in RTOs far more often than DCTCP's; not rerun without it" + _DOC,
     "ws-qct-p99": "as the mean QCT" + _DOC,
-    "ws-small-mean": "S-ECN's small flows queue less but share the rack uplinks with more long flows: at equal "
-                     "numbers of long flows in flight they finish faster than DCTCP's, but S-ECN carries the long "
+    "ws-small-mean": "S-ECN's small flows queue less but share the rack uplinks with more long flows: at equal, "
+                     "moderate numbers of long flows in flight they finish faster than DCTCP's (not at the most "
+                     "measured), but S-ECN carries the long "
                      "flows more slowly (see the large flows), so more are in flight and each small flow's share of "
                      "an uplink is smaller, which outweighs its shorter queues; in longer runs at the highest load, "
                      "on hosts with the loss probe, S-ECN's timeouts added to it (see the mean QCT)" + _DOC,
-    "ws-large": "S-ECN marks most packets crossing a rack uplink while its queue is far below K (whenever two of "
-                "a rack's hosts send at once the arrivals come at twice the port's rate, a slope it marks in "
-                "full), where DCTCP's threshold marks few; DCTCP's senders cut their windows on every mark, so "
-                "the uplinks carry less of the same offered load and the long flows take longer; why the paper's "
-                "testbed did not lose this is not pinned" + _DOC,
+    "ws-large": "S-ECN marks several times as many of the rack uplinks' packets as threshold marking "
+                "while their queue is mostly below K (whenever two of a rack's hosts send at once the arrivals come at "
+                "twice the port's rate, a slope it marks); the senders cut more, so the uplinks carry less of "
+                "the same offered load and the long flows take longer; why the paper's testbed did not lose "
+                "this is not pinned" + _DOC,
     "peak-36": "the first query (new connections) peaks highest, later ones lower; both peaks grow with the "
                "senders' first round and DCTCP's with a slower first cut (the alpha the hosts start with), so "
                "the reduction moves with both" + _DOC,

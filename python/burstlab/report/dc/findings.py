@@ -260,8 +260,8 @@ def websearch_measured(d: dict[str, Any]) -> dict[str, str]:
 
 def incast_measured(d: dict[str, Any]) -> dict[str, str]:
     """What the incast runs in ``d`` lost per marking at each sender count: drops at the port,
-    RTOs and loss probes summed over the runs, and the runs a loss probe saved from waiting for
-    an RTO. Empty for runs that predate these fields."""
+    RTOs and loss probes summed over the runs, and how many of the runs sent a loss probe at
+    all. Empty for runs that predate these fields."""
     losses = d.get("incast", {}).get("losses")
     if not losses:
         return {}
