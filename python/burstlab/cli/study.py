@@ -37,7 +37,7 @@ def command(
         burstlab study               # the catalogue: study, seed, runs, CPU time, command
         burstlab study grnet         # into ./burstlab-grnet/
         burstlab study esnet --out /tmp/esnet -j 2
-        burstlab study dc -j 2       # the data-centre study: its parts one after another, web search in N workers
+        burstlab study dc -j 2       # parts one by one, web search in 2 workers
 
     Writes DIR/findings.md and DIR/findings.json; each part is a sweep directory that
     `burstlab report DIR/PART` and `burstlab query` read (dc: DIR/dc-study.json, which

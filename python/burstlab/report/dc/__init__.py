@@ -18,8 +18,9 @@ __all__ = ["is_study", "findings", "to_markdown", "to_json", "to_html", "report"
 
 #: The study's line in `burstlab study`'s catalogue.
 SEED = '004 (Shan et al., S-ECN, "Micro-burst in Data Centers")'
-#: CPU seconds of the ten 5-minute web-search runs: an estimate, never measured whole
-#: (docs/performance.md, "The web-search study": the load-0.6 pair measured at 300 s, 377.8
+#: CPU seconds of the ten 5-minute web-search runs: an estimate, never measured whole, from an
+#: older set-up's runs (06082f0: probabilistic S-ECN, hosts with the loss probe, alpha starting
+#: at 1; docs/performance.md, "The web-search study": the load-0.6 pair measured at 300 s, 377.8
 #: CPU-s, and the ten at 10 s, 39.9, scaled by that pair's ratio).
 WEBSEARCH_CPU_S = 1280.0
 #: CPU seconds of the whole study (`burstlab study dc`), an estimate: its parts but web search
