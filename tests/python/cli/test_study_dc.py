@@ -30,7 +30,7 @@ def test_study_dc_passes_jobs_to_the_web_search_workers(tmp_path: Path, monkeypa
     asked: list[tuple[float, int | None]] = []
     ws = {"qct_s": [0.5], "fct_s": {c: [0.5] for c in ("small", "medium", "large")}, "wall_s": 1.0}
 
-    def websearch(seconds: float, *, jobs: int | None = None) -> dict[str, Any]:
+    def websearch(seconds: float, *, jobs: int | None = None, sets: tuple[str, ...] = ()) -> dict[str, Any]:
         asked.append((seconds, jobs))
         return {f"{k}-{load}": ws for k in dc_study.MARKING for load in dc_study.LOADS}
 

@@ -255,3 +255,23 @@ def test_every_part_runs_hosts_without_the_loss_probe():
     linux = study._run(text, ["seed=1", "hosts.tcp_early_retrans=3"]).summary["flows"]
     assert sum(f["loss_probes"] for f in ours) == 0 and sum(f["timeouts"] for f in ours) > 0
     assert sum(f["loss_probes"] for f in linux) > 0
+
+
+def test_a_study_part_run_with_overrides_applies_and_records_them(tmp_path, monkeypatch):
+    import burstlab
+
+    real, seen = burstlab.run, []
+
+    def recording(text, *, set=None, **kw):  # noqa: A002 - burstlab.run's own keyword
+        seen.append(list(set or []))
+        return real(text, set=set, **kw)
+
+    monkeypatch.setattr(burstlab, "run", recording)
+    study.run_study(tmp_path, parts=["goodput"], sets=["hosts.rto_min=200ms"], progress=lambda _: None)
+    assert seen and all(s[-1] == "hosts.rto_min=200ms" for s in seen), seen
+    assert study.load_study(tmp_path)["set"] == {"goodput": ["hosts.rto_min=200ms"]}
+    # The next run's overrides are its own: none leak from the last, and the record follows.
+    seen.clear()
+    study.run_study(tmp_path, parts=["goodput"], progress=lambda _: None)
+    assert seen and all("hosts.rto_min=200ms" not in s for s in seen), seen
+    assert study.load_study(tmp_path)["set"] == {}

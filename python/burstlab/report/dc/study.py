@@ -65,10 +65,14 @@ def _senders(text: str, hosts: Sequence[str]) -> str:
     return re.sub(r"(?m)^src = \[.*\]$", f"src = [{src}]", text, count=1)
 
 
+#: Overrides a part run with ``run_study(sets=...)`` (``--set``) applies after each run's own.
+_EXTRA: list[str] = []
+
+
 def _run(text: str, sets: Sequence[str]) -> Any:
     import burstlab
 
-    return burstlab.run(text, set=list(sets))
+    return burstlab.run(text, set=[*sets, *_EXTRA])
 
 
 def _port(summary: dict[str, Any]) -> dict[str, Any]:
@@ -212,10 +216,12 @@ def incast(reps: int = REPS) -> dict[str, Any]:
     return out
 
 
-def _websearch_run(load: float, key: str, seconds: float) -> dict[str, Any]:
-    """One web-search run (a worker process's task): its QCTs and per-class FCTs."""
+def _websearch_run(load: float, key: str, seconds: float, extra: Sequence[str] = ()) -> dict[str, Any]:
+    """One web-search run (a worker process's task): its QCTs and per-class FCTs; ``extra``
+    overrides after the run's own (a worker does not share this process's :data:`_EXTRA`)."""
     t0 = time.perf_counter()
-    r = _run(_text("websearch.toml"), [*WEBSEARCH_MARKING[key], f"websearch[0].load={load}", f"stop={seconds}s"])
+    r = _run(_text("websearch.toml"),
+             [*WEBSEARCH_MARKING[key], f"websearch[0].load={load}", f"stop={seconds}s", *extra])
     q = r.table("queries").to_pandas()
     bg = q[q.kind == "background"]
     return {
@@ -240,7 +246,8 @@ def _websearch_tcp(summary: dict[str, Any]) -> dict[str, Any]:
     return {"tcp": tcp, "ports": ports}
 
 
-def websearch(seconds: float, *, loads: Sequence[float] = LOADS, jobs: int | None = None) -> dict[str, Any]:
+def websearch(seconds: float, *, loads: Sequence[float] = LOADS, jobs: int | None = None,
+              sets: Sequence[str] = ()) -> dict[str, Any]:
     """Every load under both markings, ``jobs`` runs at a time in worker processes (default:
     the CPUs this process may use), each load's two markings side by side. A run takes minutes
     at 300 s; Ctrl-C ends the workers at once (:func:`burstlab.sweep.executors.open_executor`)."""
@@ -248,7 +255,7 @@ def websearch(seconds: float, *, loads: Sequence[float] = LOADS, jobs: int | Non
 
     cases = [(load, key) for load in loads for key in WEBSEARCH_MARKING]
     with open_executor(jobs) as (pool, _):
-        runs = [pool.submit(_websearch_run, load, key, seconds) for load, key in cases]
+        runs = [pool.submit(_websearch_run, load, key, seconds, tuple(sets)) for load, key in cases]
         return {f"{key}-{load}": run.result() for (load, key), run in zip(cases, runs, strict=True)}
 
 
@@ -270,10 +277,12 @@ def runs() -> int:
 
 def run_study(out_dir: str | os.PathLike[str], *, websearch_seconds: float = 300.0,
               parts: Sequence[str] | None = None, progress: Callable[[str], object] = print,
-              jobs: int | None = None) -> Path:
+              jobs: int | None = None, sets: Sequence[str] = ()) -> Path:
     """Run the study's parts (all by default; ``"websearch"`` included) one after another and
     write ``out_dir/dc-study.json`` (parts already in it are kept unless run again); web search
-    runs ``jobs`` worker processes (default: the CPUs this process may use)."""
+    runs ``jobs`` worker processes (default: the CPUs this process may use). ``sets`` are
+    overrides applied to every run of these parts after its own, recorded per part under
+    ``"set"`` so a figure from such runs says how it was made."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / STUDY_FILE
@@ -282,10 +291,19 @@ def run_study(out_dir: str | os.PathLike[str], *, websearch_seconds: float = 300
     for name in chosen:
         t0 = time.perf_counter()
         if name == "websearch":
-            data[name] = websearch(websearch_seconds, jobs=jobs)
+            data[name] = websearch(websearch_seconds, jobs=jobs, sets=sets)
             data["websearch_seconds"] = websearch_seconds
         else:
-            data[name] = PARTS[name]()
+            _EXTRA[:] = sets
+            try:
+                data[name] = PARTS[name]()
+            finally:
+                _EXTRA.clear()
+        recorded = data.setdefault("set", {})
+        if sets:
+            recorded[name] = list(sets)
+        else:
+            recorded.pop(name, None)
         progress(f"{name}: {time.perf_counter() - t0:.1f} s")
         tmp = path.with_suffix(".partial")
         tmp.write_text(json.dumps(_nulls(data), allow_nan=False), encoding="utf-8")
