@@ -434,7 +434,9 @@ impl WebSearchApp {
         let mut background = Vec::new();
         let id = |h: u32| ((k as u64) << 32) | u64::from(h);
         for h in 0..n {
-            if bg.load > 0.0 {
+            // A run that stops before the connections are up has no background flow to start:
+            // an empty workload, not an error (the scenario checked stop > start as written).
+            if bg.load > 0.0 && bg.start < bg.stop {
                 let a = Arrivals::new(bg, seed, id(h))?;
                 if let Some(first) = a.peek() {
                     next.push(Reverse((first, n + h)));
@@ -812,6 +814,17 @@ mod tests {
             at = w.wakes.iter().copied().find(|&x| x > t);
         }
         (app, w)
+    }
+
+    #[test]
+    fn a_run_that_stops_before_the_connections_are_up_starts_no_flow() {
+        // 10 ms of background: the planning delay (4 RTTs of 5 ms, and more) passes its stop.
+        let mut s = workload(3, 0.4, 10.0, 1);
+        s.background.stop = Time::from_ms(10);
+        let n = s.connections().len();
+        let app = WebSearchApp::new(&s, 100..100 + n, 5, 0, Time::from_ms(5)).unwrap();
+        assert!(app.background.is_empty());
+        assert_eq!(app.first_wake(), None, "no query or flow is planned");
     }
 
     #[test]
