@@ -18,16 +18,14 @@ __all__ = ["is_study", "findings", "to_markdown", "to_json", "to_html", "report"
 
 #: The study's line in `burstlab study`'s catalogue.
 SEED = '004 (Shan et al., S-ECN, "Micro-burst in Data Centers")'
-#: CPU seconds of the ten 5-minute web-search runs: an estimate, never measured whole, from an
-#: older set-up's runs (06082f0: probabilistic S-ECN, hosts with the loss probe, alpha starting
-#: at 1; docs/performance.md, "The web-search study": the load-0.6 pair measured at 300 s, 377.8
-#: CPU-s, and the ten at 10 s, 39.9, scaled by that pair's ratio).
-WEBSEARCH_CPU_S = 1280.0
-#: CPU seconds of the whole study (`burstlab study dc`), an estimate: its parts but web search
-#: measured on hosts without the loss probe (`/usr/bin/time` per part, less Python's 1.5 s of
-#: imports; docs/dc.md): law1 and law1_staggered 0.6 s, law2 and law3 107 s, secn_peaks, goodput
-#: and incast 2.1 s; web search :data:`WEBSEARCH_CPU_S`. The one figure docs/dc.md and
-#: docs/studies.md quote.
+#: CPU seconds of the ten 5-minute web-search runs, measured whole at e9aa84a (`/usr/bin/time -v
+#: python -m burstlab.report.dc DIR websearch`: 1,077 CPU-s, 10 min 8 s on two cores;
+#: docs/performance.md, "The web-search study").
+WEBSEARCH_CPU_S = 1077.0
+#: CPU seconds of the whole study (`burstlab study dc`), each part measured (`/usr/bin/time` per
+#: part, less Python's 1.5 s of imports; docs/dc.md): law1 and law1_staggered 0.6 s, law2 and
+#: law3 107 s, secn_peaks, goodput and incast 2.1 s (849046a); web search :data:`WEBSEARCH_CPU_S`.
+#: The one figure docs/dc.md and docs/studies.md quote.
 CPU_S = 0.6 + 107 + 2.1 + WEBSEARCH_CPU_S
 
 #: The mechanism behind each known miss. It carries no figure: the figures differ from run to

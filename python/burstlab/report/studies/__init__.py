@@ -82,5 +82,5 @@ def catalogue() -> list[Entry]:
         out.append(Entry(s.name, s.seed, s.runs - skipped, cpu_s, f"burstlab study {s.name}", skipped))
     from burstlab.report import dc  # not a sweep study: its own runner (burstlab.report.dc)
 
-    out.append(Entry("dc", dc.SEED, dc.study.runs(), dc.CPU_S, "burstlab study dc", cpu_estimated=True))
+    out.append(Entry("dc", dc.SEED, dc.study.runs(), dc.CPU_S, "burstlab study dc"))
     return out
