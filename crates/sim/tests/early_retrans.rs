@@ -4,7 +4,7 @@
 
 use burstlab_sim::Time;
 use burstlab_sim::packet::{Kind, Packet, SeqRange};
-use burstlab_sim::scenario::{self, FlowSpec, WindowModel};
+use burstlab_sim::scenario::{FlowSpec, WindowModel};
 use burstlab_sim::tcp::SYN_BYTES;
 use burstlab_sim::tcp::sender::{TcpSender, TimerKind};
 
@@ -89,47 +89,5 @@ fn tail_loss_at_1_2_4_probes_as_linux_does() {
     for (v, probes) in [(1, false), (2, false), (4, true)] {
         let armed = tail_lost(v).0.timer_kind() == Some(TimerKind::Tlp);
         assert_eq!(armed, probes, "tcp_early_retrans = {v}");
-    }
-}
-
-const BASE: &str = r#"
-name = "t"
-[topology]
-bottleneck_rate = "1Gbps"
-rtt = "1ms"
-[[flow]]
-cca = "cubic"
-"#;
-
-#[test]
-fn key_defaults_to_3_and_reaches_the_flow_from_hosts() {
-    let f = &scenario::load(BASE, &[]).unwrap().flows[0];
-    assert_eq!(f.tcp_early_retrans, 3);
-    let text = format!("{BASE}tcp_early_retrans = 0\n");
-    assert_eq!(scenario::load(&text, &[]).unwrap().flows[0].tcp_early_retrans, 0);
-    let racks = r#"
-name = "t"
-[topology]
-preset = "racks"
-racks = 2
-hosts_per_rack = 1
-[hosts]
-tcp_early_retrans = 4
-[[flow]]
-src = "h0"
-dst = "h1"
-"#;
-    assert_eq!(scenario::load(racks, &[]).unwrap().flows[0].tcp_early_retrans, 4);
-}
-
-#[test]
-fn key_outside_0_to_4_is_refused_naming_key_value_and_range() {
-    for bad in ["5", "-1", "\"3\""] {
-        let text = format!("{BASE}tcp_early_retrans = {bad}\n");
-        let e = scenario::load(&text, &[]).expect_err("refused").to_string();
-        assert!(!e.contains('\n'), "{e}");
-        assert!(e.contains("flow[0].tcp_early_retrans"), "{e}");
-        assert!(e.contains(bad), "{e}");
-        assert!(e.contains("an integer from 0 to 4"), "{e}");
     }
 }

@@ -587,3 +587,36 @@ fn incast_serve_order_is_fixed_unless_shuffled_is_asked_for() {
         "scenario.incast[0].serve_order = \"random\": expected one of \"fixed\", \"shuffled\""
     );
 }
+
+/// `net.ipv4.tcp_early_retrans` (the tail loss probe's switch; `crates/sim/tests/early_retrans.rs`
+/// pins what the sender does with it): Linux's default 3, set per flow or from `[hosts]`.
+#[test]
+fn tcp_early_retrans_defaults_to_3_and_reaches_the_flow_from_hosts() {
+    assert_eq!(load(BASE, &[]).unwrap().flows[0].tcp_early_retrans, 3);
+    let text = format!("{BASE}tcp_early_retrans = 0\n");
+    assert_eq!(load(&text, &[]).unwrap().flows[0].tcp_early_retrans, 0);
+    let racks = r#"
+name = "t"
+[topology]
+preset = "racks"
+racks = 2
+hosts_per_rack = 1
+[hosts]
+tcp_early_retrans = 4
+[[flow]]
+src = "h0"
+dst = "h1"
+"#;
+    assert_eq!(load(racks, &[]).unwrap().flows[0].tcp_early_retrans, 4);
+}
+
+#[test]
+fn tcp_early_retrans_outside_0_to_4_is_refused_naming_key_value_and_range() {
+    for bad in ["5", "-1", "\"3\""] {
+        let text = format!("{BASE}tcp_early_retrans = {bad}\n");
+        let m = error(&text, &[], "field");
+        assert!(m.contains("flow[0].tcp_early_retrans"), "{m}");
+        assert!(m.contains(bad), "{m}");
+        assert!(m.contains("an integer from 0 to 4"), "{m}");
+    }
+}
